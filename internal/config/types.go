@@ -1,0 +1,183 @@
+package config
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIVersion is the only apiVersion a syncd config file may declare.
+const APIVersion = "syncd/v1alpha1"
+
+// Kind is the only kind a syncd config file may declare.
+const Kind = "Config"
+
+// Config is the content of a syncd.yaml file: where manifests come from
+// (Sources), what is applied and how (Apps), and who is told (Alerts).
+type Config struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Sources    []Source `json:"sources,omitempty"`
+	Apps       []App    `json:"apps,omitempty"`
+	Alerts     []Alert  `json:"alerts,omitempty"`
+
+	// File is the path the config was loaded from; it is not part of the
+	// YAML and is set by Load so errors can name the file.
+	File string `json:"-"`
+}
+
+// Source is one Git repository syncd polls.
+type Source struct {
+	Name string    `json:"name"`
+	Git  GitSource `json:"git"`
+}
+
+// GitSource says where a Git repository is, which revision to follow and
+// how often to look.
+type GitSource struct {
+	// URL is an https, http, ssh or file URL (scp-like "git@host:path" is
+	// accepted as ssh).
+	URL string `json:"url"`
+
+	// Exactly one of Branch, Tag, Semver and Commit is set.
+	Branch string `json:"branch,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+	Semver string `json:"semver,omitempty"`
+	Commit string `json:"commit,omitempty"`
+
+	// Exactly one of Interval and Schedule is set.
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	Schedule string           `json:"schedule,omitempty"`
+
+	Auth   *GitAuth   `json:"auth,omitempty"`
+	Verify *GitVerify `json:"verify,omitempty"`
+}
+
+// GitAuth names files holding credentials; the files are re-read on every
+// poll so rotated secrets take effect without a restart.
+type GitAuth struct {
+	// Username for HTTP basic auth with TokenFile; default "git".
+	Username       string `json:"username,omitempty"`
+	TokenFile      string `json:"tokenFile,omitempty"`
+	SSHKeyFile     string `json:"sshKeyFile,omitempty"`
+	KnownHostsFile string `json:"knownHostsFile,omitempty"`
+}
+
+// Verification modes for GitVerify.Mode.
+const (
+	VerifyHead = "head"
+	VerifyTag  = "tag"
+)
+
+// GitVerify turns on OpenPGP signature verification of the resolved
+// revision.
+type GitVerify struct {
+	Mode     string `json:"mode"`
+	KeysFile string `json:"keysFile"`
+}
+
+// App is one set of manifests applied to the cluster under a stable set of
+// field managers.
+type App struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	// Path is the directory in the source's tree holding a kustomization or
+	// plain YAML/JSON manifests.
+	Path string `json:"path,omitempty"`
+	// Namespace is given to namespaced objects that set none.
+	Namespace string `json:"namespace,omitempty"`
+	// Prune deletes objects that left Git; default true.
+	Prune *bool `json:"prune,omitempty"`
+	// Manager is the default field manager; default "syncd-<name>".
+	Manager string `json:"manager,omitempty"`
+	// Split hands some fields to additional managers.
+	Split     []SplitRule    `json:"split,omitempty"`
+	Conflicts ConflictPolicy `json:"conflicts,omitempty"`
+}
+
+// SplitRule gives the fields at Paths of objects of Kinds to Manager.
+type SplitRule struct {
+	Manager string `json:"manager"`
+	// Kinds are "group/Kind" ("apps/Deployment") or "Kind" for the core
+	// group; empty means every kind.
+	Kinds []string `json:"kinds,omitempty"`
+	// Paths use the API server's notation with wildcards:
+	// ".spec.template.spec.containers[*].image".
+	Paths []string `json:"paths"`
+}
+
+// Action is what the applier does about a field conflict.
+type Action string
+
+// Conflict actions.
+const (
+	ActionFail  Action = "fail"
+	ActionForce Action = "force"
+	ActionYield Action = "yield"
+)
+
+// ConflictPolicy decides, per conflicting field, what the applier does.
+type ConflictPolicy struct {
+	// Default applies when no rule matches; default "fail".
+	Default Action         `json:"default,omitempty"`
+	Rules   []ConflictRule `json:"rules,omitempty"`
+}
+
+// ConflictRule matches conflicts by object kind and name, field path and
+// the other manager's name; the first matching rule wins. An empty list
+// matches everything.
+type ConflictRule struct {
+	Kinds    []string `json:"kinds,omitempty"`
+	Names    []string `json:"names,omitempty"`
+	Paths    []string `json:"paths,omitempty"`
+	Managers []string `json:"managers,omitempty"`
+	Action   Action   `json:"action"`
+}
+
+// Alert sink types.
+const (
+	AlertSlack   = "slack"
+	AlertMSTeams = "msteams"
+	AlertDiscord = "discord"
+	AlertWebhook = "webhook"
+)
+
+// Alert events.
+const (
+	EventDrift    = "drift"
+	EventConflict = "conflict"
+	EventHandoff  = "handoff"
+	EventPrune    = "prune"
+	EventError    = "error"
+	EventSync     = "sync"
+)
+
+// Alert is one chat or webhook destination.
+type Alert struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// URLFile holds the webhook URL (it embeds a secret for most providers).
+	URLFile string `json:"urlFile"`
+	// HMACKeyFile holds the key that signs "webhook" payloads.
+	HMACKeyFile string   `json:"hmacKeyFile,omitempty"`
+	Events      []string `json:"events,omitempty"`
+}
+
+// DefaultManager returns the app's default field manager name.
+func (a App) DefaultManager() string {
+	if a.Manager != "" {
+		return a.Manager
+	}
+	return "syncd-" + a.Name
+}
+
+// PruneEnabled reports whether the app prunes (default true).
+func (a App) PruneEnabled() bool {
+	return a.Prune == nil || *a.Prune
+}
+
+// DefaultAction returns the app's conflict default (default fail).
+func (p ConflictPolicy) DefaultAction() Action {
+	if p.Default == "" {
+		return ActionFail
+	}
+	return p.Default
+}
