@@ -1,0 +1,430 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/paths"
+)
+
+// Options are per-planner settings. The zero value plans offline.
+type Options struct {
+	// Revision is recorded in the Plan (a Git commit, or a label for
+	// rendered directories).
+	Revision string
+	// Mapper, when set, gives each kind's scope from the cluster; a kind
+	// it does not know is an error unless a CRD in the same render
+	// defines it. When nil the planner uses built-in knowledge: the scope
+	// of the API server's own kinds, the spec.scope of CRDs in the render,
+	// and "namespaced, with a warning" for any other kind.
+	Mapper meta.RESTMapper
+	// Converter, when set, turns objects into typed values with the
+	// cluster's schema (managedfields.NewTypeConverter over the cluster's
+	// OpenAPI v3). When nil the planner uses client-go's built-in schema
+	// for built-in kinds, the openAPIV3Schema of CRDs in the render for
+	// their kinds, and a deduced schema (maps granular, lists atomic, with
+	// a warning) for any other kind.
+	Converter managedfields.TypeConverter
+}
+
+// Planner turns the manifests of one app into a Plan. It is safe for
+// concurrent use by several goroutines once built.
+type Planner struct {
+	app     config.App
+	opts    Options
+	manager FieldManager
+	// managers lists the split managers in config order, without
+	// duplicates and without the default manager.
+	managers []FieldManager
+	rules    []rule
+	builtin  managedfields.TypeConverter
+}
+
+// rule is a parsed split rule.
+type rule struct {
+	index   int // position in app.Split
+	manager FieldManager
+	slot    int                      // index into the slices of an object: 1 + position in Planner.managers
+	kinds   map[schema.GroupKind]bool // nil: every kind
+	paths   []paths.Pattern
+}
+
+func (r rule) appliesTo(gk schema.GroupKind) bool {
+	return r.kinds == nil || r.kinds[gk]
+}
+
+// maxManagerLen is the API server's limit on a field manager name.
+const maxManagerLen = 128
+
+// New validates the app's manager and split rules and returns a Planner for
+// it. Errors name the app, the split rule's index and the bad value.
+func New(app config.App, opts Options) (*Planner, error) {
+	if app.Name == "" {
+		return nil, errors.New("app: name is empty: give every app a name")
+	}
+	p := &Planner{
+		app:     app,
+		opts:    opts,
+		manager: FieldManager(app.DefaultManager()),
+		builtin: applyconfigurations.NewTypeConverter(scheme.Scheme),
+	}
+	if err := checkManager(p.manager); err != nil {
+		return nil, fmt.Errorf("app %q: manager: %w", app.Name, err)
+	}
+	slots := map[FieldManager]int{}
+	for i, s := range app.Split {
+		where := fmt.Sprintf("app %q: split[%d]", app.Name, i)
+		m := FieldManager(s.Manager)
+		if err := checkManager(m); err != nil {
+			return nil, fmt.Errorf("%s: manager: %w", where, err)
+		}
+		if m == p.manager {
+			return nil, fmt.Errorf("%s: manager %q is the app's default manager: a split rule must hand fields to another manager", where, m)
+		}
+		if len(s.Paths) == 0 {
+			return nil, fmt.Errorf("%s (manager %s): paths is empty: list the fields this manager owns, e.g. .spec.template.spec.containers[*].image", where, m)
+		}
+		slot, ok := slots[m]
+		if !ok {
+			p.managers = append(p.managers, m)
+			slot = len(p.managers)
+			slots[m] = slot
+		}
+		r := rule{index: i, manager: m, slot: slot}
+		for j, k := range s.Kinds {
+			gk, err := parseKind(k)
+			if err != nil {
+				return nil, fmt.Errorf("%s: kinds[%d] %q: %w", where, j, k, err)
+			}
+			if r.kinds == nil {
+				r.kinds = map[schema.GroupKind]bool{}
+			}
+			r.kinds[gk] = true
+		}
+		for j, s := range s.Paths {
+			pat, err := paths.Parse(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: paths[%d]: %w", where, j, err)
+			}
+			if isIdentityPattern(pat) {
+				return nil, fmt.Errorf("%s: paths[%d] %q: apiVersion, kind, metadata.name and metadata.namespace identify the object and are in every slice; they cannot be split", where, j, s)
+			}
+			r.paths = append(r.paths, pat)
+		}
+		p.rules = append(p.rules, r)
+	}
+	return p, nil
+}
+
+// Manager returns the app's default field manager.
+func (p *Planner) Manager() FieldManager { return p.manager }
+
+// Managers returns every field manager of the app: the default manager
+// first, then split managers in config order.
+func (p *Planner) Managers() []FieldManager {
+	return append([]FieldManager{p.manager}, p.managers...)
+}
+
+func checkManager(m FieldManager) error {
+	switch {
+	case m == "":
+		return errors.New("empty field manager name")
+	case len(m) > maxManagerLen:
+		return fmt.Errorf("field manager %q is longer than %d characters (the API server's limit)", m, maxManagerLen)
+	}
+	for _, r := range m {
+		if r < ' ' || r == 0x7f {
+			return fmt.Errorf("field manager %q holds a control character", m)
+		}
+	}
+	return nil
+}
+
+// parseKind reads "group/Kind" or "Kind" (core group).
+func parseKind(s string) (schema.GroupKind, error) {
+	group, kind := "", s
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		group, kind = s[:i], s[i+1:]
+	}
+	if kind == "" || strings.ContainsAny(kind, ". ") || strings.Contains(group, "/") {
+		return schema.GroupKind{}, errors.New(`write "group/Kind" (apps/Deployment) or "Kind" for the core group (ConfigMap)`)
+	}
+	if kind[0] < 'A' || kind[0] > 'Z' {
+		return schema.GroupKind{}, fmt.Errorf("kind %q must start with a capital letter, as in the object's kind field", kind)
+	}
+	return schema.GroupKind{Group: group, Kind: kind}, nil
+}
+
+// Plan validates, defaults and splits manifests. Every problem found in
+// any manifest is reported at once as ManifestErrors, and then no Plan is
+// returned: nothing from a render with an error may be applied.
+func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error) {
+	var errs ManifestErrors
+	fail := func(m Manifest, obj *unstructured.Unstructured, err error) {
+		errs = append(errs, &ManifestError{File: m.File, Index: m.Index, Object: describe(obj), Err: err})
+	}
+	plan := &Plan{App: p.app.Name, Revision: p.opts.Revision}
+
+	// CRDs first: the kinds they define may be used by other manifests.
+	crds := map[schema.GroupKind]*renderedCRD{}
+	for _, m := range manifests {
+		if m.Object == nil || m.Object.GroupVersionKind().GroupKind() != crdGK {
+			continue
+		}
+		c, err := parseCRD(m.Object)
+		if err != nil {
+			fail(m, m.Object, err)
+			continue
+		}
+		c.origin = m.Origin()
+		if prev, ok := crds[c.gk]; ok {
+			fail(m, m.Object, fmt.Errorf("kind %s is also defined by the CustomResourceDefinition at %s", c.gk, prev.origin))
+			continue
+		}
+		crds[c.gk] = c
+	}
+
+	type planned struct {
+		m   Manifest
+		obj Object
+	}
+	var items []planned
+	seen := map[ObjectRef]string{}
+	for _, m := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if m.Object == nil {
+			fail(m, nil, errors.New("no object"))
+			continue
+		}
+		obj := m.Object.DeepCopy()
+		warns, err := sanitize(obj)
+		if err != nil {
+			fail(m, obj, err)
+			continue
+		}
+		gvk := obj.GroupVersionKind()
+		namespaced, scopeWarn, err := p.namespaced(gvk, crds)
+		if err != nil {
+			fail(m, obj, err)
+			continue
+		}
+		if scopeWarn != "" {
+			warns = append(warns, scopeWarn)
+		}
+		if namespaced {
+			if obj.GetNamespace() == "" {
+				if p.app.Namespace == "" {
+					fail(m, obj, fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", gvk.Kind))
+					continue
+				}
+				obj.SetNamespace(p.app.Namespace)
+			}
+		} else if obj.GetNamespace() != "" {
+			fail(m, obj, fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", gvk.Kind, obj.GetNamespace()))
+			continue
+		}
+		if hasStatusSubresource(gvk, crds) {
+			if st, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); found {
+				if !isEmpty(st) {
+					warns = append(warns, "status is set by controllers through the status subresource and is not applied; it was removed from the apply configuration")
+				}
+				delete(obj.Object, "status")
+			}
+		}
+		ref := RefOf(obj)
+		key := ref
+		key.Version = ""
+		if prev, ok := seen[key]; ok {
+			fail(m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
+			continue
+		}
+		seen[key] = m.Origin()
+		for _, w := range warns {
+			plan.Warnings = append(plan.Warnings, Warning{Object: ref.String() + " (" + m.Origin() + ")", Message: w})
+		}
+		items = append(items, planned{m: m, obj: Object{
+			Ref:     ref,
+			Stage:   stageOf(ref.GroupKind(), namespaced),
+			Origin:  m.Origin(),
+			Desired: obj,
+		}})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	// Split every object between managers.
+	matched := make([][]bool, len(p.rules))
+	for i, r := range p.rules {
+		matched[i] = make([]bool, len(r.paths))
+	}
+	crdConverters := map[schema.GroupKind]managedfields.TypeConverter{}
+	for i := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		it := &items[i]
+		tv, warn, err := p.toTyped(it.obj.Desired, crds, crdConverters)
+		if err != nil {
+			fail(it.m, it.obj.Desired, err)
+			continue
+		}
+		if warn != "" {
+			plan.Warnings = append(plan.Warnings, Warning{Object: it.obj.Ref.String() + " (" + it.obj.Origin + ")", Message: warn})
+		}
+		slices, err := p.split(it.obj.Desired, tv, matched)
+		if err != nil {
+			fail(it.m, it.obj.Desired, err)
+			continue
+		}
+		it.obj.Slices = slices
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	for i, r := range p.rules {
+		for j, ok := range matched[i] {
+			if !ok {
+				plan.Warnings = append(plan.Warnings, Warning{Message: fmt.Sprintf(
+					"app %q: split[%d] (manager %s): path %s matches no field of any object; check the path and the rule's kinds",
+					p.app.Name, r.index, r.manager, r.paths[j])})
+			}
+		}
+	}
+
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i].obj, items[j].obj
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		return a.Ref.Less(b.Ref)
+	})
+	plan.Objects = make([]Object, len(items))
+	for i, it := range items {
+		plan.Objects[i] = it.obj
+	}
+	return plan, nil
+}
+
+// namespaced returns whether objects of gvk are namespaced, and a warning
+// when that is a guess.
+func (p *Planner) namespaced(gvk schema.GroupVersionKind, crds map[schema.GroupKind]*renderedCRD) (bool, string, error) {
+	gk := gvk.GroupKind()
+	if c, ok := crds[gk]; ok {
+		return c.namespaced, "", nil
+	}
+	if p.opts.Mapper != nil {
+		mapping, err := p.opts.Mapper.RESTMapping(gk, gvk.Version)
+		if err != nil {
+			if meta.IsNoMatchError(err) {
+				return false, "", fmt.Errorf("the cluster does not serve %s %s and no CustomResourceDefinition in this render defines it: install its CRD first or fix apiVersion/kind", gvk.GroupVersion(), gvk.Kind)
+			}
+			return false, "", fmt.Errorf("look up the scope of %s: %w", gvk, err)
+		}
+		return mapping.Scope.Name() == meta.RESTScopeNameNamespace, "", nil
+	}
+	if clusterScoped[gk] {
+		return false, "", nil
+	}
+	if builtinKinds[gk] {
+		return true, "", nil
+	}
+	return true, fmt.Sprintf("kind %s is not built in and no CustomResourceDefinition in this render defines it; assumed namespaced", gk), nil
+}
+
+// hasStatusSubresource reports whether status of gvk is written through
+// the status subresource (and so is ignored by an apply of the object).
+func hasStatusSubresource(gvk schema.GroupVersionKind, crds map[schema.GroupKind]*renderedCRD) bool {
+	if c, ok := crds[gvk.GroupKind()]; ok {
+		return c.versions[gvk.Version].statusSubresour
+	}
+	// Every built-in kind with a status serves it as a subresource.
+	return builtinKinds[gvk.GroupKind()]
+}
+
+// toTyped converts obj to a typed value with the best schema available.
+func (p *Planner) toTyped(obj *unstructured.Unstructured, crds map[schema.GroupKind]*renderedCRD, cache map[schema.GroupKind]managedfields.TypeConverter) (*typed.TypedValue, string, error) {
+	gvk := obj.GroupVersionKind()
+	crdConverter := func() (managedfields.TypeConverter, error) {
+		c, ok := crds[gvk.GroupKind()]
+		if !ok {
+			return nil, nil
+		}
+		if v, ok := c.versions[gvk.Version]; !ok {
+			return nil, fmt.Errorf("version %s is not defined by the CustomResourceDefinition at %s", gvk.Version, c.origin)
+		} else if v.schema == nil {
+			return nil, nil
+		}
+		if tc, ok := cache[c.gk]; ok {
+			return tc, nil
+		}
+		tc, err := c.typeConverter()
+		if err != nil {
+			return nil, err
+		}
+		cache[c.gk] = tc
+		return tc, nil
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("does not match the schema of %s: %w", gvk, err)
+	}
+	if p.opts.Converter != nil {
+		tv, err := p.opts.Converter.ObjectToTyped(obj)
+		if err == nil {
+			return tv, "", nil
+		}
+		tc, cerr := crdConverter()
+		if cerr != nil || tc == nil {
+			return nil, "", wrap(err)
+		}
+		tv, err = tc.ObjectToTyped(obj)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		return tv, "", nil
+	}
+	if scheme.Scheme.Recognizes(gvk) {
+		tv, err := p.builtin.ObjectToTyped(obj)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		return tv, "", nil
+	}
+	if builtinKinds[gvk.GroupKind()] {
+		var versions []string
+		for _, v := range scheme.Scheme.VersionsForGroupKind(gvk.GroupKind()) {
+			versions = append(versions, v.String())
+		}
+		return nil, "", fmt.Errorf("apiVersion %s is not served for %s: use one of %s", gvk.GroupVersion(), gvk.Kind, strings.Join(versions, ", "))
+	}
+	tc, err := crdConverter()
+	if err != nil {
+		return nil, "", err
+	}
+	if tc != nil {
+		tv, err := tc.ObjectToTyped(obj)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		return tv, "", nil
+	}
+	tv, err := managedfields.NewDeducedTypeConverter().ObjectToTyped(obj)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	return tv, "no schema is known for this kind offline: maps are split per key and every list is atomic", nil
+}

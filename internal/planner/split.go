@@ -1,0 +1,251 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"syncd.dev/syncd/internal/paths"
+)
+
+// identity is the set of fields that identify an object. They are in every
+// slice, and the API server leaves them out of managedFields.
+var identity = fieldpath.NewSet(
+	fieldpath.MakePathOrDie("apiVersion"),
+	fieldpath.MakePathOrDie("kind"),
+	fieldpath.MakePathOrDie("metadata", "name"),
+	fieldpath.MakePathOrDie("metadata", "namespace"),
+)
+
+// isIdentityPattern reports whether a split pattern would claim an identity
+// field.
+func isIdentityPattern(p paths.Pattern) bool {
+	for id := range identity.All() {
+		if p.Matches(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// AtomicPathError is a split path that reaches inside an atomic list or
+// map: the API server owns such a value as a whole, so part of it cannot be
+// given to another manager.
+type AtomicPathError struct {
+	Rule    int    // index in the app's split rules
+	Manager FieldManager
+	Pattern string // the split path as configured
+	Atomic  string // the atomic value's path in the object
+}
+
+// Error implements error.
+func (e *AtomicPathError) Error() string {
+	return fmt.Sprintf("split[%d] (manager %s): path %s reaches inside %s, which is atomic (the API server owns it as a whole): split at %s or above instead",
+		e.Rule, e.Manager, e.Pattern, e.Atomic, e.Atomic)
+}
+
+// split cuts obj (typed as tv) into one slice per manager. matched records
+// which rule paths matched a field.
+func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, matched [][]bool) ([]Slice, error) {
+	full, err := tv.ToFieldSet()
+	if err != nil {
+		return nil, fmt.Errorf("field set: %w", err)
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	var rules []int
+	for i, r := range p.rules {
+		if r.appliesTo(gk) {
+			rules = append(rules, i)
+		}
+	}
+
+	sets := make([]*fieldpath.Set, 1+len(p.managers))
+	for i := range sets {
+		sets[i] = fieldpath.NewSet()
+	}
+	var atomicErr error
+	for path := range full.All() {
+		if identity.Has(path) {
+			continue
+		}
+		slot := 0
+	rules:
+		for _, ri := range rules {
+			r := p.rules[ri]
+			for j, pat := range r.paths {
+				if pat.Matches(path) {
+					slot = r.slot
+					matched[ri][j] = true
+					break rules
+				}
+				if atomicErr == nil && pat.Below(path) && isAtomic(full, path, obj.Object) {
+					atomicErr = &AtomicPathError{Rule: r.index, Manager: r.manager, Pattern: pat.String(), Atomic: path.String()}
+				}
+			}
+		}
+		sets[slot].Insert(path)
+	}
+	if atomicErr != nil {
+		return nil, atomicErr
+	}
+
+	managers := p.Managers()
+	var out []Slice
+	for slot, set := range sets {
+		if set.Empty() {
+			continue
+		}
+		s, err := makeSlice(obj, tv, managers[slot], set)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		// Nothing but identity (a bare Namespace): the default manager
+		// still applies it.
+		s, err := makeSlice(obj, tv, p.manager, fieldpath.NewSet())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// makeSlice extracts set from tv, keeping list keys, and adds identity.
+func makeSlice(obj *unstructured.Unstructured, tv *typed.TypedValue, m FieldManager, set *fieldpath.Set) (Slice, error) {
+	cut := tv.ExtractItems(set, typed.WithAppendKeyFields())
+	fields, err := cut.ToFieldSet()
+	if err != nil {
+		return Slice{}, fmt.Errorf("manager %s: field set of the slice: %w", m, err)
+	}
+	fields = fields.Difference(identity)
+	content, _ := cut.AsValue().Unstructured().(map[string]any)
+	if content == nil {
+		content = map[string]any{}
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetAPIVersion(obj.GetAPIVersion())
+	u.SetKind(obj.GetKind())
+	u.SetName(obj.GetName())
+	if ns := obj.GetNamespace(); ns != "" {
+		u.SetNamespace(ns)
+	}
+	hash, err := hashObject(u)
+	if err != nil {
+		return Slice{}, fmt.Errorf("manager %s: %w", m, err)
+	}
+	return Slice{Manager: m, Object: u, Fields: fields, Hash: hash}, nil
+}
+
+// hashObject returns the hex sha256 of the object's canonical JSON
+// (encoding/json sorts map keys).
+func hashObject(u *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return "", fmt.Errorf("encode apply configuration: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// isAtomic reports whether path holds a non-empty list or map that the
+// field set does not descend into: the schema makes it atomic.
+func isAtomic(set *fieldpath.Set, path fieldpath.Path, obj map[string]any) bool {
+	node := set
+	for _, pe := range path {
+		next, ok := node.Children.Get(pe)
+		if !ok {
+			node = nil
+			break
+		}
+		node = next
+	}
+	if node != nil && !node.Empty() {
+		return false
+	}
+	v, ok := lookup(obj, path)
+	if !ok {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x) > 0
+	case []any:
+		return len(x) > 0
+	}
+	return false
+}
+
+// lookup finds the value at path in a decoded object.
+func lookup(v any, path fieldpath.Path) (any, bool) {
+	for _, pe := range path {
+		switch {
+		case pe.FieldName != nil:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[*pe.FieldName]; !ok {
+				return nil, false
+			}
+		case pe.Index != nil:
+			l, ok := v.([]any)
+			if !ok || *pe.Index >= len(l) {
+				return nil, false
+			}
+			v = l[*pe.Index]
+		case pe.Value != nil:
+			l, ok := v.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				if value.Equals(value.NewValueInterface(item), *pe.Value) {
+					v, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case pe.Key != nil:
+			l, ok := v.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				m, ok := item.(map[string]any)
+				if !ok {
+					continue
+				}
+				all := true
+				for _, f := range *pe.Key {
+					if !value.Equals(value.NewValueInterface(m[f.Name]), f.Value) {
+						all = false
+						break
+					}
+				}
+				if all {
+					v, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
