@@ -56,7 +56,7 @@ type Planner struct {
 type rule struct {
 	index   int // position in app.Split
 	manager FieldManager
-	slot    int                      // index into the slices of an object: 1 + position in Planner.managers
+	slot    int                       // index into the slices of an object: 1 + position in Planner.managers
 	kinds   map[schema.GroupKind]bool // nil: every kind
 	paths   []paths.Pattern
 }

@@ -38,7 +38,7 @@ func isIdentityPattern(p paths.Pattern) bool {
 // map: the API server owns such a value as a whole, so part of it cannot be
 // given to another manager.
 type AtomicPathError struct {
-	Rule    int    // index in the app's split rules
+	Rule    int // index in the app's split rules
 	Manager FieldManager
 	Pattern string // the split path as configured
 	Atomic  string // the atomic value's path in the object
