@@ -1,0 +1,93 @@
+package source
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+)
+
+// credentials are read from the files named in git.auth on every poll.
+type credentials struct {
+	auth    transport.AuthMethod
+	secrets []string // values scrubbed from error messages
+}
+
+// readCredentials reads git.auth's files. Errors name the field and file
+// but never the content.
+func (s *Source) readCredentials() (credentials, error) {
+	a := s.cfg.Git.Auth
+	if a == nil {
+		return credentials{}, nil
+	}
+	fail := func(field, file string, err error) (credentials, error) {
+		return credentials{}, s.newError(KindAuth, "read credentials",
+			fmt.Errorf("git.auth.%s %s: %w", field, file, err),
+			"make the file readable by syncd")
+	}
+	switch {
+	case a.TokenFile != "":
+		b, err := os.ReadFile(a.TokenFile)
+		if err != nil {
+			return fail("tokenFile", a.TokenFile, err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < 4 {
+			return fail("tokenFile", a.TokenFile, fmt.Errorf("token is empty or shorter than 4 characters"))
+		}
+		user := a.Username
+		if user == "" {
+			user = "git"
+		}
+		return credentials{auth: &githttp.BasicAuth{Username: user, Password: tok}, secrets: []string{tok}}, nil
+	case a.SSHKeyFile != "":
+		user := a.Username
+		if user == "" {
+			user = sshUser(s.url)
+		}
+		keys, err := gitssh.NewPublicKeysFromFile(user, a.SSHKeyFile, "")
+		if err != nil {
+			// Parse errors from x/crypto do not include key material.
+			return fail("sshKeyFile", a.SSHKeyFile, err)
+		}
+		db, err := gitssh.NewKnownHostsDb(a.KnownHostsFile)
+		if err != nil {
+			return fail("knownHostsFile", a.KnownHostsFile, err)
+		}
+		keys.HostKeyCallback = db.HostKeyCallback()
+		keys.HostKeyAlgorithms = db.HostKeyAlgorithms(sshHostPort(s.url))
+		return credentials{auth: keys}, nil
+	}
+	return credentials{}, nil
+}
+
+// sshUser returns the user in an ssh URL, default "git".
+func sshUser(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "ssh" && u.User != nil && u.User.Username() != "" {
+		return u.User.Username()
+	}
+	if m := scpLikeRE.FindStringSubmatch(raw); m != nil && m[1] != "" {
+		return strings.TrimSuffix(m[1], "@")
+	}
+	return "git"
+}
+
+// sshHostPort returns host:port the way knownhosts looks it up.
+func sshHostPort(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "ssh" {
+		port := u.Port()
+		if port == "" {
+			port = "22"
+		}
+		return net.JoinHostPort(u.Hostname(), port)
+	}
+	if m := scpLikeRE.FindStringSubmatch(raw); m != nil {
+		return net.JoinHostPort(m[2], "22")
+	}
+	return raw
+}

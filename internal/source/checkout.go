@@ -1,0 +1,191 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// checkout writes the tree of commit h to trees/<sha> (through a temporary
+// directory renamed into place, so a trees/<sha> directory is always
+// complete) and returns its path. A tree directory that already exists is
+// reused.
+func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree *object.Tree) (dir string, corrupt, err error) {
+	dir = filepath.Join(s.treesDir(), h.String())
+	if isDir(dir) {
+		return dir, nil, nil
+	}
+	tmp, err := os.MkdirTemp(s.treesDir(), ".tmp-"+h.String()+"-")
+	if err != nil {
+		return "", nil, s.newError(KindCache, "checkout", err, "check that "+s.treesDir()+" is writable")
+	}
+	w := treeWriter{repo: repo, root: tmp, seen: map[string]bool{}}
+	if werr := w.write(tree, ""); werr != nil {
+		_ = os.RemoveAll(tmp)
+		var we *writeError
+		if errors.As(werr, &we) {
+			return "", nil, s.newError(KindCache, "checkout", we.err, "check free space and permissions under "+s.treesDir())
+		}
+		var be *badTreeError
+		if errors.As(werr, &be) {
+			return "", nil, s.newError(KindRefNotFound, "checkout", werr, "the commit's tree is malformed; fix the repository")
+		}
+		return "", fmt.Errorf("checkout %s: %w", h, werr), nil
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", nil, s.newError(KindCache, "checkout", err, "")
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", nil, s.newError(KindCache, "checkout", err, "")
+	}
+	return dir, nil, nil
+}
+
+// writeError marks a local filesystem failure (not cache corruption).
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// badTreeError marks a tree that cannot be written safely (duplicate or
+// dangerous names).
+type badTreeError struct{ msg string }
+
+func (e *badTreeError) Error() string { return e.msg }
+
+type treeWriter struct {
+	repo *git.Repository
+	root string
+	seen map[string]bool
+}
+
+// write writes tree's entries under rel. Object read errors are returned
+// as they are (the caller treats them as corruption).
+func (w *treeWriter) write(tree *object.Tree, rel string) error {
+	for _, e := range tree.Entries {
+		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\\\x00") || strings.EqualFold(e.Name, ".git") {
+			return &badTreeError{fmt.Sprintf("tree entry %q in %q has a name that cannot be checked out", e.Name, rel)}
+		}
+		p := path.Join(rel, e.Name)
+		if w.seen[p] {
+			return &badTreeError{fmt.Sprintf("tree has two entries for %q", p)}
+		}
+		w.seen[p] = true
+		full := filepath.Join(w.root, filepath.FromSlash(p))
+		switch e.Mode {
+		case filemode.Dir:
+			sub, err := w.repo.TreeObject(e.Hash)
+			if err != nil {
+				return fmt.Errorf("read tree %s (%s): %w", e.Hash, p, err)
+			}
+			if err := os.Mkdir(full, 0o755); err != nil {
+				return &writeError{err}
+			}
+			if err := w.write(sub, p); err != nil {
+				return err
+			}
+		case filemode.Regular, filemode.Deprecated, filemode.Executable:
+			perm := os.FileMode(0o644)
+			if e.Mode == filemode.Executable {
+				perm = 0o755
+			}
+			if err := w.writeBlob(e.Hash, p, full, perm); err != nil {
+				return err
+			}
+		case filemode.Symlink:
+			target, err := w.readBlob(e.Hash, p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(string(target), full); err != nil {
+				return &writeError{err}
+			}
+		case filemode.Submodule:
+			// Submodules are not fetched; leave an empty directory so the
+			// path exists.
+			if err := os.Mkdir(full, 0o755); err != nil {
+				return &writeError{err}
+			}
+		default:
+			return &badTreeError{fmt.Sprintf("tree entry %q has unknown mode %o", p, uint32(e.Mode))}
+		}
+	}
+	return nil
+}
+
+func (w *treeWriter) readBlob(h plumbing.Hash, p string) ([]byte, error) {
+	b, err := w.repo.BlobObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s (%s): %w", h, p, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s (%s): %w", h, p, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s (%s): %w", h, p, err)
+	}
+	return data, nil
+}
+
+func (w *treeWriter) writeBlob(h plumbing.Hash, p, full string, perm os.FileMode) error {
+	b, err := w.repo.BlobObject(h)
+	if err != nil {
+		return fmt.Errorf("read blob %s (%s): %w", h, p, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return fmt.Errorf("read blob %s (%s): %w", h, p, err)
+	}
+	defer r.Close()
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return &writeError{err}
+	}
+	_, cerr := io.Copy(f, r)
+	if err := f.Close(); err != nil && cerr == nil {
+		return &writeError{err}
+	}
+	if cerr != nil {
+		var pe *os.PathError
+		if errors.As(cerr, &pe) {
+			return &writeError{cerr}
+		}
+		return fmt.Errorf("read blob %s (%s): %w", h, p, cerr)
+	}
+	return nil
+}
+
+// pruneTrees deletes tree directories other than keep (and leftover
+// temporary directories). Failures are ignored: a stale directory only
+// costs space and the next poll tries again.
+func (s *Source) pruneTrees(keep ...string) {
+	entries, err := os.ReadDir(s.treesDir())
+	if err != nil {
+		return
+	}
+	kept := map[string]bool{}
+	for _, k := range keep {
+		if k != "" {
+			kept[filepath.Base(k)] = true
+		}
+	}
+	for _, e := range entries {
+		if !kept[e.Name()] {
+			_ = os.RemoveAll(filepath.Join(s.treesDir(), e.Name()))
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Package source polls Git repositories and checks out the revision each
+// configured ref resolves to: the first stage of syncd's pipeline. It
+// returns a Revision (commit SHA, tag, commit metadata and the directory of
+// the checked-out tree) that the planner reads manifests from.
+//
+// A Source resolves a branch, a tag, the highest tag in a semver range, or a
+// pinned commit with one ref listing (ls-remote). When the ref has not moved
+// a poll ends there: one info/refs request over smart HTTP, no fetch. When
+// it has moved, only missing objects are fetched into a bare repository kept
+// per source under the cache directory (depth 1 for the first fetch; whole
+// history only for a pinned commit that is not the tip of a branch or tag),
+// signatures are verified when configured, and the tree is written to
+// <cache>/<source>/trees/<sha>, keeping file modes and symlinks. The
+// previous tree is kept; older ones are deleted.
+//
+// A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
+// never two at once for one source, and on demand (Trigger).
+//
+// Guarantees:
+//   - A failed poll returns an *Error with a Kind, and changes nothing: the
+//     last good Revision stays in force (Last) and its directory stays on
+//     disk, so nothing downstream is pruned because a source failed.
+//   - Credentials are read from files on every poll and never appear in
+//     errors or in Revision.URL. SSH host keys are always checked against
+//     the configured known_hosts file.
+//   - With verification on, a revision that is unsigned or not signed by a
+//     key in the keys file never becomes the one in force.
+//   - Revision.AppDir refuses paths that leave the tree (through ".." or a
+//     symlink).
+//
+// Not guaranteed:
+//   - A tree directory stays on disk only while its revision is the last or
+//     the one before; callers must not hold on to older Dirs.
+//   - Force-push detection is exact while the cache holds the previous
+//     revision; after the cache was rebuilt (corruption, or a restart) the
+//     first new revision is reported as Updated, not Rewritten.
+//   - Submodules are not fetched (their paths are empty directories), and
+//     Git LFS pointers are checked out as the pointer files.
+//   - Tree directories are not protected against being modified by other
+//     processes.
+//   - The package does not log; callers report Results and Errors.
+package source

@@ -1,0 +1,520 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// KindFetch: a fetch failed for a reason that is neither a transport
+// failure nor a corrupt cache (for example the server sent a pack go-git
+// cannot read).
+const KindFetch Kind = "FetchFailed"
+
+// target is what the configured ref resolves to on the server.
+type target struct {
+	commit plumbing.Hash          // the commit (tags peeled)
+	ref    plumbing.ReferenceName // remote ref to fetch; empty for a commit that is no tip
+	tag    string                 // tag name for tag/semver refs
+}
+
+func (s *Source) newError(kind Kind, op string, err error, hint string) *Error {
+	return &Error{Source: s.name, Kind: kind, URL: s.displayURL, Ref: s.refString(), Op: op, Hint: hint, Err: err}
+}
+
+// transportError turns an error from listing or fetching into an *Error.
+func (s *Source) transportError(op string, err error, creds credentials) *Error {
+	err = scrub(err, creds.secrets...)
+	if kind, hint, ok := classify(err); ok {
+		return s.newError(kind, op, err, hint)
+	}
+	return s.newError(KindFetch, op, err, "")
+}
+
+// Poll lists the remote's refs and resolves the configured ref. If it
+// still names the revision in force, Poll returns that revision with
+// Unchanged after exactly one ref listing. Otherwise it fetches only the
+// objects it lacks (depth 1 where the ref allows), verifies signatures when
+// configured, checks the tree out under the cache directory and makes the
+// new revision the one in force.
+//
+// On error the revision in force (see Last) and its directory are kept,
+// and the error is an *Error whose Kind says why.
+func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+
+	prev, hasPrev := s.Last()
+	var res Result
+	if hasPrev {
+		res.Previous = prev.SHA
+	}
+	if err := ctx.Err(); err != nil {
+		return Revision{}, res, s.newError(KindCanceled, "poll", err, "")
+	}
+	// A commit pin never moves: once checked out there is nothing to ask.
+	if s.kind == refCommit && hasPrev && prev.SHA == s.refName && isDir(prev.Dir) {
+		return prev, res, nil
+	}
+
+	creds, err := s.readCredentials()
+	if err != nil {
+		return Revision{}, res, err
+	}
+	tgt, err := s.resolveRemote(ctx, creds)
+	if err != nil {
+		return Revision{}, res, err
+	}
+	if hasPrev && prev.SHA == tgt.commit.String() && prev.Tag == tgt.tag && isDir(prev.Dir) {
+		return prev, res, nil
+	}
+
+	var (
+		rev    Revision
+		change Change
+	)
+	for attempt := 0; ; attempt++ {
+		var corrupt error
+		rev, change, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, false)
+		if corrupt == nil {
+			break
+		}
+		if attempt == 1 {
+			return Revision{}, res, s.newError(KindCorruptCache, "read cache", corrupt,
+				fmt.Sprintf("the cache at %s stays unreadable after a fresh clone; check the disk", s.repoDir()))
+		}
+		res.CacheRecovered = s.newError(KindCorruptCache, "read cache", corrupt,
+			"the cached repository was deleted and cloned again")
+		if rmErr := os.RemoveAll(s.repoDir()); rmErr != nil {
+			return Revision{}, res, s.newError(KindCache, "delete corrupt cache", rmErr, "remove "+s.repoDir()+" by hand")
+		}
+	}
+	if err != nil {
+		return Revision{}, res, err
+	}
+	res.Change = change
+	if !hasPrev {
+		res.Change = Updated
+	}
+
+	s.mu.Lock()
+	s.last = &rev
+	s.mu.Unlock()
+	s.pruneTrees(rev.Dir, prev.Dir)
+	return rev, res, nil
+}
+
+// resolveRemote lists the remote refs (one ref advertisement) and resolves
+// the configured ref.
+func (s *Source) resolveRemote(ctx context.Context, creds credentials) (target, error) {
+	remote := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.url}})
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: creds.auth, PeelingOption: git.AppendPeeled})
+	if err != nil {
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return target{}, s.newError(KindRefNotFound, "list refs", err, "push something to the repository")
+		}
+		return target{}, s.transportError("list refs", err, creds)
+	}
+	return s.resolve(refs)
+}
+
+// resolve picks the target from an ls-remote listing.
+func (s *Source) resolve(refs []*plumbing.Reference) (target, error) {
+	hashes := map[plumbing.ReferenceName]plumbing.Hash{}
+	for _, r := range refs {
+		if r.Type() == plumbing.HashReference {
+			hashes[r.Name()] = r.Hash()
+		}
+	}
+	// peeled returns the commit a ref points to (annotated tags peeled).
+	peeled := func(name plumbing.ReferenceName) (plumbing.Hash, bool) {
+		if h, ok := hashes[name+"^{}"]; ok {
+			return h, true
+		}
+		h, ok := hashes[name]
+		return h, ok
+	}
+	switch s.kind {
+	case refBranch:
+		name := plumbing.NewBranchReferenceName(s.refName)
+		h, ok := hashes[name]
+		if !ok {
+			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("branch %q does not exist on the server", s.refName),
+				"the previous revision stays in force; restore the branch or change git.branch")
+		}
+		return target{commit: h, ref: name}, nil
+	case refTag:
+		name := plumbing.NewTagReferenceName(s.refName)
+		h, ok := peeled(name)
+		if !ok {
+			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %q does not exist on the server", s.refName),
+				"the previous revision stays in force; push the tag or change git.tag")
+		}
+		return target{commit: h, ref: name, tag: s.refName}, nil
+	case refSemver:
+		type cand struct {
+			v    *semver.Version
+			name string
+		}
+		var cands []cand
+		for name := range hashes {
+			if !name.IsTag() || strings.HasSuffix(name.String(), "^{}") {
+				continue
+			}
+			tag := name.Short()
+			v, err := semver.NewVersion(tag)
+			if err != nil || !s.constraint.Check(v) {
+				continue
+			}
+			cands = append(cands, cand{v, tag})
+		}
+		if len(cands) == 0 {
+			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("no tag matches semver range %q", s.refName),
+				"the previous revision stays in force; push a matching tag or widen git.semver")
+		}
+		sort.Slice(cands, func(i, j int) bool {
+			if c := cands[i].v.Compare(cands[j].v); c != 0 {
+				return c > 0
+			}
+			return cands[i].name < cands[j].name
+		})
+		name := plumbing.NewTagReferenceName(cands[0].name)
+		h, _ := peeled(name)
+		return target{commit: h, ref: name, tag: cands[0].name}, nil
+	default:
+		want := plumbing.NewHash(s.refName)
+		// A commit that is the tip of a branch or tag can be fetched
+		// shallow through that ref; prefer branches, then sorted order.
+		var tips []plumbing.ReferenceName
+		for name, h := range hashes {
+			if strings.HasSuffix(name.String(), "^{}") {
+				continue
+			}
+			if ph, _ := peeled(name); ph == want && (name.IsBranch() || name.IsTag()) {
+				tips = append(tips, name)
+			}
+			_ = h
+		}
+		sort.Slice(tips, func(i, j int) bool {
+			if tips[i].IsBranch() != tips[j].IsBranch() {
+				return tips[i].IsBranch()
+			}
+			return tips[i] < tips[j]
+		})
+		t := target{commit: want}
+		if len(tips) > 0 {
+			t.ref = tips[0]
+		}
+		return t, nil
+	}
+}
+
+func (s *Source) repoDir() string  { return filepath.Join(s.dir, "repo") }
+func (s *Source) treesDir() string { return filepath.Join(s.dir, "trees") }
+
+// openRepo opens the cached bare repository, creating it when missing. A
+// repository that cannot be opened is reported as corrupt. When full is
+// set a shallow repository is replaced by an empty one (a commit that is
+// no tip needs whole history).
+func (s *Source) openRepo(full bool) (repo *git.Repository, corrupt error, err error) {
+	dir := s.repoDir()
+	if _, statErr := os.Stat(dir); statErr == nil {
+		repo, openErr := git.PlainOpen(dir)
+		if openErr != nil {
+			return nil, fmt.Errorf("open %s: %w", dir, openErr), nil
+		}
+		rc, cfgErr := repo.Remote("origin")
+		shallow, shErr := repo.Storer.Shallow()
+		switch {
+		case cfgErr != nil:
+			return nil, fmt.Errorf("read remote config in %s: %w", dir, cfgErr), nil
+		case shErr != nil:
+			return nil, fmt.Errorf("read shallow file in %s: %w", dir, shErr), nil
+		case len(rc.Config().URLs) != 1 || rc.Config().URLs[0] != s.url, full && len(shallow) > 0:
+			// The URL changed, or history is needed: start over.
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, nil, s.newError(KindCache, "reset cache", err, "remove "+dir+" by hand")
+			}
+		default:
+			return repo, nil, nil
+		}
+	}
+	repo, err = git.PlainInit(dir, true)
+	if err != nil {
+		return nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
+	}
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.url}}); err != nil {
+		return nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
+	}
+	return repo, nil, nil
+}
+
+// localRef is where a fetched remote ref is stored in the cache.
+func localRef(name plumbing.ReferenceName) plumbing.ReferenceName {
+	if name.IsBranch() {
+		return plumbing.NewRemoteReferenceName("origin", name.Short())
+	}
+	return name
+}
+
+// fetch fetches tgt at the given depth (0 = whole history).
+func (s *Source) fetch(ctx context.Context, repo *git.Repository, creds credentials, tgt target, depth int) error {
+	var specs []gitconfig.RefSpec
+	if tgt.ref != "" {
+		specs = []gitconfig.RefSpec{gitconfig.RefSpec(fmt.Sprintf("+%s:%s", tgt.ref, localRef(tgt.ref)))}
+	} else {
+		specs = []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"}
+		depth = 0
+	}
+	err := repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin",
+		RefSpecs:   specs,
+		Depth:      depth,
+		Auth:       creds.auth,
+		Tags:       git.NoTags,
+		Force:      true,
+	})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return err
+}
+
+// update fetches and checks out tgt. A non-nil corrupt error means the
+// cache could not be read and the caller should delete it and retry.
+//
+// Into an empty cache the target is fetched with depth 1. Into a cache that
+// already holds the previous revision it is fetched without a depth, so the
+// server sends only what is not reachable from the commits the cache has
+// (a shallow fetch would make git resend the whole tree, since go-git cannot
+// take thin packs). The server then assumes the cache has the previous
+// commit's whole history; that holds for every commit between the new one
+// and the previous one, so the new commit descends from the previous one
+// exactly when the local history walk reaches it. When it does not (a
+// rewrite), or when the new tree needs objects the cache never had, the
+// cache is emptied and the target fetched again with depth 1.
+func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev Revision, hasPrev, refetch bool) (rev Revision, change Change, corrupt, err error) {
+	repo, corrupt, err := s.openRepo(tgt.ref == "")
+	if corrupt != nil || err != nil {
+		return Revision{}, 0, corrupt, err
+	}
+	fresh, ferr := isEmpty(repo)
+	if ferr != nil {
+		return Revision{}, 0, ferr, nil
+	}
+	depth := 0
+	if fresh {
+		depth = 1
+	}
+	if ferr := s.fetch(ctx, repo, creds, tgt, depth); ferr != nil {
+		e := s.transportError("fetch", ferr, creds)
+		if e.Kind == KindFetch {
+			if herr := checkHealth(repo); herr != nil {
+				return Revision{}, 0, fmt.Errorf("%w (fetch failed: %s)", herr, e.Err.Error()), nil
+			}
+		}
+		return Revision{}, 0, nil, e
+	}
+
+	// The ref may have moved since it was listed: trust what was fetched.
+	want := tgt.commit
+	if tgt.ref != "" {
+		ref, rerr := repo.Reference(localRef(tgt.ref), true)
+		if rerr != nil {
+			return Revision{}, 0, fmt.Errorf("read fetched ref %s: %w", localRef(tgt.ref), rerr), nil
+		}
+		want = ref.Hash()
+		if tagObj, terr := repo.TagObject(want); terr == nil {
+			c, cerr := tagObj.Commit()
+			if cerr != nil {
+				return Revision{}, 0, nil, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %s does not point to a commit: %w", tgt.tag, cerr), "point the tag at a commit")
+			}
+			want = c.Hash
+		}
+	}
+	commit, cerr := repo.CommitObject(want)
+	if cerr != nil {
+		if tgt.ref == "" && errors.Is(cerr, plumbing.ErrObjectNotFound) {
+			return Revision{}, 0, nil, s.newError(KindRefNotFound, "resolve",
+				fmt.Errorf("commit %s is not reachable from any branch or tag", want),
+				"the previous revision stays in force; check git.commit")
+		}
+		return Revision{}, 0, fmt.Errorf("read commit %s: %w", want, cerr), nil
+	}
+
+	change = Updated
+	if refetch {
+		change = Rewritten
+	} else if hasPrev && !fresh && prev.SHA != commit.Hash.String() && tgt.ref != "" {
+		if !reaches(repo, commit.Hash, plumbing.NewHash(prev.SHA)) {
+			// A rewrite: objects the new tree shares with older history
+			// were not sent. Start the cache over.
+			if err := os.RemoveAll(s.repoDir()); err != nil {
+				return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
+			}
+			return s.update(ctx, creds, tgt, prev, hasPrev, true)
+		}
+	}
+
+	signer, verr := s.verify(repo, tgt, commit)
+	if verr != nil {
+		return Revision{}, 0, nil, verr
+	}
+
+	tree, terr := commit.Tree()
+	var dir string
+	if terr == nil {
+		dir, corrupt, err = s.checkout(repo, commit.Hash, tree)
+	} else {
+		corrupt = fmt.Errorf("read tree of %s: %w", want, terr)
+	}
+	if corrupt != nil && errors.Is(corrupt, plumbing.ErrObjectNotFound) && !fresh && !refetch && tgt.ref != "" {
+		// The server assumed history the shallow cache lacks (a merge of
+		// an old branch): fetch the target afresh.
+		if err := os.RemoveAll(s.repoDir()); err != nil {
+			return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
+		}
+		rev, _, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, true)
+		return rev, change, corrupt, err
+	}
+	if corrupt != nil || err != nil {
+		return Revision{}, 0, corrupt, err
+	}
+	if tgt.ref != "" {
+		dropOtherRefs(repo, localRef(tgt.ref))
+	}
+	return Revision{
+		Source:     s.name,
+		URL:        s.displayURL,
+		Ref:        s.refString(),
+		SHA:        commit.Hash.String(),
+		Tag:        tgt.tag,
+		CommitTime: commit.Committer.When,
+		Author:     fmt.Sprintf("%s <%s>", commit.Author.Name, commit.Author.Email),
+		Subject:    subject(commit.Message),
+		Signer:     signer,
+		Dir:        dir,
+	}, change, nil, nil
+}
+
+// isEmpty reports whether the cache holds no refs yet.
+func isEmpty(repo *git.Repository) (bool, error) {
+	refs, err := repo.References()
+	if err != nil {
+		return false, fmt.Errorf("list cached refs: %w", err)
+	}
+	defer refs.Close()
+	empty := true
+	err = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference {
+			empty = false
+			return storerStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, storerStop) {
+		return false, fmt.Errorf("list cached refs: %w", err)
+	}
+	return empty, nil
+}
+
+var storerStop = errors.New("stop")
+
+// dropOtherRefs deletes cached refs other than keep, so the next fetch
+// only offers the current revision's history as "have". Failures only
+// cost bandwidth later and are ignored.
+func dropOtherRefs(repo *git.Repository, keep plumbing.ReferenceName) {
+	refs, err := repo.References()
+	if err != nil {
+		return
+	}
+	var drop []plumbing.ReferenceName
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Name() != keep && r.Name() != plumbing.HEAD {
+			drop = append(drop, r.Name())
+		}
+		return nil
+	})
+	refs.Close()
+	for _, n := range drop {
+		_ = repo.Storer.RemoveReference(n)
+	}
+}
+
+// reaches walks the local history from newH looking for oldH; commits
+// missing from the cache end their branch of the walk.
+func reaches(repo *git.Repository, newH, oldH plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{newH: true}
+	queue := []plumbing.Hash{newH}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		if h == oldH {
+			return true
+		}
+		c, err := repo.CommitObject(h)
+		if err != nil {
+			continue
+		}
+		for _, p := range c.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false
+}
+
+// checkHealth reads every ref's commit and root tree.
+func checkHealth(repo *git.Repository) error {
+	refs, err := repo.References()
+	if err != nil {
+		return fmt.Errorf("list cached refs: %w", err)
+	}
+	defer refs.Close()
+	return refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() != plumbing.HashReference {
+			return nil
+		}
+		h := r.Hash()
+		if t, err := repo.TagObject(h); err == nil {
+			h = t.Target
+		}
+		c, err := repo.CommitObject(h)
+		if err != nil {
+			return fmt.Errorf("read cached commit %s of %s: %w", h, r.Name(), err)
+		}
+		if _, err := c.Tree(); err != nil {
+			return fmt.Errorf("read cached tree of %s: %w", h, err)
+		}
+		return nil
+	})
+}
+
+func subject(msg string) string {
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
+}
+
+func isDir(p string) bool {
+	if p == "" {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+

@@ -1,0 +1,246 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/utils/clock"
+)
+
+// parseSchedule parses a standard 5-field cron expression or a descriptor
+// such as "@hourly" or "@every 90s".
+func parseSchedule(spec string) (cron.Schedule, error) {
+	return cron.ParseStandard(spec)
+}
+
+// Poller is what the Scheduler runs; *Source implements it.
+type Poller interface {
+	Name() string
+	Poll(ctx context.Context) (Revision, Result, error)
+}
+
+var _ Poller = (*Source)(nil)
+
+// Job is one Poller and when to run it: exactly one of Interval and
+// Schedule is set.
+type Job struct {
+	Poller   Poller
+	Interval time.Duration
+	// Schedule is a cron expression (see parseSchedule).
+	Schedule string
+}
+
+// Job returns the scheduling job for the source's configured interval or
+// schedule.
+func (s *Source) Job() Job {
+	j := Job{Poller: s, Schedule: s.cfg.Git.Schedule}
+	if s.cfg.Git.Interval != nil {
+		j.Interval = s.cfg.Git.Interval.Duration
+	}
+	return j
+}
+
+// Cause says why a poll ran.
+type Cause string
+
+// Poll causes.
+const (
+	CauseStart    Cause = "start"
+	CauseSchedule Cause = "schedule"
+	CauseManual   Cause = "manual"
+)
+
+// Event is delivered after every poll the Scheduler runs.
+type Event struct {
+	Source   string
+	Cause    Cause
+	Revision Revision
+	Result   Result
+	// Err is non-nil when the poll failed (usually an *Error); the
+	// source's previous revision stays in force.
+	Err error
+	// Started and Finished are read from the scheduler's clock.
+	Started, Finished time.Time
+}
+
+// SchedulerOptions configure a Scheduler.
+type SchedulerOptions struct {
+	// OnPoll receives an Event after each poll (required). It is called
+	// from the job's goroutine: polls of one source are delivered in order,
+	// and a slow OnPoll delays that source's next poll.
+	OnPoll func(Event)
+	// Clock drives timers; default the real clock.
+	Clock clock.WithTicker
+	// Jitter returns the extra delay added to an interval; default a
+	// uniformly random duration in [0, interval/10).
+	Jitter func(interval time.Duration) time.Duration
+	// PollTimeout bounds one poll; default 5 minutes.
+	PollTimeout time.Duration
+	// MaxConcurrent bounds polls running at once across sources;
+	// default 4.
+	MaxConcurrent int
+}
+
+// Scheduler runs each Job's Poll at its start, then on its interval (plus
+// jitter, so many sources drift apart) or cron schedule, and whenever
+// Trigger asks. Polls of one source never overlap: a trigger that arrives
+// while that source is polling queues exactly one more poll.
+type Scheduler struct {
+	jobs  []scheduled
+	byKey map[string]*scheduled
+	opts  SchedulerOptions
+	sem   chan struct{}
+}
+
+type scheduled struct {
+	job     Job
+	cron    cron.Schedule
+	trigger chan struct{}
+}
+
+// NewScheduler checks the jobs (unique names, exactly one of interval and
+// schedule) and returns a Scheduler; Run starts it.
+func NewScheduler(jobs []Job, opts SchedulerOptions) (*Scheduler, error) {
+	if opts.OnPoll == nil {
+		return nil, errors.New("source scheduler: SchedulerOptions.OnPoll is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func(d time.Duration) time.Duration {
+			if d < 10 {
+				return 0
+			}
+			return rand.N(d / 10)
+		}
+	}
+	if opts.PollTimeout <= 0 {
+		opts.PollTimeout = 5 * time.Minute
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 4
+	}
+	s := &Scheduler{opts: opts, byKey: map[string]*scheduled{}, sem: make(chan struct{}, opts.MaxConcurrent)}
+	s.jobs = make([]scheduled, len(jobs))
+	for i, j := range jobs {
+		if j.Poller == nil {
+			return nil, fmt.Errorf("source scheduler: job %d has no Poller", i)
+		}
+		name := j.Poller.Name()
+		if _, dup := s.byKey[name]; dup {
+			return nil, fmt.Errorf("source scheduler: source %q is scheduled twice", name)
+		}
+		if (j.Interval > 0) == (j.Schedule != "") {
+			return nil, fmt.Errorf("source scheduler: source %q: set exactly one of interval (> 0) and schedule", name)
+		}
+		s.jobs[i] = scheduled{job: j, trigger: make(chan struct{}, 1)}
+		if j.Schedule != "" {
+			c, err := parseSchedule(j.Schedule)
+			if err != nil {
+				return nil, fmt.Errorf("source scheduler: source %q: schedule %q: %w", name, j.Schedule, err)
+			}
+			s.jobs[i].cron = c
+		}
+		s.byKey[name] = &s.jobs[i]
+	}
+	return s, nil
+}
+
+// Names returns the scheduled sources' names, sorted.
+func (s *Scheduler) Names() []string {
+	out := make([]string, 0, len(s.byKey))
+	for n := range s.byKey {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Trigger asks for an immediate poll of the named source. It does not wait:
+// if the source is polling now, one more poll follows; several triggers
+// during one poll make one extra poll.
+func (s *Scheduler) Trigger(name string) error {
+	j, ok := s.byKey[name]
+	if !ok {
+		return fmt.Errorf("source scheduler: no source named %q", name)
+	}
+	select {
+	case j.trigger <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Run polls every job until ctx is done, then waits for running polls to
+// return (their contexts are canceled) and returns ctx.Err().
+func (s *Scheduler) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for i := range s.jobs {
+		wg.Add(1)
+		go func(j *scheduled) {
+			defer wg.Done()
+			s.loop(ctx, j)
+		}(&s.jobs[i])
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (s *Scheduler) loop(ctx context.Context, j *scheduled) {
+	clk := s.opts.Clock
+	cause := CauseStart
+	for {
+		// Drain a trigger that arrived before this poll: the poll serves it.
+		select {
+		case <-j.trigger:
+		default:
+		}
+		if !s.poll(ctx, j, cause) {
+			return
+		}
+		next := s.next(j, clk.Now())
+		timer := clk.NewTimer(next.Sub(clk.Now()))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C():
+			cause = CauseSchedule
+		case <-j.trigger:
+			timer.Stop()
+			cause = CauseManual
+		}
+	}
+}
+
+// next returns when the job runs after a poll that ended at now.
+func (s *Scheduler) next(j *scheduled, now time.Time) time.Time {
+	if j.cron != nil {
+		return j.cron.Next(now)
+	}
+	return now.Add(j.job.Interval + s.opts.Jitter(j.job.Interval))
+}
+
+// poll runs one poll and delivers its event; false when ctx is done.
+func (s *Scheduler) poll(ctx context.Context, j *scheduled, cause Cause) bool {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-s.sem }()
+	pctx, cancel := context.WithTimeout(ctx, s.opts.PollTimeout)
+	defer cancel()
+	ev := Event{Source: j.job.Poller.Name(), Cause: cause, Started: s.opts.Clock.Now()}
+	ev.Revision, ev.Result, ev.Err = j.job.Poller.Poll(pctx)
+	ev.Finished = s.opts.Clock.Now()
+	s.opts.OnPoll(ev)
+	return ctx.Err() == nil
+}

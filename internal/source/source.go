@@ -1,0 +1,298 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// Change says what a successful poll did to the revision in force.
+type Change int
+
+const (
+	// Unchanged: the ref still resolves to the revision in force; nothing
+	// was fetched.
+	Unchanged Change = iota
+	// Updated: a new revision descending from the previous one (or the
+	// first revision) is now in force.
+	Updated
+	// Rewritten: a new revision is in force but it does not descend from
+	// the previous one (force-push, re-tagged tag, semver range moved to
+	// an unrelated line). It is followed, and reported.
+	Rewritten
+)
+
+// String returns the change's name.
+func (c Change) String() string {
+	switch c {
+	case Unchanged:
+		return "Unchanged"
+	case Updated:
+		return "Updated"
+	case Rewritten:
+		return "Rewritten"
+	}
+	return fmt.Sprintf("Change(%d)", int(c))
+}
+
+// Result describes a successful poll.
+type Result struct {
+	// Change says whether the revision moved and how.
+	Change Change
+	// Previous is the SHA in force before the poll; empty on the first.
+	Previous string
+	// CacheRecovered is non-nil (an *Error of KindCorruptCache) when the
+	// cached repository was unreadable and was deleted and cloned again
+	// during this poll.
+	CacheRecovered error
+}
+
+// Revision is one resolved and checked-out revision of a source. The
+// planner reads manifests from Dir.
+type Revision struct {
+	// Source is the config name of the source.
+	Source string
+	// URL is the repository URL without credentials.
+	URL string
+	// Ref is the configured ref, e.g. "branch main", "tag v1.0.0",
+	// "semver >=1.2.0 <2.0.0", "commit 0123...".
+	Ref string
+	// SHA is the full commit SHA.
+	SHA string
+	// Tag is the tag name when the ref is a tag or semver range.
+	Tag string
+	// CommitTime is the committer time of the commit.
+	CommitTime time.Time
+	// Author is "Name <email>" of the commit's author.
+	Author string
+	// Subject is the first line of the commit message.
+	Subject string
+	// Signer is the identity of the key that verified the signature when
+	// git.verify is on; empty otherwise.
+	Signer string
+	// Dir is the directory holding the commit's tree. It stays on disk
+	// while this revision is the last good one or the one before it.
+	Dir string
+}
+
+// Options are the dependencies and tunables of a Source.
+type Options struct {
+	// CacheDir holds one directory per source (required).
+	CacheDir string
+	// Clock is used for timestamps; default the real clock.
+	Clock clock.PassiveClock
+}
+
+// refKind is which of branch/tag/semver/commit the config set.
+type refKind int
+
+const (
+	refBranch refKind = iota
+	refTag
+	refSemver
+	refCommit
+)
+
+// Source polls one Git repository. It is safe for concurrent use; polls
+// are serialised.
+type Source struct {
+	cfg        config.Source
+	name       string
+	url        string // as configured (never has a password)
+	displayURL string // without userinfo
+	kind       refKind
+	refName    string // branch, tag, range or SHA
+	constraint *semver.Constraints
+	dir        string
+	clk        clock.PassiveClock
+
+	pollMu sync.Mutex // serialises Poll
+
+	mu   sync.RWMutex
+	last *Revision
+}
+
+var (
+	sourceNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
+	fullSHARE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
+
+// New checks the source config (naming the bad field) and returns a Source
+// whose cache lives in opts.CacheDir/<name>. It does no I/O beyond creating
+// that directory.
+func New(src config.Source, opts Options) (*Source, error) {
+	field := func(f string) string { return fmt.Sprintf("sources[%s].git.%s", src.Name, f) }
+	if !sourceNameRE.MatchString(src.Name) {
+		return nil, fmt.Errorf("source name %q: must be lower-case letters, digits, '.', '_' or '-' (it names a cache directory)", src.Name)
+	}
+	if opts.CacheDir == "" {
+		return nil, errors.New("source: Options.CacheDir is required")
+	}
+	g := src.Git
+	s := &Source{cfg: src, name: src.Name, url: g.URL, clk: opts.Clock}
+	if s.clk == nil {
+		s.clk = clock.RealClock{}
+	}
+
+	disp, scheme, err := displayURL(g.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field("url"), err)
+	}
+	s.displayURL = disp
+
+	n := 0
+	for _, v := range []string{g.Branch, g.Tag, g.Semver, g.Commit} {
+		if v != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("%s: set exactly one of branch, tag, semver and commit (%d set)", field("branch|tag|semver|commit"), n)
+	}
+	switch {
+	case g.Branch != "":
+		s.kind, s.refName = refBranch, g.Branch
+		if strings.HasPrefix(g.Branch, "refs/") {
+			return nil, fmt.Errorf("%s: %q: give the branch name without refs/heads/", field("branch"), g.Branch)
+		}
+	case g.Tag != "":
+		s.kind, s.refName = refTag, g.Tag
+		if strings.HasPrefix(g.Tag, "refs/") {
+			return nil, fmt.Errorf("%s: %q: give the tag name without refs/tags/", field("tag"), g.Tag)
+		}
+	case g.Semver != "":
+		s.kind, s.refName = refSemver, g.Semver
+		c, err := semver.NewConstraint(g.Semver)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), g.Semver, err)
+		}
+		s.constraint = c
+	case g.Commit != "":
+		s.kind, s.refName = refCommit, strings.ToLower(g.Commit)
+		if !fullSHARE.MatchString(s.refName) {
+			return nil, fmt.Errorf("%s: %q must be a full 40-character hex SHA", field("commit"), g.Commit)
+		}
+	}
+
+	if (g.Interval == nil) == (g.Schedule == "") {
+		return nil, fmt.Errorf("%s: set exactly one of interval and schedule", field("interval|schedule"))
+	}
+	if g.Interval != nil && g.Interval.Duration <= 0 {
+		return nil, fmt.Errorf("%s: %s must be positive", field("interval"), g.Interval.Duration)
+	}
+	if g.Schedule != "" {
+		if _, err := parseSchedule(g.Schedule); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", field("schedule"), g.Schedule, err)
+		}
+	}
+
+	if a := g.Auth; a != nil {
+		if a.TokenFile != "" && a.SSHKeyFile != "" {
+			return nil, fmt.Errorf("%s: set tokenFile or sshKeyFile, not both", field("auth"))
+		}
+		if a.TokenFile != "" && scheme != "http" && scheme != "https" {
+			return nil, fmt.Errorf("%s: tokenFile needs an http(s) url, got %s", field("auth.tokenFile"), scheme)
+		}
+		if a.SSHKeyFile != "" && scheme != "ssh" {
+			return nil, fmt.Errorf("%s: sshKeyFile needs an ssh url, got %s", field("auth.sshKeyFile"), scheme)
+		}
+		if a.SSHKeyFile != "" && a.KnownHostsFile == "" {
+			return nil, fmt.Errorf("%s: is required with sshKeyFile (host keys are always checked)", field("auth.knownHostsFile"))
+		}
+	}
+	if scheme == "ssh" && (g.Auth == nil || g.Auth.SSHKeyFile == "") {
+		return nil, fmt.Errorf("%s: an ssh url needs git.auth.sshKeyFile and git.auth.knownHostsFile", field("auth.sshKeyFile"))
+	}
+	if v := g.Verify; v != nil {
+		switch v.Mode {
+		case config.VerifyHead:
+		case config.VerifyTag:
+			if s.kind != refTag && s.kind != refSemver {
+				return nil, fmt.Errorf("%s: mode %q needs a tag or semver ref", field("verify.mode"), v.Mode)
+			}
+		default:
+			return nil, fmt.Errorf("%s: %q must be %q or %q", field("verify.mode"), v.Mode, config.VerifyHead, config.VerifyTag)
+		}
+		if v.KeysFile == "" {
+			return nil, fmt.Errorf("%s: is required when verify is set", field("verify.keysFile"))
+		}
+	}
+
+	s.dir = filepath.Join(opts.CacheDir, src.Name)
+	if err := os.MkdirAll(filepath.Join(s.dir, "trees"), 0o755); err != nil {
+		return nil, fmt.Errorf("source %q: create cache directory: %w", src.Name, err)
+	}
+	return s, nil
+}
+
+// Name returns the source's config name.
+func (s *Source) Name() string { return s.name }
+
+// Config returns the config the Source was built from.
+func (s *Source) Config() config.Source { return s.cfg }
+
+// Last returns the revision in force: the last one a poll resolved, fetched,
+// verified and checked out. ok is false before the first successful poll.
+func (s *Source) Last() (Revision, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.last == nil {
+		return Revision{}, false
+	}
+	return *s.last, true
+}
+
+func (s *Source) refString() string {
+	switch s.kind {
+	case refBranch:
+		return "branch " + s.refName
+	case refTag:
+		return "tag " + s.refName
+	case refSemver:
+		return "semver " + s.refName
+	default:
+		return "commit " + s.refName
+	}
+}
+
+var scpLikeRE = regexp.MustCompile(`^([^@/:]+@)?([^/:]+):(.+)$`)
+
+// displayURL returns raw without userinfo, and its scheme. A URL carrying a
+// password is refused: the password belongs in a file.
+func displayURL(raw string) (string, string, error) {
+	if raw == "" {
+		return "", "", errors.New("is required")
+	}
+	if !strings.Contains(raw, "://") {
+		if m := scpLikeRE.FindStringSubmatch(raw); m != nil {
+			return m[2] + ":" + m[3], "ssh", nil
+		}
+		return "", "", fmt.Errorf("%q is not an http(s), ssh or file URL", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error quotes the input; do not echo it, it may hold a secret.
+		return "", "", errors.New("is not a valid URL")
+	}
+	if _, has := u.User.Password(); has {
+		return "", "", errors.New("must not contain a password; put the token in git.auth.tokenFile")
+	}
+	switch u.Scheme {
+	case "http", "https", "ssh", "file":
+	default:
+		return "", "", fmt.Errorf("scheme %q is not supported (use https, http, ssh or file)", u.Scheme)
+	}
+	u.User = nil
+	return u.String(), u.Scheme, nil
+}
