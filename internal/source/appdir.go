@@ -37,7 +37,7 @@ func (r Revision) AppDir(appName, appPath string) (string, error) {
 	if err != nil {
 		return fail("the revision's directory is gone", err)
 	}
-	full := filepath.Join(root, filepath.FromSlash(path.Clean("/" + p)))
+	full := filepath.Join(root, filepath.FromSlash(path.Clean("/"+p)))
 	resolved, err := filepath.EvalSymlinks(full)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
