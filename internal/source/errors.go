@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -147,6 +148,19 @@ func scrub(err error, secrets ...string) error {
 // classify maps a transport error to a Kind; ok is false when the error
 // does not look like a transport failure.
 func classify(err error) (kind Kind, hint string, ok bool) {
+	// go-git wraps transport failures in types without Unwrap.
+	var unexpected *plumbing.UnexpectedError
+	if errors.As(err, &unexpected) && unexpected.Err != nil {
+		if k, h, ok := classify(unexpected.Err); ok {
+			return k, h, ok
+		}
+	}
+	var permanent *plumbing.PermanentError
+	if errors.As(err, &permanent) && permanent.Err != nil {
+		if k, h, ok := classify(permanent.Err); ok {
+			return k, h, ok
+		}
+	}
 	var keyErr *knownhosts.KeyError
 	var revoked *knownhosts.RevokedError
 	var httpErr *githttp.Err

@@ -1,0 +1,199 @@
+package source
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+func TestPollFollowsForcePushAsRewrite(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("base", map[string]string{"a": "v1"})
+	old := u.commit("to be amended", map[string]string{"a": "v2", "b": "x"})
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	poll(t, s)
+
+	// Several fast-forward commits at once are an update, not a rewrite.
+	u.commit("ff 1", map[string]string{"c": "1"})
+	u.commit("ff 2", map[string]string{"c": "2"})
+	ff := u.commit("ff 3", map[string]string{"c": "3"})
+	u.push("main")
+	rev, res := poll(t, s)
+	if rev.SHA != ff || res.Change != Updated || res.Previous != old {
+		t.Fatalf("fast-forward poll = %s %v (prev %s), want %s Updated (prev %s)", rev.SHA, res.Change, res.Previous, ff, old)
+	}
+
+	// Rewrite to a commit whose tree reuses a blob ("a": "v1") that only
+	// older history holds.
+	u.git("reset", "-q", "--hard", "HEAD~4")
+	rewritten := u.commit("rewritten", map[string]string{"d": "new"})
+	u.git("push", "-q", "-f", "origin", "main")
+	rev, res = poll(t, s)
+	if rev.SHA != rewritten || res.Change != Rewritten || res.Previous != ff {
+		t.Fatalf("force-push poll = %s %v (prev %s), want %s Rewritten (prev %s)", rev.SHA, res.Change, res.Previous, rewritten, ff)
+	}
+	if got := readTree(t, rev.Dir); got["a"] != "v1" || got["d"] != "new" || got["c"] != "" {
+		t.Errorf("rewritten tree = %v, want a=v1 d=new and no c", got)
+	}
+	if res.CacheRecovered != nil {
+		t.Errorf("a rewrite reported cache corruption: %v", res.CacheRecovered)
+	}
+
+	// And a normal update after the rewrite is an update again.
+	next := u.commit("after", map[string]string{"e": "1"})
+	u.push("main")
+	rev, res = poll(t, s)
+	if rev.SHA != next || res.Change != Updated {
+		t.Errorf("poll after rewrite = %s %v, want %s Updated", rev.SHA, res.Change, next)
+	}
+}
+
+func TestPollMergeOfOldBranchFetchesMissingObjects(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("base", map[string]string{"a": "base"})
+	u.git("branch", "feature")
+	u.commit("main 1", map[string]string{"a": "main"})
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	prev, _ := poll(t, s)
+
+	// feature forks from base and keeps a blob only base has.
+	u.git("checkout", "-q", "feature")
+	u.commit("feature", map[string]string{"f": "feature"})
+	u.git("checkout", "-q", "main")
+	u.git("merge", "-q", "--no-edit", "-s", "recursive", "-X", "theirs", "feature")
+	u.git("checkout", "-q", "feature", "--", ".")
+	merged := u.commit("take base's a back", nil)
+	u.push("main")
+	rev, res := poll(t, s)
+	if rev.SHA != merged || res.Change != Updated || res.Previous != prev.SHA {
+		t.Fatalf("poll = %s %v, want %s Updated", rev.SHA, res.Change, merged)
+	}
+	if got := readTree(t, rev.Dir); got["a"] != "base" || got["f"] != "feature" {
+		t.Errorf("tree = %v, want a=base f=feature", got)
+	}
+}
+
+func TestPollDeletedBranchKeepsLastRevision(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.git("branch", "release")
+	u.push("main", "release")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "release"})
+	rev, _ := poll(t, s)
+
+	u.run(u.bare, "update-ref", "-d", "refs/heads/release")
+	e := pollErr(t, s, KindRefNotFound)
+	if !strings.Contains(e.Error(), `branch "release"`) {
+		t.Errorf("error %q does not name the branch", e)
+	}
+	last, ok := s.Last()
+	if !ok || last.SHA != rev.SHA || !isDir(last.Dir) {
+		t.Errorf("after deletion Last() = %v %v (dir exists %v), want %s with its tree", last.SHA, ok, isDir(last.Dir), rev.SHA)
+	}
+}
+
+func TestPollServerDown(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", map[string]string{"f": "1"})
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	rev, _ := poll(t, s)
+
+	u.commit("two", map[string]string{"f": "2"})
+	u.push("main")
+	srv.hangup.Store(true)
+	pollErr(t, s, KindUnreachable)
+	if last, _ := s.Last(); last.SHA != rev.SHA || !isDir(last.Dir) {
+		t.Errorf("after hang-up Last() = %s, want %s with its tree", last.SHA, rev.SHA)
+	}
+
+	// The cache survived the broken fetch: the next poll works.
+	srv.hangup.Store(false)
+	if got, res := poll(t, s); res.Change != Updated || res.CacheRecovered != nil || got.SHA == rev.SHA {
+		t.Errorf("poll after hang-up = %s %v (recovered %v)", got.SHA, res.Change, res.CacheRecovered)
+	}
+
+	srv.Close()
+	pollErr(t, s, KindUnreachable)
+}
+
+func TestPollWrongTokenIsAuthErrorWithoutTheToken(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.push("main")
+	const good, bad = "s3cr3t-good-token", "s3cr3t-BAD-token"
+	srv := newHTTPServer(t, u, good)
+	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), bad+"\n")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Auth: &config.GitAuth{TokenFile: tokenFile}})
+
+	e := pollErr(t, s, KindAuth)
+	for _, secret := range []string{good, bad} {
+		if strings.Contains(e.Error(), secret) {
+			t.Errorf("error %q contains a token", e)
+		}
+	}
+	if !errors.Is(e, e.Err) {
+		t.Error("Error does not unwrap")
+	}
+
+	// Rotated secrets are picked up on the next poll.
+	writeFile(t, tokenFile, good)
+	rev, _ := poll(t, s)
+	if strings.Contains(rev.URL, good) {
+		t.Errorf("revision URL %q contains the token", rev.URL)
+	}
+
+	if err := os.Remove(tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	u.commit("two", nil)
+	u.push("main")
+	e = pollErr(t, s, KindAuth)
+	if !strings.Contains(e.Error(), "tokenFile") {
+		t.Errorf("missing token file error %q does not name git.auth.tokenFile", e)
+	}
+}
+
+func TestPollRecoversCorruptCache(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", map[string]string{"f": "1"})
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	rev1, _ := poll(t, s)
+
+	// Overwrite every object file in the cache with garbage.
+	err := filepath.Walk(filepath.Join(s.dir, "repo", "objects"), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		_ = os.Chmod(p, 0o644)
+		return os.WriteFile(p, []byte("garbage"), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := u.commit("two", map[string]string{"f": "2"})
+	u.push("main")
+	rev2, res := poll(t, s)
+	if rev2.SHA != want || readTree(t, rev2.Dir)["f"] != "2" {
+		t.Fatalf("poll after corruption = %s, want %s with f=2", rev2.SHA, want)
+	}
+	var e *Error
+	if !errors.As(res.CacheRecovered, &e) || e.Kind != KindCorruptCache {
+		t.Errorf("Result.CacheRecovered = %v, want *Error of kind %s", res.CacheRecovered, KindCorruptCache)
+	}
+	if !isDir(rev1.Dir) {
+		t.Error("the previous tree was removed during recovery")
+	}
+}

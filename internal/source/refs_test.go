@@ -1,0 +1,112 @@
+package source
+
+import (
+	"testing"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
+	u := newUpstream(t)
+	c1 := u.commit("one", map[string]string{"f": "1"})
+	u.git("tag", "v1.0.0")
+	c2 := u.commit("two", map[string]string{"f": "2"})
+	u.git("tag", "-a", "-m", "release 1.2.0", "v1.2.0")
+	c3 := u.commit("three", map[string]string{"f": "3"})
+	u.git("tag", "-a", "-m", "release 1.3.5", "v1.3.5")
+	u.git("tag", "1.3.6-rc.1") // pre-release: excluded by a range without one
+	c4 := u.commit("four", map[string]string{"f": "4"})
+	u.git("tag", "v2.0.0")
+	u.git("tag", "not-a-version")
+	u.push("main", "--tags")
+	srv := newHTTPServer(t, u, "")
+
+	tests := map[string]struct {
+		git     config.GitSource
+		wantSHA string
+		wantTag string
+		wantF   string
+	}{
+		"lightweight tag":           {git: config.GitSource{Tag: "v1.0.0"}, wantSHA: c1, wantTag: "v1.0.0", wantF: "1"},
+		"annotated tag is peeled":   {git: config.GitSource{Tag: "v1.2.0"}, wantSHA: c2, wantTag: "v1.2.0", wantF: "2"},
+		"semver picks highest":      {git: config.GitSource{Semver: ">=1.2.0 <2.0.0"}, wantSHA: c3, wantTag: "v1.3.5", wantF: "3"},
+		"semver major":              {git: config.GitSource{Semver: "^2"}, wantSHA: c4, wantTag: "v2.0.0", wantF: "4"},
+		"commit that is a tip":      {git: config.GitSource{Commit: c4}, wantSHA: c4, wantF: "4"},
+		"commit that is no tip":     {git: config.GitSource{Commit: c2}, wantSHA: c2, wantF: "2"},
+		"commit only under a tag":   {git: config.GitSource{Commit: c1}, wantSHA: c1, wantF: "1"},
+		"branch follows the branch": {git: config.GitSource{Branch: "main"}, wantSHA: c4, wantF: "4"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tc.git.URL = srv.url()
+			s := newSource(t, tc.git)
+			rev, res := poll(t, s)
+			if rev.SHA != tc.wantSHA || rev.Tag != tc.wantTag || res.Change != Updated {
+				t.Errorf("poll = %s tag %q %v, want %s tag %q Updated", rev.SHA, rev.Tag, res.Change, tc.wantSHA, tc.wantTag)
+			}
+			if got := readTree(t, rev.Dir)["f"]; got != tc.wantF {
+				t.Errorf("tree has f=%q, want %q", got, tc.wantF)
+			}
+		})
+	}
+}
+
+func TestPollSemverFollowsNewTag(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.git("tag", "v1.2.0")
+	u.push("main", "--tags")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Semver: ">=1.2.0 <2.0.0"})
+	poll(t, s)
+	c2 := u.commit("two", nil)
+	u.git("tag", "-a", "-m", "x", "v1.4.0")
+	u.git("tag", "v2.1.0")
+	u.push("main", "--tags")
+	rev, res := poll(t, s)
+	if rev.SHA != c2 || rev.Tag != "v1.4.0" || res.Change != Updated {
+		t.Errorf("poll = %s %q %v, want %s v1.4.0 Updated", rev.SHA, rev.Tag, res.Change, c2)
+	}
+}
+
+func TestPollCommitPinDoesNotAskAgain(t *testing.T) {
+	u := newUpstream(t)
+	c1 := u.commit("one", nil)
+	u.commit("two", nil)
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Commit: c1})
+	poll(t, s)
+	srv.counts()
+	rev, res := poll(t, s)
+	if rev.SHA != c1 || res.Change != Unchanged {
+		t.Errorf("second poll = %s %v, want %s Unchanged", rev.SHA, res.Change, c1)
+	}
+	if refs, posts, _ := srv.counts(); refs+posts != 0 {
+		t.Errorf("second poll of a pinned commit made %d requests, want 0", refs+posts)
+	}
+}
+
+func TestPollRefNotFound(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.git("tag", "v0.1.0")
+	u.push("main", "--tags")
+	srv := newHTTPServer(t, u, "")
+	tests := map[string]config.GitSource{
+		"branch": {Branch: "nope"},
+		"tag":    {Tag: "v9"},
+		"semver": {Semver: ">=1.0.0"},
+		"commit": {Commit: "0123456789012345678901234567890123456789"},
+	}
+	for name, g := range tests {
+		t.Run(name, func(t *testing.T) {
+			g.URL = srv.url()
+			s := newSource(t, g)
+			pollErr(t, s, KindRefNotFound)
+			if _, ok := s.Last(); ok {
+				t.Error("Last() reports a revision after a failed first poll")
+			}
+		})
+	}
+}
