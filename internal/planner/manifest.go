@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,38 +74,22 @@ var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // ReadDir reads every .yaml, .yml and .json file below dir (recursively, in
 // lexical order), splits multi-document files and decodes each document.
-// Empty documents are skipped. Any problem in any document fails the whole
-// directory: the returned error is a ManifestErrors listing all of them.
+// Empty documents are skipped; directories whose name starts with "." are
+// skipped. A file larger than MaxFileSize, and a symlink that leads out of
+// dir, are errors; symlinks to directories are not followed. Any problem in
+// any document fails the whole directory: the returned error is a
+// ManifestErrors listing all of them.
 func ReadDir(dir string) ([]Manifest, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if manifestExt[strings.ToLower(filepath.Ext(path))] {
-			files = append(files, path)
-		}
-		return nil
-	})
+	files, errs, err := walkTree(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read manifests: %w", dir, err)
+		return nil, err
 	}
-	sort.Strings(files)
-
 	var out []Manifest
-	var errs ManifestErrors
-	for _, path := range files {
-		rel, relErr := filepath.Rel(dir, path)
-		if relErr != nil {
-			rel = path
+	for _, f := range files {
+		if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
+			continue
 		}
-		ms, fileErrs := readFile(path, rel)
+		ms, fileErrs := readFile(f)
 		out = append(out, ms...)
 		errs = append(errs, fileErrs...)
 	}
@@ -118,13 +99,12 @@ func ReadDir(dir string) ([]Manifest, error) {
 	return out, nil
 }
 
-func readFile(path, name string) ([]Manifest, ManifestErrors) {
-	f, err := os.Open(path)
+func readFile(f treeFile) ([]Manifest, ManifestErrors) {
+	data, err := f.read()
 	if err != nil {
-		return nil, ManifestErrors{{File: name, Err: err}}
+		return nil, ManifestErrors{{File: f.rel, Err: err}}
 	}
-	defer f.Close()
-	return decodeStream(f, name)
+	return decodeStream(bytes.NewReader(data), f.rel)
 }
 
 // decodeStream splits r into YAML documents and decodes each.

@@ -51,8 +51,10 @@ func (e *AtomicPathError) Error() string {
 }
 
 // split cuts obj (typed as tv) into one slice per manager. matched records
-// which rule paths matched a field.
-func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, matched [][]bool) ([]Slice, error) {
+// which rule paths matched a field. A deduced value (no schema known)
+// cannot be cut: it goes whole to the default manager, and a split rule
+// claiming any of it is an error.
+func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, deduced bool, matched [][]bool) ([]Slice, error) {
 	full, err := tv.ToFieldSet()
 	if err != nil {
 		return nil, fmt.Errorf("field set: %w", err)
@@ -90,6 +92,19 @@ func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, ma
 			}
 		}
 		sets[slot].Insert(path)
+	}
+	if deduced {
+		for slot := 1; slot < len(sets); slot++ {
+			if !sets[slot].Empty() {
+				return nil, fmt.Errorf("split rules of manager %s match fields of %s, whose schema is unknown offline: only objects with a known schema (built-in kinds, CRDs in the same render, or the cluster's schema) can be split", p.Managers()[slot], obj.GroupVersionKind().GroupKind())
+			}
+		}
+		whole := obj.DeepCopy()
+		hash, err := hashObject(whole)
+		if err != nil {
+			return nil, err
+		}
+		return []Slice{{Manager: p.manager, Object: whole, Fields: full.Difference(identity), Hash: hash}}, nil
 	}
 	if atomicErr != nil {
 		return nil, atomicErr

@@ -137,8 +137,8 @@ type Object struct {
 // Warning is something the planner fixed or could not check, that a user
 // should know about. It does not stop the plan.
 type Warning struct {
-	Object  string // an ObjectRef string or an origin; empty for app-wide warnings
-	Message string
+	Object  string `json:"object,omitempty"` // an ObjectRef string and origin; empty for app-wide warnings
+	Message string `json:"message"`
 }
 
 // String returns "object: message".

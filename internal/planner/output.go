@@ -1,0 +1,82 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// WriteYAML writes every slice of the plan, in apply order, as a YAML
+// document preceded by a comment naming its manager and object:
+//
+//	# manager: syncd-web  object: apps/Deployment default/web
+//	---
+//	apiVersion: apps/v1
+//	...
+//
+// Warnings follow as "# warning:" comments at the end.
+func (p *Plan) WriteYAML(w io.Writer) error {
+	for _, o := range p.Objects {
+		for _, s := range o.Slices {
+			b, err := yaml.Marshal(s.Object.Object)
+			if err != nil {
+				return fmt.Errorf("%s: encode slice of %s: %w", o.Ref, s.Manager, err)
+			}
+			if _, err := fmt.Fprintf(w, "---\n# manager: %s  object: %s\n%s", s.Manager, o.Ref, b); err != nil {
+				return err
+			}
+		}
+	}
+	for _, warn := range p.Warnings {
+		if _, err := fmt.Fprintf(w, "# warning: %s\n", strings.ReplaceAll(warn.String(), "\n", " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SliceJSON is one element of the array WriteJSON prints.
+type SliceJSON struct {
+	Manager FieldManager `json:"manager"`
+	// Object is the ObjectRef string: "apps/Deployment default/web".
+	Object string `json:"object"`
+	Stage  string `json:"stage"`
+	Origin string `json:"origin"`
+	// Hash is the sha256 of the canonical JSON of ApplyConfiguration.
+	Hash string `json:"hash"`
+	// Fields is the slice's field set in managedFields (fieldsV1) form.
+	Fields             json.RawMessage `json:"fields"`
+	ApplyConfiguration map[string]any  `json:"applyConfiguration"`
+}
+
+// PlanJSON is the document WriteJSON prints.
+type PlanJSON struct {
+	App      string      `json:"app"`
+	Revision string      `json:"revision,omitempty"`
+	Slices   []SliceJSON `json:"slices"`
+	Warnings []Warning   `json:"warnings,omitempty"`
+}
+
+// WriteJSON writes the plan as one indented JSON document (PlanJSON):
+// the slices in apply order and the warnings.
+func (p *Plan) WriteJSON(w io.Writer) error {
+	out := PlanJSON{App: p.App, Revision: p.Revision, Slices: []SliceJSON{}, Warnings: p.Warnings}
+	for _, o := range p.Objects {
+		for _, s := range o.Slices {
+			fields, err := s.Fields.ToJSON()
+			if err != nil {
+				return fmt.Errorf("%s: encode fields of %s: %w", o.Ref, s.Manager, err)
+			}
+			out.Slices = append(out.Slices, SliceJSON{
+				Manager: s.Manager, Object: o.Ref.String(), Stage: o.Stage.String(), Origin: o.Origin,
+				Hash: s.Hash, Fields: fields, ApplyConfiguration: s.Object.Object,
+			})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
