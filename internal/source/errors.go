@@ -125,14 +125,17 @@ func (s *scrubbed) Error() string { return s.msg }
 func (s *scrubbed) Unwrap() error { return s.err }
 
 // scrub returns err with every secret replaced by "<redacted>" in its
-// message. Secrets shorter than 4 bytes are not scrubbed (they would
+// message, which is also folded onto one line. Secrets shorter than 4 bytes are not scrubbed (they would
 // mangle ordinary words) and are rejected when read.
 func scrub(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	changed := false
+	// Server-sent reasons end in newlines; keep messages on one line.
+	oneLine := strings.Join(strings.Fields(msg), " ")
+	changed := oneLine != msg
+	msg = oneLine
 	for _, s := range secrets {
 		if len(s) >= 4 && strings.Contains(msg, s) {
 			msg = strings.ReplaceAll(msg, s, "<redacted>")

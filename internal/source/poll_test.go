@@ -55,6 +55,7 @@ func pollErr(t testing.TB, s *Source, kind Kind) *Error {
 	if e.Kind != kind {
 		t.Fatalf("Poll error kind = %s, want %s (%v)", e.Kind, kind, err)
 	}
+	t.Logf("poll error: %v", e)
 	return e
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	gliderssh "github.com/gliderlabs/ssh"
+	"github.com/go-git/go-git/v5/plumbing"
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -277,3 +278,5 @@ func writeFile(t testing.TB, p, content string) string {
 	}
 	return p
 }
+
+func plumbingHash(s string) plumbing.Hash { return plumbing.NewHash(s) }
