@@ -384,7 +384,7 @@ func (p *Planner) toTyped(obj *unstructured.Unstructured, crds map[schema.GroupK
 		return tc, nil
 	}
 	wrap := func(err error) error {
-		return fmt.Errorf("does not match the schema of %s: %w", gvk, err)
+		return fmt.Errorf("does not match the schema of %s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
 	}
 	if p.opts.Converter != nil {
 		tv, err = p.opts.Converter.ObjectToTyped(obj)

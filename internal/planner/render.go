@@ -232,8 +232,14 @@ func checkKustomizations(fsys filesys.FileSystem, files []treeFile) ManifestErro
 	visit = func(dir string, stack []string) *ManifestError {
 		switch state[dir] {
 		case 1:
+			start := 0
+			for i, d := range stack {
+				if d == dir {
+					start = i
+				}
+			}
 			var chain []string
-			for _, d := range append(stack, dir) {
+			for _, d := range append(stack[start:], dir) {
 				chain = append(chain, kustomizationIn(fsys, d))
 			}
 			return &ManifestError{File: kustomizationIn(fsys, stack[len(stack)-1]), Err: fmt.Errorf("kustomizations form a cycle: %s", strings.Join(chain, " -> "))}

@@ -16,17 +16,22 @@ import (
 
 // identity is the set of fields that identify an object. They are in every
 // slice, and the API server leaves them out of managedFields.
-var identity = fieldpath.NewSet(
-	fieldpath.MakePathOrDie("apiVersion"),
-	fieldpath.MakePathOrDie("kind"),
-	fieldpath.MakePathOrDie("metadata", "name"),
-	fieldpath.MakePathOrDie("metadata", "namespace"),
+var (
+	identityPaths = []fieldpath.Path{
+		fieldpath.MakePathOrDie("apiVersion"),
+		fieldpath.MakePathOrDie("kind"),
+		fieldpath.MakePathOrDie("metadata", "name"),
+		fieldpath.MakePathOrDie("metadata", "namespace"),
+	}
+	identity = fieldpath.NewSet(identityPaths...)
 )
 
 // isIdentityPattern reports whether a split pattern would claim an identity
 // field.
 func isIdentityPattern(p paths.Pattern) bool {
-	for id := range identity.All() {
+	// (fieldpath.Set.All's iterator does not support leaving the loop
+	// early, so walk a plain slice.)
+	for _, id := range identityPaths {
 		if p.Matches(id) {
 			return true
 		}
