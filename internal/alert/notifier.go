@@ -1,0 +1,295 @@
+package alert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// Options tune a Notifier. The zero value gives the documented defaults.
+type Options struct {
+	// Client sends the requests; default a client with no overall timeout
+	// (Timeout bounds each attempt).
+	Client *http.Client
+	// Timeout bounds one attempt (connect, send, read the answer);
+	// default 10s.
+	Timeout time.Duration
+	// Clock tells the time and waits (rate limit, backoff, Retry-After);
+	// default the wall clock.
+	Clock clock.Clock
+	// Registerer receives the syncd_alerts_* metrics; nil leaves them
+	// unregistered. Collectors already registered under the same names are
+	// reused, so a Notifier rebuilt after a config reload keeps counting.
+	Registerer prometheus.Registerer
+	// RateLimit is how many alerts per second each sink sends at most;
+	// default 1. rate.Inf turns the limit off.
+	RateLimit rate.Limit
+	// Burst is how many alerts a sink may send at once before RateLimit
+	// applies; default 5.
+	Burst int
+	// MaxRetries is how many times a failed attempt (HTTP 408, 429, 5xx or
+	// a network error) is retried; default 4. A negative value disables
+	// retries.
+	MaxRetries int
+	// Backoff spaces retries; default 1s doubling to at most 1m with 20%
+	// jitter. Only Duration, Factor, Jitter and Cap are used.
+	Backoff wait.Backoff
+	// MaxRetryAfter is the longest Retry-After a sink waits for; an alert
+	// asked to wait longer fails with reason rate_limited. Default 5m.
+	MaxRetryAfter time.Duration
+	// QueueSize is how many alerts wait per sink; when the queue is full
+	// the oldest is dropped. Default 256.
+	QueueSize int
+	// OnceWindow is how long one-shot events (sync, prune, handoff) are
+	// remembered for deduplication; default 1h.
+	OnceWindow time.Duration
+	// ReadFile reads URL and HMAC key files; default os.ReadFile. The
+	// files are read again for every attempt, so rotated secrets apply
+	// without a restart.
+	ReadFile func(name string) ([]byte, error)
+	// ErrorHandler, when set, receives a *SendError for every alert given
+	// up on. It is called from the sink's goroutine and must not block.
+	ErrorHandler func(error)
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Client == nil {
+		o.Client = &http.Client{}
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	for _, c := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"Timeout", &o.Timeout, 10 * time.Second},
+		{"MaxRetryAfter", &o.MaxRetryAfter, 5 * time.Minute},
+		{"OnceWindow", &o.OnceWindow, time.Hour},
+	} {
+		if *c.v < 0 {
+			return o, fmt.Errorf("alert: Options.%s must not be negative, got %s", c.name, *c.v)
+		}
+		if *c.v == 0 {
+			*c.v = c.def
+		}
+	}
+	switch {
+	case o.RateLimit < 0:
+		return o, fmt.Errorf("alert: Options.RateLimit must not be negative, got %v", o.RateLimit)
+	case o.RateLimit == 0:
+		o.RateLimit = 1
+	}
+	switch {
+	case o.Burst < 0:
+		return o, fmt.Errorf("alert: Options.Burst must not be negative, got %d", o.Burst)
+	case o.Burst == 0:
+		o.Burst = 5
+	}
+	switch {
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	case o.MaxRetries == 0:
+		o.MaxRetries = 4
+	}
+	switch {
+	case o.QueueSize < 0:
+		return o, fmt.Errorf("alert: Options.QueueSize must not be negative, got %d", o.QueueSize)
+	case o.QueueSize == 0:
+		o.QueueSize = 256
+	}
+	if o.Backoff.Duration < 0 || o.Backoff.Factor < 0 || o.Backoff.Jitter < 0 || o.Backoff.Cap < 0 {
+		return o, fmt.Errorf("alert: Options.Backoff must not hold negative values, got %+v", o.Backoff)
+	}
+	if o.Backoff.Duration == 0 {
+		o.Backoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.2, Cap: time.Minute}
+	}
+	return o, nil
+}
+
+// Notifier sends events to the alert sinks of a config. Each sink has its
+// own bounded queue and goroutine, so a slow or unreachable sink never
+// delays Notify or the other sinks.
+type Notifier struct {
+	opts    Options
+	metrics *metrics
+	sinks   []*sink
+
+	ctx       context.Context // cancelled when Close gives up draining
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+// New validates alerts, checks that every URL and HMAC key file can be
+// read, and starts one sender goroutine per sink. Call Close to stop them.
+func New(alerts []config.Alert, opts Options) (*Notifier, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	n := &Notifier{opts: opts, metrics: m}
+	seen := map[string]int{}
+	var errs []error
+	for i, a := range alerts {
+		s, err := newSink(n, a)
+		if err == nil {
+			if j, dup := seen[a.Name]; dup {
+				err = fmt.Errorf("name is already used by alerts[%d]; give each alert its own name", j)
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("alerts[%d] %q: %w", i, a.Name, err))
+			continue
+		}
+		seen[a.Name] = i
+		n.sinks = append(n.sinks, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	for _, s := range n.sinks {
+		n.wg.Add(1)
+		go s.run(n.ctx, &n.wg)
+	}
+	return n, nil
+}
+
+var sinkTypes = map[string]func(message) ([]byte, error){
+	config.AlertSlack:   renderSlack,
+	config.AlertMSTeams: renderTeams,
+	config.AlertDiscord: renderDiscord,
+	config.AlertWebhook: renderWebhook,
+}
+
+var knownEvents = []string{config.EventDrift, config.EventConflict, config.EventHandoff, config.EventPrune, config.EventError, config.EventSync}
+
+// newSink validates one alert config and builds its sink.
+func newSink(n *Notifier, a config.Alert) (*sink, error) {
+	if a.Name == "" {
+		return nil, errors.New("name is empty; give the alert a name, it labels metrics and errors")
+	}
+	render, ok := sinkTypes[a.Type]
+	if !ok {
+		return nil, fmt.Errorf("type %q is not one of slack, msteams, discord, webhook", a.Type)
+	}
+	if a.URLFile == "" {
+		return nil, errors.New("urlFile is empty; name a file holding the webhook URL")
+	}
+	switch {
+	case a.Type == config.AlertWebhook && a.HMACKeyFile == "":
+		return nil, errors.New("hmacKeyFile is empty; a webhook alert is signed, name a file holding the HMAC key")
+	case a.Type != config.AlertWebhook && a.HMACKeyFile != "":
+		return nil, fmt.Errorf("hmacKeyFile is only used by type webhook, not %s; remove it", a.Type)
+	}
+	var events map[string]bool
+	for _, e := range a.Events {
+		if !slices.Contains(knownEvents, e) {
+			return nil, fmt.Errorf("events: %q is not one of %s", e, strings.Join(knownEvents, ", "))
+		}
+		if events == nil {
+			events = map[string]bool{}
+		}
+		events[e] = true
+	}
+	s := &sink{
+		n:       n,
+		name:    a.Name,
+		typ:     a.Type,
+		urlFile: a.URLFile,
+		keyFile: a.HMACKeyFile,
+		events:  events,
+		render:  render,
+		limiter: rate.NewLimiter(n.opts.RateLimit, n.opts.Burst),
+		open:    map[string]openEntry{},
+		wake:    make(chan struct{}, 1),
+	}
+	if _, err := s.readURL(); err != nil {
+		return nil, err
+	}
+	if s.keyFile != "" {
+		if _, err := s.readKey(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Notify hands ev to every sink subscribed to its type and returns at
+// once: it never waits for the network. The event is redacted (see
+// Redact) and deduplicated per sink; when a sink's queue is full its
+// oldest alert is dropped and counted. Notify is safe for concurrent use,
+// and after Close it only counts the event as dropped.
+func (n *Notifier) Notify(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = n.opts.Clock.Now()
+	}
+	ev = Redact(ev)
+	for _, s := range n.sinks {
+		if s.events == nil || s.events[ev.Type] {
+			s.offer(ev)
+		}
+	}
+}
+
+// Close stops accepting events and waits until every queued alert has been
+// sent or given up on. When ctx ends first, it aborts the attempts under
+// way, counts what is left as dropped with reason "shutdown", and returns
+// an error wrapping ctx.Err(). Close may be called more than once.
+func (n *Notifier) Close(ctx context.Context) error {
+	n.closeOnce.Do(func() {
+		for _, s := range n.sinks {
+			s.close()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		n.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		n.cancel()
+		<-done
+		return fmt.Errorf("alert: close: queued alerts not delivered, counted in syncd_alerts_dropped_total{reason=%q}: %w", ReasonShutdown, ctx.Err())
+	}
+}
+
+// sleep waits d on the Notifier's clock, or until ctx ends.
+func (n *Notifier) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := n.opts.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}

@@ -1,0 +1,167 @@
+package alert
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// independentSignature computes the documented signature without the
+// package's code: hex(HMAC-SHA256(key, timestamp + "." + body)).
+func independentSignature(key, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(ts + "." + string(body)))
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func TestWebhookPayload(t *testing.T) {
+	clk := newFakeClock()
+	rec := newRecorder(t)
+	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(clk))
+	ev := driftEvent()
+	n.Notify(ev)
+	resolved := driftEvent()
+	resolved.Resolved = true
+	resolved.Summary = "matches Git again"
+	resolved.Revision = "main@sha1:4b5c"
+	resolved.Time = t0.Add(time.Hour)
+	n.Notify(resolved)
+	closeNotifier(t, n)
+
+	reqs := rec.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests, want 2", len(reqs))
+	}
+	var got []webhookSchema
+	for _, r := range reqs {
+		ts := r.Header.Get("X-Syncd-Timestamp")
+		if ts != strconv.FormatInt(t0.Unix(), 10) {
+			t.Errorf("X-Syncd-Timestamp = %q, want the clock's Unix seconds %d", ts, t0.Unix())
+		}
+		if got, want := r.Header.Get("X-Syncd-Signature"), independentSignature(testKey, ts, r.Body); got != want {
+			t.Errorf("X-Syncd-Signature = %q, want %q", got, want)
+		}
+		var p webhookSchema
+		decodeStrict(t, r.Body, &p)
+		got = append(got, p)
+	}
+
+	culprit := func(m, op, sub string, at time.Time) *webhookCulpritSchema {
+		return &webhookCulpritSchema{Manager: m, Operation: op, Subresource: sub, Time: &at}
+	}
+	open := webhookSchema{
+		Version: "syncd.dev/alert/v1", Sink: "ops", Type: "drift", State: "open",
+		Fingerprint: got[0].Fingerprint, App: "shop", Revision: "main@sha1:3f2a9c1d0b7e",
+		Summary: "2 fields differ from Git", Time: t0,
+	}
+	open.Object.APIVersion, open.Object.Kind, open.Object.Namespace, open.Object.Name = "apps/v1", "Deployment", "web", "frontend"
+	open.Fields = []webhookFieldSchema{
+		{
+			Path: ".spec.replicas", Class: "taken-over", Desired: "3", Live: "5",
+			Culprit: culprit("kubectl-scale", "Update", "scale", t0.Add(-10*time.Minute)),
+		},
+		{
+			Path: `.spec.template.spec.containers[name="app"].image`, Class: "changed",
+			Desired: "registry.example/shop:1.4.2", Live: "registry.example/shop:1.4.3-hotfix",
+			Culprit: culprit("kubectl-edit", "Update", "", t0.Add(-5*time.Minute)),
+		},
+	}
+
+	res := open
+	res.State, res.Summary, res.Revision, res.Time = "resolved", "matches Git again", "main@sha1:4b5c", t0.Add(time.Hour)
+
+	if diff := cmp.Diff([]webhookSchema{open, res}, got); diff != "" {
+		t.Errorf("webhook payloads (-want +got):\n%s", diff)
+	}
+	if len(got[0].Fingerprint) != 24 || got[0].Fingerprint != got[1].Fingerprint {
+		t.Errorf("fingerprints %q and %q: want the same 24 hex digits for open and resolved", got[0].Fingerprint, got[1].Fingerprint)
+	}
+}
+
+func TestWebhookKeyRotation(t *testing.T) {
+	rec := newRecorder(t)
+	a := testAlert(t, "ops", config.AlertWebhook, rec.URL)
+	n := mustNew(t, []config.Alert{a}, testOptions(newFakeClock()))
+	n.Notify(driftEvent())
+	// Wait for the first request before rotating the key.
+	<-rec.received
+	if err := os.WriteFile(a.HMACKeyFile, []byte("rotated-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sync := Event{Type: config.EventSync, App: "shop", Revision: "r2", Time: t0}
+	n.Notify(sync)
+	closeNotifier(t, n)
+	reqs := rec.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests, want 2", len(reqs))
+	}
+	for i, key := range []string{testKey, "rotated-key"} {
+		r := reqs[i]
+		if got, want := r.Header.Get(HeaderSignature), independentSignature(key, r.Header.Get(HeaderTimestamp), r.Body); got != want {
+			t.Errorf("request %d signed with the wrong key: got %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestVerifyWebhook(t *testing.T) {
+	body := []byte(`{"version":"syncd.dev/alert/v1"}`)
+	signedAt := t0
+	ts := strconv.FormatInt(signedAt.Unix(), 10)
+	headers := func(ts, sig string) http.Header {
+		h := http.Header{}
+		if ts != "" {
+			h.Set("X-Syncd-Timestamp", ts)
+		}
+		if sig != "" {
+			h.Set("X-Syncd-Signature", sig)
+		}
+		return h
+	}
+	good := independentSignature(testKey, ts, body)
+	tests := map[string]struct {
+		key    string
+		header http.Header
+		body   []byte
+		now    time.Time
+		want   error
+	}{
+		"valid":                {testKey, headers(ts, good), body, signedAt.Add(30 * time.Second), nil},
+		"valid at 5m":          {testKey, headers(ts, good), body, signedAt.Add(5 * time.Minute), nil},
+		"replayed after 5m":    {testKey, headers(ts, good), body, signedAt.Add(5*time.Minute + time.Second), ErrStaleTimestamp},
+		"from the future":      {testKey, headers(ts, good), body, signedAt.Add(-6 * time.Minute), ErrStaleTimestamp},
+		"body changed":         {testKey, headers(ts, good), []byte(`{"version":"x"}`), signedAt, ErrBadSignature},
+		"timestamp changed":    {testKey, headers(strconv.FormatInt(signedAt.Unix()+1, 10), good), body, signedAt, ErrBadSignature},
+		"wrong key":            {"other", headers(ts, good), body, signedAt, ErrBadSignature},
+		"no sha256= prefix":    {testKey, headers(ts, good[len("sha256="):]), body, signedAt, ErrBadSignature},
+		"not hex":              {testKey, headers(ts, "sha256=zz"), body, signedAt, ErrBadSignature},
+		"missing signature":    {testKey, headers(ts, ""), body, signedAt, ErrNoSignature},
+		"missing timestamp":    {testKey, headers("", good), body, signedAt, ErrNoSignature},
+		"timestamp not number": {testKey, headers("yesterday", good), body, signedAt, ErrStaleTimestamp},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := VerifyWebhook([]byte(tc.key), tc.header, tc.body, tc.now, 0)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("VerifyWebhook = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSignMatchesIndependentHMAC(t *testing.T) {
+	for _, body := range []string{"", "{}", `{"a":"ä😀"}`} {
+		if got, want := Sign([]byte(testKey), "1764450000", []byte(body)), independentSignature(testKey, "1764450000", []byte(body)); got != want {
+			t.Errorf("Sign(%q) = %q, want %q", body, got, want)
+		}
+	}
+}
