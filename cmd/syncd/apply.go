@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+)
+
+type applyFlags struct {
+	kube        kubeFlags
+	path        string
+	manager     string
+	namespace   string
+	dryRun      bool
+	concurrency int
+}
+
+func newApplyCommand() *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply --path DIR --manager NAME [--namespace NS] [--dry-run]",
+		Short: "Apply a directory of manifests with Server-Side Apply as one field manager, never forcing",
+		Long: `apply reads every .yaml, .yml and .json file below --path (multi-document
+files included), checks every document, maps each kind through the cluster's
+discovery, and applies each object with Server-Side Apply under the field
+manager --manager. It never forces: a field another manager owns with a
+different value is reported as a conflict naming the field and its manager.
+
+If any document is invalid (bad YAML, no kind, unknown kind, managedFields
+present) nothing from the directory is applied.
+
+Exit codes: 0 applied, 1 error, 3 field conflicts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd, f) },
+	}
+	fs := cmd.Flags()
+	f.kube.register(fs)
+	fs.StringVar(&f.path, "path", "", "directory of manifests to apply (required)")
+	fs.StringVar(&f.manager, "manager", "", "field manager name to apply as (required; keep it stable across runs)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace for namespaced objects that set none (default: the kubeconfig context's)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "send every request with dryRun=All: show what would happen, persist nothing")
+	fs.IntVar(&f.concurrency, "concurrency", applier.DefaultConcurrency, "objects applied at once within a stage")
+	return cmd
+}
+
+func runApply(cmd *cobra.Command, f *applyFlags) error {
+	if f.path == "" {
+		return withCode(exitError, errors.New("--path is required: the directory of manifests to apply"))
+	}
+	if f.manager == "" {
+		return withCode(exitError, errors.New("--manager is required: the field manager to apply as (e.g. syncd-web)"))
+	}
+	manifests, err := planner.ReadDir(f.path)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("nothing applied: %w", err))
+	}
+	cl, err := f.kube.connect()
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	ns := f.namespace
+	if ns == "" {
+		ns = cl.namespace
+	}
+	app := config.App{Name: "apply", Manager: f.manager, Namespace: ns}
+	pl, err := planner.New(app, planner.Options{Mapper: cl.mapper})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	plan, err := pl.Plan(cmd.Context(), manifests)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("nothing applied: %w", err))
+	}
+	ap, err := applier.New(cl.dynamic, cl.mapper, applier.Options{Concurrency: f.concurrency, DryRun: f.dryRun})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	cs, err := ap.Apply(cmd.Context(), plan)
+	if cs != nil {
+		printChangeSet(cmd.OutOrStdout(), cs)
+	}
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	return changeSetExit(cs)
+}
+
+// changeSetExit maps a ChangeSet to the exit code contract: conflicts
+// exit 3, other failures 1.
+func changeSetExit(cs *applier.ChangeSet) error {
+	if n := len(cs.Failures()); n > 0 {
+		return withCode(exitError, fmt.Errorf("%d object(s) failed", n))
+	}
+	if n := len(cs.Conflicts()); n > 0 {
+		return withCode(exitConflict, fmt.Errorf("%d object(s) not applied because of field conflicts; see above", n))
+	}
+	return nil
+}
+
+// printChangeSet writes one kubectl-like line per slice, the conflicting
+// fields under their object, and a summary.
+func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
+	managers := map[planner.ObjectRef]int{}
+	for _, c := range cs.Changes {
+		managers[c.Object]++
+	}
+	suffix := ""
+	if cs.DryRun {
+		suffix = " (dry run)"
+	}
+	for _, c := range cs.Changes {
+		line := fmt.Sprintf("%s %s%s", c.Object, c.Action, suffix)
+		if managers[c.Object] > 1 {
+			line += fmt.Sprintf(" [manager %s]", c.Manager)
+		}
+		fmt.Fprintln(w, line)
+		for _, conflict := range c.Conflicts {
+			fmt.Fprintf(w, "  conflict: %s\n", conflict.Error())
+		}
+		if c.Action == applier.Failed && c.Err != nil {
+			fmt.Fprintf(w, "  error: %v\n", c.Err)
+		}
+	}
+	if len(cs.Conflicts()) > 0 {
+		fmt.Fprintln(w, "  hint: syncd never forces; another manager owns these fields. Agree on one owner, drop the field from Git, or set a conflict policy (force/yield) in syncd.yaml.")
+	}
+	var parts []string
+	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Conflicted, applier.Failed, applier.Skipped} {
+		if n := cs.Count(a); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, a))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "%s%s\n", strings.Join(parts, ", "), suffix)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kubeFlags are the flags every command that talks to a cluster takes.
+// Loading follows client-go: --kubeconfig, else $KUBECONFIG, else
+// ~/.kube/config, else the in-cluster service account.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+	qps        float32
+	burst      int
+}
+
+func (k *kubeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	fs.StringVar(&k.context, "context", "", "kubeconfig context to use (default: the current context)")
+	fs.Float32Var(&k.qps, "kube-qps", 50, "client-side request rate limit (queries per second) to the API server")
+	fs.IntVar(&k.burst, "kube-burst", 100, "client-side burst above --kube-qps")
+}
+
+func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = k.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: k.context}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+}
+
+// cluster holds the clients one command uses.
+type cluster struct {
+	config    *rest.Config
+	dynamic   dynamic.Interface
+	mapper    meta.ResettableRESTMapper
+	namespace string // the kubeconfig context's namespace
+}
+
+func (k *kubeFlags) connect() (*cluster, error) {
+	cc := k.clientConfig()
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
+	}
+	cfg.QPS, cfg.Burst = k.qps, k.burst
+	cfg.UserAgent = "syncd/" + version
+	ns, _, err := cc.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	return &cluster{config: cfg, dynamic: dyn, mapper: mapper, namespace: ns}, nil
+}

@@ -1,0 +1,67 @@
+// Command syncd is a GitOps reconciliation daemon for Kubernetes built on
+// Server-Side Apply. See README.md for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitChanges  = 2 // plan/drift: there is something to report
+	exitConflict = 3 // field conflicts or guards blocked the run
+)
+
+// exitError carries the process exit code of a command.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitCodeError) Unwrap() error { return e.err }
+
+// withCode wraps err so that main exits with code. A nil err with a code
+// exits silently with that code.
+func withCode(code int, err error) error { return &exitCodeError{code: code, err: err} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one syncd command line and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ce *exitCodeError
+	if errors.As(err, &ce) {
+		if ce.err != nil {
+			fmt.Fprintln(root.ErrOrStderr(), "error:", ce.err)
+		}
+		return ce.code
+	}
+	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	return exitError
+}

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "syncd",
+		Short: "GitOps reconciliation for Kubernetes with Server-Side Apply and explicit field ownership",
+		Long: `syncd applies manifests from Git with Server-Side Apply under stable,
+per-team field managers, never silently overwriting fields another manager
+owns, and reports who changed what when the cluster drifts from Git.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newVersionCommand())
+	root.AddCommand(newApplyCommand())
+	return root
+}

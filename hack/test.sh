@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The test command: builds (or reuses) the control plane, checks formatting
+# and vet, runs every test against the real API server, fuzzes the decoders
+# for a bounded time, and builds the binary exactly as the Dockerfile does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v git >/dev/null || { echo "test: git is needed (apt-get install git)" >&2; exit 1; }
+
+SYNCD_CONTROLPLANE_DIR=$(./hack/controlplane.sh)
+export SYNCD_CONTROLPLANE_DIR
+
+echo "--- gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '^tools/') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+fi
+
+echo "--- go vet"
+go vet ./...
+
+echo "--- go test"
+# Packages that do not start a control plane also run under the race detector.
+race_pkgs=$(go list ./internal/config/... ./internal/paths/... ./internal/alert/... 2>/dev/null || true)
+if [ -n "$race_pkgs" ]; then
+  go test -count=1 -race $race_pkgs
+fi
+go test -count=1 -timeout 20m ./...
+
+echo "--- fuzz (bounded)"
+for target in "./internal/planner FuzzDecode" "./internal/config FuzzParse"; do
+  set -- $target
+  if go test -list "^$2\$" "$1" 2>/dev/null | grep -q "^$2\$"; then
+    go test -run '^$' -fuzz "^$2\$" -fuzztime 15s "$1"
+  fi
+done
+
+echo "--- container build line"
+./hack/build.sh dist/syncd
+echo "--- all checks passed"

@@ -1,0 +1,48 @@
+package applier
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+)
+
+// DefaultConcurrency is how many objects of one stage are applied at once
+// when Options.Concurrency is zero.
+const DefaultConcurrency = 8
+
+// Options are per-applier settings; the zero value is usable.
+type Options struct {
+	// Concurrency bounds how many objects of one stage are in flight at
+	// once (default DefaultConcurrency). Results do not depend on it.
+	Concurrency int
+	// DryRun sends every request with dryRun=All: nothing is persisted.
+	DryRun bool
+}
+
+// Applier applies plans to one cluster as one identity.
+type Applier struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	opts   Options
+}
+
+// New returns an Applier. dyn and mapper are required; the mapper should
+// be resettable (restmapper.DeferredDiscoveryRESTMapper) so that kinds
+// defined by CRDs in the plan are found after the CRDs are established.
+func New(dyn dynamic.Interface, mapper meta.RESTMapper, opts Options) (*Applier, error) {
+	if dyn == nil {
+		return nil, errors.New("applier: dynamic client is nil")
+	}
+	if mapper == nil {
+		return nil, errors.New("applier: REST mapper is nil")
+	}
+	if opts.Concurrency < 0 {
+		return nil, fmt.Errorf("applier: concurrency must be positive, got %d", opts.Concurrency)
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	return &Applier{dyn: dyn, mapper: mapper, opts: opts}, nil
+}

@@ -1,0 +1,299 @@
+package applier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// Apply sends the plan's slices stage by stage. Within a stage objects are
+// applied concurrently (bounded by Options.Concurrency); the slices of one
+// object are sent in order. CRDs are waited for until Established before
+// the next stage. Per-object problems are reported in the ChangeSet; the
+// error is only for problems that stop the whole run (a cancelled
+// context).
+func (a *Applier) Apply(ctx context.Context, plan *planner.Plan) (*ChangeSet, error) {
+	cs := &ChangeSet{App: plan.App, Revision: plan.Revision, DryRun: a.opts.DryRun}
+	results := make([][]Change, len(plan.Objects))
+	for start := 0; start < len(plan.Objects); {
+		end := start
+		for end < len(plan.Objects) && plan.Objects[end].Stage == plan.Objects[start].Stage {
+			end++
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(a.opts.Concurrency)
+		for i := start; i < end; i++ {
+			g.Go(func() error {
+				results[i] = a.applyObject(gctx, &plan.Objects[i])
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if err := ctx.Err(); err != nil {
+			return a.collect(cs, results), err
+		}
+		if plan.Objects[start].Stage == planner.StageCRDs && !a.opts.DryRun {
+			if err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end]); err != nil {
+				return a.collect(cs, results), err
+			}
+		}
+		start = end
+	}
+	return a.collect(cs, results), nil
+}
+
+func (a *Applier) collect(cs *ChangeSet, results [][]Change) *ChangeSet {
+	for _, r := range results {
+		cs.Changes = append(cs.Changes, r...)
+	}
+	return cs
+}
+
+// applyObject sends every slice of one object and returns one Change per
+// slice.
+func (a *Applier) applyObject(ctx context.Context, obj *planner.Object) []Change {
+	changes := make([]Change, len(obj.Slices))
+	for i, s := range obj.Slices {
+		changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
+	}
+	if len(obj.Slices) == 0 {
+		return changes
+	}
+	fail := func(i int, err error) []Change {
+		changes[i].Action, changes[i].Err = Failed, err
+		if cs := FieldConflicts(err); cs != nil {
+			changes[i].Action, changes[i].Conflicts = Conflicted, cs
+		}
+		return changes
+	}
+	ri, err := a.resource(obj.Ref)
+	if err != nil {
+		return fail(0, err)
+	}
+	live, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return fail(0, describeError(obj.Ref, "get", err))
+	}
+
+	if live == nil && len(obj.Slices) > 1 {
+		return a.createSplit(ctx, ri, obj, changes)
+	}
+	for i, s := range obj.Slices {
+		start := time.Now()
+		res, err := a.patch(ctx, ri, obj.Ref, s.Manager, s.Object)
+		changes[i].Duration = time.Since(start)
+		if err != nil {
+			return fail(i, err)
+		}
+		changes[i].Action = a.outcome(live, res)
+		live = res
+	}
+	return changes
+}
+
+// createSplit creates an object whose fields are split across managers so
+// that validation passes and ownership ends as planned: the whole object
+// under the default manager, then each split slice (the fields become
+// shared), then the default slice again (the default manager releases the
+// split fields). No field is ever missing from the live object.
+func (a *Applier) createSplit(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change) []Change {
+	start := time.Now()
+	def := obj.Slices[0]
+	res, err := a.patch(ctx, ri, obj.Ref, def.Manager, obj.Desired)
+	if err != nil {
+		changes[0].Action, changes[0].Err, changes[0].Conflicts = Failed, err, FieldConflicts(err)
+		if changes[0].Conflicts != nil {
+			changes[0].Action = Conflicted
+		}
+		return changes
+	}
+	if a.opts.DryRun {
+		// Nothing exists to share fields with: the dry-run of the whole
+		// object is the preview of every slice.
+		for i := range changes {
+			changes[i].Action, changes[i].Duration = Created, time.Since(start)
+		}
+		return changes
+	}
+	_ = res
+	order := append(make([]int, 0, len(obj.Slices)), 0)
+	for i := 1; i < len(obj.Slices); i++ {
+		order = append(order, i)
+	}
+	for _, i := range append(order[1:], 0) {
+		s := obj.Slices[i]
+		if _, err := a.patch(ctx, ri, obj.Ref, s.Manager, s.Object); err != nil {
+			changes[i].Action, changes[i].Err = Failed, err
+			if cs := FieldConflicts(err); cs != nil {
+				changes[i].Action, changes[i].Conflicts = Conflicted, cs
+			}
+			return changes
+		}
+		changes[i].Action = Created
+	}
+	for i := range changes {
+		changes[i].Duration = time.Since(start)
+	}
+	return changes
+}
+
+// patch sends one apply request, never forcing, retrying optimistic-lock
+// conflicts (which are not field conflicts).
+func (a *Applier) patch(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
+		return nil, fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
+	}
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode: %w", ref, err)
+	}
+	force := false
+	opts := metav1.PatchOptions{FieldManager: string(m), Force: &force}
+	if a.opts.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var res *unstructured.Unstructured
+	err = retry.OnError(retry.DefaultBackoff, isRetryableConflict, func() error {
+		var err error
+		res, err = ri.Patch(ctx, ref.Name, types.ApplyPatchType, data, opts)
+		return err
+	})
+	if err != nil {
+		if cs := FieldConflicts(err); cs != nil {
+			return nil, fmt.Errorf("%s: apply as %q: %w", ref, m, cs)
+		}
+		return nil, describeError(ref, "apply as "+string(m), err)
+	}
+	return res, nil
+}
+
+// outcome compares the object before and after one apply. A real apply
+// that changed nothing does not bump the resourceVersion; a dry-run never
+// does, so there the content is compared instead.
+func (a *Applier) outcome(before, after *unstructured.Unstructured) Action {
+	if before == nil {
+		return Created
+	}
+	if !a.opts.DryRun {
+		if before.GetResourceVersion() == after.GetResourceVersion() {
+			return Unchanged
+		}
+		return Configured
+	}
+	if equality.Semantic.DeepEqual(comparable(before), comparable(after)) {
+		return Unchanged
+	}
+	return Configured
+}
+
+// comparable drops what changes on every write without changing the
+// object's meaning: managedFields timestamps, resourceVersion, generation.
+func comparable(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+	return c.Object
+}
+
+// resource maps an object's kind to its REST resource.
+func (a *Applier) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, error) {
+	mapping, err := a.mapper.RESTMapping(ref.GroupKind(), ref.Version)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("%s: the cluster has no kind %s in API version %s: install its CustomResourceDefinition first or fix apiVersion/kind", ref, ref.Kind, ref.GVK().GroupVersion())
+		}
+		return nil, fmt.Errorf("%s: map kind: %w", ref, err)
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return a.dyn.Resource(mapping.Resource).Namespace(ref.Namespace), nil
+	}
+	return a.dyn.Resource(mapping.Resource), nil
+}
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// waitCRDs waits until every CRD the stage applied is Established, then
+// resets the mapper so the next stages find the new kinds.
+func (a *Applier) waitCRDs(ctx context.Context, objs []planner.Object, results [][]Change) error {
+	crds := a.dyn.Resource(crdResource)
+	for i, obj := range objs {
+		if obj.Ref.Kind != "CustomResourceDefinition" || failedAny(results[i]) {
+			continue
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			u, err := crds.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			results[i][0].Action = Failed
+			results[i][0].Err = fmt.Errorf("%s: not Established within a minute: %w", obj.Ref, err)
+		}
+	}
+	if r, ok := a.mapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+	return ctx.Err()
+}
+
+func failedAny(cs []Change) bool {
+	for _, c := range cs {
+		if c.Action == Failed || c.Action == Conflicted || c.Action == Skipped {
+			return true
+		}
+	}
+	return false
+}
+
+// describeError makes API errors actionable: Forbidden names the verb,
+// resource and namespace and the RBAC rule to add; admission denials are
+// shown verbatim.
+func describeError(ref planner.ObjectRef, op string, err error) error {
+	var status apierrors.APIStatus
+	if apierrors.IsForbidden(err) && errors.As(err, &status) {
+		d := status.Status().Details
+		where := "cluster-wide"
+		if ref.Namespace != "" {
+			where = "in namespace " + ref.Namespace
+		}
+		resource := ref.Kind
+		if d != nil && d.Kind != "" {
+			resource = d.Kind
+		}
+		group := ref.Group
+		if group == "" {
+			group = `""`
+		}
+		return fmt.Errorf("%s: %s: %w; grant the identity a rule {apiGroups: [%s], resources: [%s], verbs: [get, list, watch, patch]} %s", ref, op, err, group, resource, where)
+	}
+	return fmt.Errorf("%s: %s: %w", ref, op, err)
+}
