@@ -220,4 +220,3 @@ func TestApplyManagedFieldsSendsNothing(t *testing.T) {
 		t.Errorf("%d requests reached the server, want 0", n)
 	}
 }
-
