@@ -292,6 +292,7 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 			continue
 		}
 		it.obj.Slices = slices
+		it.obj.Typed = tv
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // FieldManager is a field manager name. It is a value type passed along
@@ -132,6 +133,10 @@ type Object struct {
 	// (a bare Namespace) gets one identity-only slice for the default
 	// manager so that it is still applied.
 	Slices []Slice
+	// Typed is Desired as a structured-merge-diff typed value (the
+	// cluster's schema, the built-in one, or a deduced one), for cutting
+	// other slices out of it with Reslice.
+	Typed *typed.TypedValue
 }
 
 // Warning is something the planner fixed or could not check, that a user
