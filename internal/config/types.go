@@ -181,3 +181,80 @@ func (p ConflictPolicy) DefaultAction() Action {
 	}
 	return p.Default
 }
+
+// Ref kinds returned by GitSource.Ref.
+const (
+	RefBranch = "branch"
+	RefTag    = "tag"
+	RefSemver = "semver"
+	RefCommit = "commit"
+)
+
+// Ref returns which kind of revision the source follows (RefBranch,
+// RefTag, RefSemver or RefCommit) and its value. A validated source sets
+// exactly one; Ref returns empty strings when none is set.
+func (g GitSource) Ref() (kind, value string) {
+	switch {
+	case g.Branch != "":
+		return RefBranch, g.Branch
+	case g.Tag != "":
+		return RefTag, g.Tag
+	case g.Semver != "":
+		return RefSemver, g.Semver
+	case g.Commit != "":
+		return RefCommit, g.Commit
+	}
+	return "", ""
+}
+
+// BasicUsername returns the HTTP basic auth user sent with the token
+// (default "git").
+func (a GitAuth) BasicUsername() string {
+	if a.Username == "" {
+		return "git"
+	}
+	return a.Username
+}
+
+// TreePath returns the app's directory in the source's tree ("." when
+// unset). It is slash-separated and relative to the repository root.
+func (a App) TreePath() string {
+	if a.Path == "" {
+		return "."
+	}
+	return a.Path
+}
+
+// Managers returns every field manager of the app: the default manager
+// first, then the split managers in the order written.
+func (a App) Managers() []string {
+	ms := []string{a.DefaultManager()}
+	for _, s := range a.Split {
+		ms = append(ms, s.Manager)
+	}
+	return ms
+}
+
+// Source returns the source named name.
+func (c *Config) Source(name string) (Source, bool) {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Source{}, false
+}
+
+// Wants reports whether the alert is sent for event (an empty Events list
+// means every event).
+func (a Alert) Wants(event string) bool {
+	if len(a.Events) == 0 {
+		return true
+	}
+	for _, e := range a.Events {
+		if e == event {
+			return true
+		}
+	}
+	return false
+}

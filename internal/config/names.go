@@ -1,0 +1,230 @@
+package config
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// MaxManagerLength is the longest field manager name the API server
+// accepts.
+const MaxManagerLength = 128
+
+// HandoffSuffix ends the name of the applier's handoff manager; user
+// managers may not end with it.
+const HandoffSuffix = "-handoff"
+
+var (
+	managerCharsRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._:/-]*[A-Za-z0-9])?$`)
+	digitRunRE     = regexp.MustCompile(`[0-9]{8,}`)
+	// Dates with separators (2026-11-29, 2026_11_29, 2026.11.29) and
+	// clock times (22:04), as in RFC 3339 timestamps.
+	dateRE   = regexp.MustCompile(`(?:19|20)[0-9]{2}[-_.](?:0[1-9]|1[0-2])[-_.](?:0[1-9]|[12][0-9]|3[01])|[0-9]{1,2}:[0-9]{2}`)
+	hexRunRE = regexp.MustCompile(`[0-9a-fA-F]{8,}`)
+	// The pod-template-hash and random suffix Kubernetes puts on pod names
+	// (-7d9f8b6c5d-x2v4q), drawn from its "safe" alphabet.
+	podSuffixRE = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+	digitRE     = regexp.MustCompile(`[0-9]`)
+	letterRE    = regexp.MustCompile(`[A-Za-z]`)
+)
+
+// foreignManagers are field manager names used by the API server itself or
+// by well-known tools; syncd taking one of them would take fields away
+// from that tool.
+var foreignManagers = map[string]bool{
+	"before-first-apply":        true,
+	"kubectl":                   true,
+	"kubectl-client-side-apply": true,
+	"kubectl-create":            true,
+	"kubectl-edit":              true,
+	"kubectl-patch":             true,
+	"kubectl-label":             true,
+	"kubectl-annotate":          true,
+	"kubectl-scale":             true,
+	"kubectl-set":               true,
+	"kubectl-rollout":           true,
+	"kube-controller-manager":   true,
+	"kube-scheduler":            true,
+	"kubelet":                   true,
+	"helm":                      true,
+	"kustomize-controller":      true,
+	"argocd-controller":         true,
+}
+
+// managerProblems returns what is wrong with a field manager name; empty
+// when it is a stable, usable name.
+func managerProblems(name string) []string {
+	var probs []string
+	if len(name) > MaxManagerLength {
+		probs = append(probs, fmt.Sprintf("manager %q is %d characters long; the API server accepts at most %d", name, len(name), MaxManagerLength))
+	}
+	if !managerCharsRE.MatchString(name) {
+		probs = append(probs, fmt.Sprintf("manager %q has characters syncd does not allow; use letters, digits and . _ : / -, starting and ending with a letter or digit", name))
+	}
+	if strings.HasSuffix(name, HandoffSuffix) {
+		probs = append(probs, fmt.Sprintf("manager %q ends in %q, which is reserved for the applier's handoff manager; choose another name", name, HandoffSuffix))
+	}
+	if foreignManagers[name] {
+		probs = append(probs, fmt.Sprintf("manager %q belongs to the API server or another tool; syncd would take its fields away, choose a name of your own such as \"syncd-...\"", name))
+	}
+	if why := unstable(name); why != "" {
+		probs = append(probs, fmt.Sprintf("manager %q looks unstable (%s); a manager name must stay the same across restarts and releases, or the fields owned under the old name are orphaned: use a fixed name", name, why))
+	}
+	return probs
+}
+
+// unstable says why name looks generated per run or per release (a
+// timestamp, a hash, a pod name), or "" when it does not.
+func unstable(name string) string {
+	if m := digitRunRE.FindString(name); m != "" {
+		return fmt.Sprintf("%q looks like a timestamp or build number", m)
+	}
+	if m := dateRE.FindString(name); m != "" {
+		return fmt.Sprintf("%q looks like a date or time", strings.TrimRight(m, "-_./:"))
+	}
+	for _, m := range hexRunRE.FindAllString(name, -1) {
+		if digitRE.MatchString(m) && letterRE.MatchString(m) {
+			return fmt.Sprintf("%q looks like a hash or random suffix", m)
+		}
+	}
+	if m := podSuffixRE.FindString(name); m != "" && digitRE.MatchString(m) {
+		return fmt.Sprintf("%q looks like a pod name's hash suffix", m)
+	}
+	return ""
+}
+
+var (
+	kindRE    = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	versionRE = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+)
+
+// kindProblem checks a "Kind" or "group/Kind" entry; it returns "" when
+// the entry is well formed.
+func kindProblem(s string) string {
+	if s == "" {
+		return "empty kind; write Kind for the core group (ConfigMap) or group/Kind (apps/Deployment)"
+	}
+	parts := strings.Split(s, "/")
+	switch len(parts) {
+	case 1:
+		return kindNameProblem(s, parts[0])
+	case 2:
+		group, kind := parts[0], parts[1]
+		if group == "" || group == "core" || versionRE.MatchString(group) {
+			return fmt.Sprintf("%q: core kinds have no group and kinds are written without a version; write %q", s, kind)
+		}
+		if errs := validation.IsDNS1123Subdomain(group); len(errs) > 0 {
+			return fmt.Sprintf("%q: group %q is not a valid API group (%s)", s, group, strings.Join(errs, "; "))
+		}
+		return kindNameProblem(s, kind)
+	case 3:
+		if versionRE.MatchString(parts[1]) {
+			return fmt.Sprintf("%q: write group/Kind without the version: %q", s, parts[0]+"/"+parts[2])
+		}
+	}
+	return fmt.Sprintf("%q is not a kind; write Kind for the core group (ConfigMap) or group/Kind (apps/Deployment)", s)
+}
+
+func kindNameProblem(s, kind string) string {
+	if kindRE.MatchString(kind) {
+		return ""
+	}
+	if kind != "" && kindRE.MatchString(strings.ToUpper(kind[:1])+kind[1:]) {
+		return fmt.Sprintf("%q: kinds are written as in manifests, starting with a capital letter (%s)", s, strings.ToUpper(kind[:1])+kind[1:])
+	}
+	return fmt.Sprintf("%q: %q is not a kind name; kinds are letters and digits starting with a capital letter, such as Deployment", s, kind)
+}
+
+// fieldPathProblem checks the syntax of a field path such as
+// .spec.template.spec.containers[name="app"].image: it starts with a dot,
+// has no empty segments, and its brackets and quotes are balanced. The
+// planner parses the contents; this is only the syntax check the config
+// can do up front. It returns "" when the path is well formed.
+func fieldPathProblem(p string) string {
+	const example = `e.g. .spec.replicas or .spec.template.spec.containers[name="app"].image`
+	if p == "" {
+		return "empty field path; " + example
+	}
+	if p[0] != '.' {
+		return fmt.Sprintf("%q: field paths start with a dot, %s", p, example)
+	}
+	i := 0
+	for i < len(p) {
+		switch p[i] {
+		case '.':
+			j := i + 1
+			for j < len(p) && p[j] != '.' && p[j] != '[' && p[j] != ']' && p[j] != '"' && p[j] != '\'' {
+				if p[j] <= ' ' || p[j] == 0x7f {
+					return fmt.Sprintf("%q: white space or control character at byte %d; field names have none", p, j)
+				}
+				j++
+			}
+			if j == i+1 {
+				if j == len(p) && i == 0 {
+					return fmt.Sprintf("%q: name the field after the dot, %s", p, example)
+				}
+				return fmt.Sprintf("%q: empty field name at byte %d", p, i+1)
+			}
+			if j < len(p) && (p[j] == ']' || p[j] == '"' || p[j] == '\'') {
+				return fmt.Sprintf("%q: unexpected %q at byte %d", p, p[j], j)
+			}
+			i = j
+		case '[':
+			end, prob := closeBracket(p, i)
+			if prob != "" {
+				return prob
+			}
+			i = end + 1
+			if i < len(p) && p[i] != '.' && p[i] != '[' {
+				return fmt.Sprintf("%q: expected \".\" or \"[\" after \"]\" at byte %d", p, i)
+			}
+		default:
+			return fmt.Sprintf("%q: unexpected %q at byte %d", p, p[i], i)
+		}
+	}
+	return ""
+}
+
+// closeBracket finds the "]" closing the "[" at p[open], skipping quoted
+// text, and reports unbalanced or empty brackets.
+func closeBracket(p string, open int) (int, string) {
+	var quote byte
+	for j := open + 1; j < len(p); j++ {
+		c := p[j]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				j++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[':
+			return 0, fmt.Sprintf("%q: \"[\" at byte %d opens inside another bracket; close the first with \"]\"", p, j)
+		case c == ']':
+			if j == open+1 {
+				return 0, fmt.Sprintf("%q: empty brackets at byte %d; use [*] for any item, [name=\"x\"] for an item by key", p, open)
+			}
+			return j, ""
+		}
+	}
+	if quote != 0 {
+		return 0, fmt.Sprintf("%q: unterminated %c quote in the bracket at byte %d", p, quote, open)
+	}
+	return 0, fmt.Sprintf("%q: \"[\" at byte %d is never closed with \"]\"", p, open)
+}
+
+// globProblem checks a path.Match pattern; "" when it is well formed.
+func globProblem(pattern string) string {
+	if pattern == "" {
+		return "empty pattern; use * to match everything"
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Sprintf("%q is not a valid pattern (%v); use * and ? as wildcards and [...] for character classes", pattern, err)
+	}
+	return ""
+}

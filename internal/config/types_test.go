@@ -1,0 +1,53 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestGitSourceRef(t *testing.T) {
+	tests := map[string]struct {
+		git  GitSource
+		want [2]string
+	}{
+		"branch": {GitSource{Branch: "main"}, [2]string{RefBranch, "main"}},
+		"tag":    {GitSource{Tag: "v1"}, [2]string{RefTag, "v1"}},
+		"semver": {GitSource{Semver: "~1.2"}, [2]string{RefSemver, "~1.2"}},
+		"commit": {GitSource{Commit: "abc"}, [2]string{RefCommit, "abc"}},
+		"none":   {GitSource{}, [2]string{}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			kind, value := tc.git.Ref()
+			if diff := cmp.Diff(tc.want, [2]string{kind, value}); diff != "" {
+				t.Errorf("Ref() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	c := &Config{Sources: []Source{{Name: "a"}, {Name: "b", Git: GitSource{Branch: "dev"}}}}
+	src, ok := c.Source("b")
+	_, missing := c.Source("c")
+	alert := Alert{Events: []string{EventDrift}}
+	no := false
+	app := App{Name: "web", Path: "deploy", Prune: &no, Manager: "m", Split: []SplitRule{{Manager: "m-images"}},
+		Conflicts: ConflictPolicy{Default: ActionYield}}
+	got := []any{
+		src.Git.Branch, ok, missing,
+		GitAuth{}.BasicUsername(), GitAuth{Username: "bot"}.BasicUsername(),
+		alert.Wants(EventDrift), alert.Wants(EventSync), Alert{}.Wants(EventSync),
+		app.TreePath(), app.PruneEnabled(), app.Managers(), app.Conflicts.DefaultAction(),
+	}
+	want := []any{
+		"dev", true, false,
+		"git", "bot",
+		true, false, true,
+		"deploy", false, []string{"m", "m-images"}, ActionYield,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("helpers (-want +got):\n%s", diff)
+	}
+}

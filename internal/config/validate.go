@@ -1,0 +1,542 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// validator checks a decoded Config against the rules of the config
+// contract and records every problem with its line.
+type validator struct {
+	file string
+	loc  *locator
+	errs Errors
+}
+
+func (v *validator) errorf(field, format string, args ...any) {
+	v.errs = append(v.errs, FieldError{
+		File:    v.file,
+		Line:    v.loc.line(field),
+		Field:   field,
+		Message: fmt.Sprintf(format, args...),
+	})
+}
+
+func (v *validator) config(c *Config) {
+	switch c.APIVersion {
+	case APIVersion:
+	case "":
+		v.errorf("apiVersion", "apiVersion is required; set apiVersion: %s", APIVersion)
+	default:
+		v.errorf("apiVersion", "%q is not supported; set apiVersion: %s", c.APIVersion, APIVersion)
+	}
+	switch c.Kind {
+	case Kind:
+	case "":
+		v.errorf("kind", "kind is required; set kind: %s", Kind)
+	default:
+		v.errorf("kind", "%q is not supported; set kind: %s", c.Kind, Kind)
+	}
+
+	sources := map[string]int{}
+	for i, s := range c.Sources {
+		p := index("sources", i)
+		v.source(p, s)
+		if s.Name == "" {
+			continue
+		}
+		if first, dup := sources[s.Name]; dup {
+			v.errorf(p+".name", "source name %q is already used by sources[%d]; source names must be unique", s.Name, first)
+			continue
+		}
+		sources[s.Name] = i
+	}
+
+	apps := map[string]int{}
+	for i, a := range c.Apps {
+		p := index("apps", i)
+		v.app(p, a, c)
+		if a.Name == "" {
+			continue
+		}
+		if first, dup := apps[a.Name]; dup {
+			v.errorf(p+".name", "app name %q is already used by apps[%d]; app names must be unique", a.Name, first)
+			continue
+		}
+		apps[a.Name] = i
+	}
+	v.managers(c)
+
+	alerts := map[string]int{}
+	for i, a := range c.Alerts {
+		p := index("alerts", i)
+		v.alert(p, a)
+		if a.Name == "" {
+			continue
+		}
+		if first, dup := alerts[a.Name]; dup {
+			v.errorf(p+".name", "alert name %q is already used by alerts[%d]; alert names must be unique", a.Name, first)
+			continue
+		}
+		alerts[a.Name] = i
+	}
+}
+
+func (v *validator) dnsLabel(field, what, value string) {
+	if errs := validation.IsDNS1123Label(value); len(errs) > 0 {
+		v.errorf(field, "%q is not a valid %s: %s", value, what, strings.Join(errs, "; "))
+	}
+}
+
+func (v *validator) source(p string, s Source) {
+	if s.Name == "" {
+		v.errorf(p+".name", "name is required; apps refer to the source by it")
+	} else {
+		v.dnsLabel(p+".name", "source name", s.Name)
+	}
+	v.git(p+".git", s.Git)
+}
+
+// URL kinds as far as credentials are concerned.
+const (
+	urlHTTP = "http"
+	urlSSH  = "ssh"
+	urlFile = "file"
+)
+
+// scpLikeRE matches Git's scp-like ssh syntax, [user@]host:path.
+var scpLikeRE = regexp.MustCompile(`^(?:[A-Za-z0-9._~+-]+@)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[^\s]+$`)
+
+// classifyURL returns the kind of a Git URL, or a problem. Problems never
+// repeat the URL, which may embed a secret.
+func classifyURL(raw string) (kind string, loopback bool, problem string) {
+	const forms = "use https://host/org/repo.git, ssh://git@host/org/repo.git, git@host:org/repo.git or file:///path/to/repo.git"
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", false, "the URL is not valid; " + forms
+		}
+		if _, hasPassword := u.User.Password(); hasPassword {
+			return "", false, "the URL embeds a password or token; remove it from the URL, put it in a file and set auth.tokenFile"
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "https", "http":
+			if u.Host == "" {
+				return "", false, "the URL has no host; " + forms
+			}
+			host := u.Hostname()
+			ip := net.ParseIP(host)
+			return urlHTTP, host == "localhost" || (ip != nil && ip.IsLoopback()), ""
+		case "ssh":
+			if u.Host == "" {
+				return "", false, "the URL has no host; " + forms
+			}
+			return urlSSH, false, ""
+		case "file":
+			if u.Path == "" || u.Host != "" {
+				return "", false, "a file URL needs an absolute path and no host, e.g. file:///srv/git/app.git"
+			}
+			return urlFile, false, ""
+		case "git":
+			return "", false, "the git:// protocol is neither authenticated nor encrypted; use https or ssh"
+		default:
+			return "", false, fmt.Sprintf("the URL scheme %q is not supported; %s", u.Scheme, forms)
+		}
+	}
+	if scpLikeRE.MatchString(raw) {
+		return urlSSH, false, ""
+	}
+	if strings.HasPrefix(raw, "/") {
+		return "", false, "the URL is a local path; write it as a file URL, e.g. file://" + raw
+	}
+	return "", false, "the URL is not one git can fetch; " + forms
+}
+
+func describeURLKind(kind string) string {
+	switch kind {
+	case urlHTTP:
+		return "an http(s) URL"
+	case urlSSH:
+		return "an ssh URL"
+	case urlFile:
+		return "a file URL"
+	}
+	return "an unusable URL"
+}
+
+var commitRE = regexp.MustCompile(`^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$`)
+
+func (v *validator) git(p string, g GitSource) {
+	kind := ""
+	loopback := false
+	if g.URL == "" {
+		v.errorf(p+".url", "url is required, e.g. https://github.com/org/repo.git or git@github.com:org/repo.git")
+	} else {
+		var prob string
+		kind, loopback, prob = classifyURL(g.URL)
+		if prob != "" {
+			v.errorf(p+".url", "%s", prob)
+		}
+	}
+
+	var refs []string
+	for _, r := range []struct{ name, value string }{
+		{"branch", g.Branch}, {"tag", g.Tag}, {"semver", g.Semver}, {"commit", g.Commit},
+	} {
+		if r.value != "" {
+			refs = append(refs, r.name)
+		}
+	}
+	switch len(refs) {
+	case 0:
+		v.errorf(p, "no revision to follow; set one of branch, tag, semver or commit")
+	case 1:
+	default:
+		v.errorf(p+"."+refs[1], "%s and %s are both set; keep exactly one of branch, tag, semver and commit", refs[0], refs[1])
+	}
+	if g.Branch != "" {
+		v.refName(p+".branch", "branch", "refs/heads/", g.Branch)
+	}
+	if g.Tag != "" {
+		v.refName(p+".tag", "tag", "refs/tags/", g.Tag)
+	}
+	if g.Semver != "" {
+		if _, err := semver.NewConstraint(g.Semver); err != nil {
+			v.errorf(p+".semver", "%q is not a semver constraint (%v); write e.g. \">=1.2.0 <2.0.0\", \"~1.4\" or \"^2\"", g.Semver, err)
+		}
+	}
+	if g.Commit != "" && !commitRE.MatchString(g.Commit) {
+		v.errorf(p+".commit", "%q is not a full commit hash; write all 40 (SHA-1) or 64 (SHA-256) hex digits, abbreviated hashes are ambiguous", g.Commit)
+	}
+
+	switch {
+	case g.Interval == nil && g.Schedule == "":
+		v.errorf(p, "no polling schedule; set interval (e.g. 5m) or schedule (cron, e.g. \"*/5 * * * *\")")
+	case g.Interval != nil && g.Schedule != "":
+		v.errorf(p+".schedule", "interval and schedule are both set; keep one")
+	case g.Interval != nil && g.Interval.Duration <= 0:
+		v.errorf(p+".interval", "interval must be positive, e.g. 1m or 5m; got %s", g.Interval.Duration)
+	case g.Schedule != "":
+		if prob := scheduleProblem(g.Schedule); prob != "" {
+			v.errorf(p+".schedule", "%s", prob)
+		}
+	}
+
+	v.auth(p, g, kind, loopback)
+	v.verify(p, g)
+}
+
+func (v *validator) refName(field, what, prefix, name string) {
+	if strings.HasPrefix(name, "refs/") {
+		v.errorf(field, "write the %s name without %q: %q", what, prefix, strings.TrimPrefix(name, prefix))
+		return
+	}
+	if err := plumbing.ReferenceName(prefix + name).Validate(); err != nil {
+		v.errorf(field, "%q is not a valid Git %s name (see git check-ref-format)", name, what)
+	}
+}
+
+// scheduleProblem parses a cron schedule the way the source will:
+// robfig/cron's standard five-field parser with descriptors (@hourly,
+// @every 5m). It returns "" when the schedule is usable.
+func scheduleProblem(spec string) (problem string) {
+	const help = "write five cron fields (\"*/5 * * * *\"), a descriptor (@hourly, @daily) or @every with a duration (@every 5m)"
+	// cron v3.0.1 slices out of range on a time zone prefix without a
+	// schedule after it ("TZ=UTC"); catch that here rather than panic.
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		if !strings.Contains(spec, " ") {
+			return fmt.Sprintf("%q has a time zone but no schedule; %s", spec, help)
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprintf("%q is not a cron schedule; %s", spec, help)
+		}
+	}()
+	if _, err := cron.ParseStandard(spec); err != nil {
+		return fmt.Sprintf("%q is not a cron schedule (%v); %s", spec, err, help)
+	}
+	if rest, ok := strings.CutPrefix(spec, "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < time.Second {
+			return fmt.Sprintf("%q: @every needs a duration of at least 1s", spec)
+		}
+	}
+	return ""
+}
+
+func (v *validator) auth(p string, g GitSource, kind string, loopback bool) {
+	a := g.Auth
+	if a == nil {
+		if kind == urlSSH {
+			v.errorf(p+".auth", "ssh URLs need auth.sshKeyFile and auth.knownHostsFile; syncd checks the server's host key and never skips the check")
+		}
+		return
+	}
+	p += ".auth"
+	token := a.TokenFile != ""
+	ssh := a.SSHKeyFile != "" || a.KnownHostsFile != ""
+	switch {
+	case token && ssh:
+		v.errorf(p, "tokenFile and sshKeyFile/knownHostsFile are both set; use tokenFile with https URLs or sshKeyFile with knownHostsFile with ssh URLs, not both")
+		return
+	case !token && !ssh:
+		v.errorf(p, "auth sets no credentials; set tokenFile (https) or sshKeyFile and knownHostsFile (ssh), or remove auth")
+		return
+	}
+	if a.Username != "" && !token {
+		v.errorf(p+".username", "username is only used with tokenFile (HTTP basic auth); remove it, the ssh user goes in the URL")
+	}
+	if token {
+		switch kind {
+		case urlHTTP:
+			if strings.HasPrefix(strings.ToLower(g.URL), "http://") && !loopback {
+				v.errorf(p+".tokenFile", "the token would be sent unencrypted over http://; use an https:// URL (plain http is allowed only to localhost)")
+			}
+		case urlSSH, urlFile:
+			v.errorf(p+".tokenFile", "tokenFile is sent as HTTP basic auth and works only with https:// URLs, but this source has %s; use sshKeyFile with knownHostsFile for ssh URLs", describeURLKind(kind))
+		}
+	}
+	if ssh {
+		if a.SSHKeyFile == "" {
+			v.errorf(p+".sshKeyFile", "sshKeyFile is required with knownHostsFile; set it to the file holding the private key")
+		}
+		if a.KnownHostsFile == "" {
+			v.errorf(p+".knownHostsFile", "knownHostsFile is required with sshKeyFile: syncd checks the server's host key and has no option to skip the check; create it with e.g. ssh-keyscan github.com > known_hosts")
+		}
+		if kind == urlHTTP || kind == urlFile {
+			v.errorf(p+".sshKeyFile", "SSH keys work only with ssh URLs (ssh://git@host/org/repo.git or git@host:org/repo.git), but this source has %s; use tokenFile, or change the URL", describeURLKind(kind))
+		}
+	}
+}
+
+func (v *validator) verify(p string, g GitSource) {
+	vf := g.Verify
+	if vf == nil {
+		return
+	}
+	p += ".verify"
+	switch vf.Mode {
+	case VerifyHead:
+	case VerifyTag:
+		if g.Branch != "" || g.Commit != "" {
+			v.errorf(p+".mode", "mode tag verifies the signature of the tag being followed, but this source follows a %s; use mode head, or follow a tag or semver", map[bool]string{true: "branch", false: "commit"}[g.Branch != ""])
+		}
+	case "":
+		v.errorf(p+".mode", "mode is required; use head (verify the commit's signature) or tag (verify the tag's signature)")
+	default:
+		v.errorf(p+".mode", "%q is not a verification mode; use head or tag", vf.Mode)
+	}
+	if vf.KeysFile == "" {
+		v.errorf(p+".keysFile", "keysFile is required; set it to a file of armored OpenPGP public keys trusted to sign")
+	}
+}
+
+func (v *validator) app(p string, a App, c *Config) {
+	if a.Name == "" {
+		v.errorf(p+".name", "name is required; it becomes part of the app's manager and object names")
+	} else {
+		v.dnsLabel(p+".name", "app name (lowercase letters, digits and -, at most 63)", a.Name)
+	}
+
+	switch {
+	case a.Source == "":
+		v.errorf(p+".source", "source is required; set it to the name of one of the sources")
+	case !slices.ContainsFunc(c.Sources, func(s Source) bool { return s.Name == a.Source }):
+		names := make([]string, 0, len(c.Sources))
+		for _, s := range c.Sources {
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
+		}
+		if len(names) == 0 {
+			v.errorf(p+".source", "unknown source %q; no sources are declared, add one under sources", a.Source)
+		} else {
+			v.errorf(p+".source", "unknown source %q; declared sources: %s", a.Source, strings.Join(names, ", "))
+		}
+	}
+
+	if a.Path != "" {
+		if prob := treePathProblem(a.Path); prob != "" {
+			v.errorf(p+".path", "%s", prob)
+		}
+	}
+	if a.Namespace != "" {
+		v.dnsLabel(p+".namespace", "namespace", a.Namespace)
+	}
+
+	def := a.DefaultManager()
+	splits := map[string]int{}
+	for i, s := range a.Split {
+		sp := index(p+".split", i)
+		switch {
+		case s.Manager == "":
+			v.errorf(sp+".manager", "manager is required; it owns the fields this rule splits off")
+		case s.Manager == def && a.Name != "":
+			v.errorf(sp+".manager", "%q is the app's default manager; a split manager must differ from it or the split does nothing", s.Manager)
+		default:
+			if first, dup := splits[s.Manager]; dup {
+				v.errorf(sp+".manager", "%q is also the manager of split[%d] of this app; merge the two rules or rename one", s.Manager, first)
+			} else {
+				splits[s.Manager] = i
+			}
+		}
+		for j, k := range s.Kinds {
+			if prob := kindProblem(k); prob != "" {
+				v.errorf(index(sp+".kinds", j), "%s", prob)
+			}
+		}
+		if len(s.Paths) == 0 {
+			v.errorf(sp+".paths", "paths is required; list the fields this manager owns, e.g. .spec.replicas")
+		}
+		for j, fp := range s.Paths {
+			if prob := fieldPathProblem(fp); prob != "" {
+				v.errorf(index(sp+".paths", j), "%s", prob)
+			}
+		}
+	}
+
+	cp := p + ".conflicts"
+	if a.Conflicts.Default != "" && !validAction(a.Conflicts.Default) {
+		v.errorf(cp+".default", "%q is not a conflict action; use fail, force or yield", a.Conflicts.Default)
+	}
+	for i, r := range a.Conflicts.Rules {
+		rp := index(cp+".rules", i)
+		switch {
+		case r.Action == "":
+			v.errorf(rp+".action", "action is required; use fail, force or yield")
+		case !validAction(r.Action):
+			v.errorf(rp+".action", "%q is not a conflict action; use fail, force or yield", r.Action)
+		}
+		for j, k := range r.Kinds {
+			if prob := kindProblem(k); prob != "" {
+				v.errorf(index(rp+".kinds", j), "%s", prob)
+			}
+		}
+		for j, n := range r.Names {
+			if prob := globProblem(n); prob != "" {
+				v.errorf(index(rp+".names", j), "%s", prob)
+			}
+		}
+		for j, fp := range r.Paths {
+			if prob := fieldPathProblem(fp); prob != "" {
+				v.errorf(index(rp+".paths", j), "%s", prob)
+			}
+		}
+		for j, m := range r.Managers {
+			if prob := globProblem(m); prob != "" {
+				v.errorf(index(rp+".managers", j), "%s", prob)
+			}
+		}
+	}
+}
+
+func validAction(a Action) bool {
+	return a == ActionFail || a == ActionForce || a == ActionYield
+}
+
+// treePathProblem checks an app's directory inside the source's tree.
+func treePathProblem(p string) string {
+	switch {
+	case strings.Contains(p, `\`):
+		return fmt.Sprintf("%q: use forward slashes in paths", p)
+	case strings.HasPrefix(p, "/"):
+		return fmt.Sprintf("%q is absolute; write the directory relative to the repository root, e.g. deploy/prod", p)
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return fmt.Sprintf("%q leaves the repository (..); write a directory inside it, relative to the root", p)
+	case path.Clean(p) != p:
+		return fmt.Sprintf("%q is not in clean form; write %q", p, path.Clean(p))
+	}
+	return ""
+}
+
+// managerUse is one place a field manager name comes from.
+type managerUse struct {
+	app   string
+	field string
+}
+
+// managers checks every manager name of every app (the default, written
+// or derived from the name, and the split managers) and that no two apps
+// share one.
+func (v *validator) managers(c *Config) {
+	first := map[string]managerUse{}
+	for i, a := range c.Apps {
+		p := index("apps", i)
+		type use struct{ name, field, what string }
+		var uses []use
+		switch {
+		case a.Manager != "":
+			uses = append(uses, use{a.Manager, p + ".manager", ""})
+		case a.Name != "":
+			uses = append(uses, use{a.DefaultManager(), p + ".name", "the default manager derived from the app name: "})
+		}
+		for j, s := range a.Split {
+			if s.Manager != "" {
+				uses = append(uses, use{s.Manager, index(p+".split", j) + ".manager", ""})
+			}
+		}
+		for _, u := range uses {
+			for _, prob := range managerProblems(u.name) {
+				v.errorf(u.field, "%s%s", u.what, prob)
+			}
+			prev, seen := first[u.name]
+			switch {
+			case !seen:
+				first[u.name] = managerUse{app: a.Name, field: u.field}
+			case prev.app != a.Name:
+				v.errorf(u.field, "manager %q is also used by app %q (%s); apps %q and %q would take each other's fields and prune each other's objects, give each app its own managers",
+					u.name, prev.app, prev.field, prev.app, a.Name)
+			}
+		}
+	}
+}
+
+var alertTypes = []string{AlertSlack, AlertMSTeams, AlertDiscord, AlertWebhook}
+
+var alertEvents = []string{EventDrift, EventConflict, EventHandoff, EventPrune, EventError, EventSync}
+
+func (v *validator) alert(p string, a Alert) {
+	if a.Name == "" {
+		v.errorf(p+".name", "name is required; it names the alert in logs and metrics")
+	}
+	switch {
+	case a.Type == "":
+		v.errorf(p+".type", "type is required; use %s", strings.Join(alertTypes, ", "))
+	case !slices.Contains(alertTypes, a.Type):
+		v.errorf(p+".type", "%q is not an alert type; use %s", a.Type, strings.Join(alertTypes, ", "))
+	}
+	if a.URLFile == "" {
+		v.errorf(p+".urlFile", "urlFile is required; set it to a file holding the %s URL (it is kept out of the config because it embeds a secret)", cmp.Or(a.Type, "webhook"))
+	}
+	switch {
+	case a.Type == AlertWebhook && a.HMACKeyFile == "":
+		v.errorf(p+".hmacKeyFile", "hmacKeyFile is required for webhook alerts; set it to a file holding the key that signs each payload")
+	case a.Type != AlertWebhook && a.Type != "" && a.HMACKeyFile != "":
+		v.errorf(p+".hmacKeyFile", "hmacKeyFile is only used by webhook alerts; %s alerts are not signed, remove it", a.Type)
+	}
+	seen := map[string]int{}
+	for i, e := range a.Events {
+		ep := index(p+".events", i)
+		if !slices.Contains(alertEvents, e) {
+			v.errorf(ep, "%q is not an event; use %s (or list none for all)", e, strings.Join(alertEvents, ", "))
+			continue
+		}
+		if first, dup := seen[e]; dup {
+			v.errorf(ep, "%q is already listed at events[%d]; remove the repeat", e, first)
+			continue
+		}
+		seen[e] = i
+	}
+}
