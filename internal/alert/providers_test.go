@@ -376,6 +376,16 @@ func hugeEvent() Event {
 	return ev
 }
 
+// manyFields is a drift with n short fields.
+func manyFields(n int) Event {
+	ev := driftEvent()
+	ev.Fields = nil
+	for i := range n {
+		ev.Fields = append(ev.Fields, Field{Path: fmt.Sprintf(".data.k%d", i), Class: "changed", Desired: "a", Live: "b"})
+	}
+	return ev
+}
+
 // sendOne sends ev through a Notifier with one sink of type typ and
 // returns the body the loopback server received.
 func sendOne(t *testing.T, typ string, ev Event) []byte {
@@ -434,6 +444,11 @@ func TestPayloadShapes(t *testing.T) {
 			ev:    hugeEvent(),
 			want:  want{contains: []string{"more field(s) not shown"}},
 			types: []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord},
+		},
+		"many short fields are capped by count": {
+			ev:    manyFields(80),
+			want:  want{contains: []string{"more field(s) not shown"}},
+			types: []string{config.AlertSlack, config.AlertDiscord},
 		},
 		"markup in names cannot ping in slack": {
 			ev:    evil,
