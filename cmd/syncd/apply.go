@@ -82,7 +82,7 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	cs, err := ap.Apply(cmd.Context(), plan)
+	cs, err := ap.Apply(cmd.Context(), plan, applier.ApplyOptions{})
 	if cs != nil {
 		printChangeSet(cmd.OutOrStdout(), cs)
 	}

@@ -28,8 +28,12 @@ import (
 // the next stage. Per-object problems are reported in the ChangeSet; the
 // error is only for problems that stop the whole run (a cancelled
 // context).
-func (a *Applier) Apply(ctx context.Context, plan *planner.Plan) (*ChangeSet, error) {
+func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions) (*ChangeSet, error) {
 	cs := &ChangeSet{App: plan.App, Revision: plan.Revision, DryRun: a.opts.DryRun}
+	if ao.Policy == nil {
+		ao.Policy = &Policy{def: "fail"}
+	}
+	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
 	results := make([][]Change, len(plan.Objects))
 	for start := 0; start < len(plan.Objects); {
 		end := start
@@ -40,7 +44,7 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan) (*ChangeSet, er
 		g.SetLimit(a.opts.Concurrency)
 		for i := start; i < end; i++ {
 			g.Go(func() error {
-				results[i] = a.applyObject(gctx, &plan.Objects[i])
+				results[i] = run.apply(gctx, &plan.Objects[i])
 				return nil
 			})
 		}
@@ -65,100 +69,15 @@ func (a *Applier) collect(cs *ChangeSet, results [][]Change) *ChangeSet {
 	return cs
 }
 
-// applyObject sends every slice of one object and returns one Change per
-// slice.
-func (a *Applier) applyObject(ctx context.Context, obj *planner.Object) []Change {
-	changes := make([]Change, len(obj.Slices))
-	for i, s := range obj.Slices {
-		changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
-	}
-	if len(obj.Slices) == 0 {
-		return changes
-	}
-	fail := func(i int, err error) []Change {
-		changes[i].Action, changes[i].Err = Failed, err
-		if cs := FieldConflicts(err); cs != nil {
-			changes[i].Action, changes[i].Conflicts = Conflicted, cs
-		}
-		return changes
-	}
-	ri, err := a.resource(obj.Ref)
-	if err != nil {
-		return fail(0, err)
-	}
-	live, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		live = nil
-	case err != nil:
-		return fail(0, describeError(obj.Ref, "get", err))
-	}
-
-	if live == nil && len(obj.Slices) > 1 {
-		return a.createSplit(ctx, ri, obj, changes)
-	}
-	for i, s := range obj.Slices {
-		start := time.Now()
-		res, err := a.patch(ctx, ri, obj.Ref, s.Manager, s.Object)
-		changes[i].Duration = time.Since(start)
-		if err != nil {
-			return fail(i, err)
-		}
-		changes[i].Action = a.outcome(live, res)
-		live = res
-	}
-	return changes
-}
-
-// createSplit creates an object whose fields are split across managers so
-// that validation passes and ownership ends as planned: the whole object
-// under the default manager, then each split slice (the fields become
-// shared), then the default slice again (the default manager releases the
-// split fields). No field is ever missing from the live object.
-func (a *Applier) createSplit(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change) []Change {
-	start := time.Now()
-	def := obj.Slices[0]
-	res, err := a.patch(ctx, ri, obj.Ref, def.Manager, obj.Desired)
-	if err != nil {
-		changes[0].Action, changes[0].Err, changes[0].Conflicts = Failed, err, FieldConflicts(err)
-		if changes[0].Conflicts != nil {
-			changes[0].Action = Conflicted
-		}
-		return changes
-	}
-	if a.opts.DryRun {
-		// Nothing exists to share fields with: the dry-run of the whole
-		// object is the preview of every slice.
-		for i := range changes {
-			changes[i].Action, changes[i].Duration = Created, time.Since(start)
-		}
-		return changes
-	}
-	_ = res
-	order := append(make([]int, 0, len(obj.Slices)), 0)
-	for i := 1; i < len(obj.Slices); i++ {
-		order = append(order, i)
-	}
-	for _, i := range append(order[1:], 0) {
-		s := obj.Slices[i]
-		if _, err := a.patch(ctx, ri, obj.Ref, s.Manager, s.Object); err != nil {
-			changes[i].Action, changes[i].Err = Failed, err
-			if cs := FieldConflicts(err); cs != nil {
-				changes[i].Action, changes[i].Conflicts = Conflicted, cs
-			}
-			return changes
-		}
-		changes[i].Action = Created
-	}
-	for i := range changes {
-		changes[i].Duration = time.Since(start)
-	}
-	return changes
-}
-
 // patch sends one apply request, never forcing, retrying optimistic-lock
 // conflicts (which are not field conflicts).
 func (a *Applier) patch(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return a.send(ctx, ri, ref, m, obj, false, a.opts.DryRun)
+}
+
+// send sends one apply request as m, forcing only when force is set,
+// retrying optimistic-lock conflicts (which are not field conflicts).
+func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured, force, dryRun bool) (*unstructured.Unstructured, error) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
 		return nil, fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
 	}
@@ -166,9 +85,8 @@ func (a *Applier) patch(ctx context.Context, ri dynamic.ResourceInterface, ref p
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode: %w", ref, err)
 	}
-	force := false
 	opts := metav1.PatchOptions{FieldManager: string(m), Force: &force}
-	if a.opts.DryRun {
+	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	var res *unstructured.Unstructured

@@ -23,6 +23,18 @@ const (
 	// Skipped means the slice was not sent because an earlier failure
 	// (its own object's or its stage's) made sending it unsafe.
 	Skipped Action = "skipped"
+	// Yielded means the slice was applied without the conflicting fields,
+	// which stay with the other manager (policy yield).
+	Yielded Action = "yielded"
+	// Forced means the slice was applied with force, taking the
+	// conflicting fields from the other manager (policy force).
+	Forced Action = "forced"
+	// HandoffPending means fields this manager dropped are held at their
+	// live value by the handoff manager until another manager owns them.
+	HandoffPending Action = "handoff-pending"
+	// Recreated means the object was deleted and created again because an
+	// immutable field changed and the app allows recreation.
+	Recreated Action = "recreated"
 )
 
 // Change is the outcome of one manager's slice of one object.
@@ -31,6 +43,16 @@ type Change struct {
 	Manager   planner.FieldManager
 	Action    Action
 	Conflicts Conflicts
+	// Yielded and Forced are the conflicts resolved by the policy.
+	Yielded, Forced Conflicts
+	// Held lists the fields the handoff manager holds for this manager.
+	Held []string
+	// Migrated lists old managers of the object whose fields moved to the
+	// current managers (manager rename, client-side apply takeover).
+	Migrated []string
+	// Health is the kstatus of the object after a wait ("Current", ...);
+	// empty when not waited for.
+	Health string
 	// Err is set for Failed and Conflicted changes.
 	Err      error
 	Duration time.Duration

@@ -1,0 +1,646 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/paths"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// ApplyOptions are an app's settings for one Apply call. The zero value
+// fails on every conflict, holds dropped fields, never recreates and does
+// not wait.
+type ApplyOptions struct {
+	// Policy resolves field conflicts with other managers; nil fails on
+	// every conflict. Conflicts between the app's own managers (fields
+	// moving after a split change or rename) are always forced.
+	Policy *Policy
+	// ReleaseHandoff lets fields a manager dropped go at once (app
+	// handoff: release) instead of holding them until someone owns them.
+	ReleaseHandoff bool
+	// Recreate allows delete-and-create when the API server says a field
+	// is immutable.
+	Recreate bool
+	// RecordManagers writes the app's managers annotation on every object
+	// so a later run can migrate renamed managers. The ad-hoc
+	// `syncd apply --path` leaves it off.
+	RecordManagers bool
+	// Wait waits for every object to reach kstatus Current, up to Timeout
+	// (default 5 minutes).
+	Wait    bool
+	Timeout time.Duration
+	// Flapping, when set, names fields syncd must stop forcing because
+	// their owner keeps flipping (ping-pong with another forcing writer);
+	// such conflicts fail instead.
+	Flapping func(ref planner.ObjectRef, path string) bool
+}
+
+// clientSideManagers are the managers of client-side kubectl apply and of
+// objects that predate managedFields; syncd takes their fields over with
+// csaupgrade so that fields later removed from Git do not linger.
+var clientSideManagers = sets.New("kubectl-client-side-apply", "before-first-apply")
+
+// lastAppliedAnnotation is client-side apply's record of the last applied
+// configuration.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// objectRun applies the objects of one plan.
+type objectRun struct {
+	a          *Applier
+	ao         ApplyOptions
+	app        string
+	hpaTargets map[planner.ObjectRef]bool
+}
+
+// hpaTargets returns the workloads HorizontalPodAutoscalers in the plan
+// scale (refs without version).
+func hpaTargets(plan *planner.Plan) map[planner.ObjectRef]bool {
+	out := map[planner.ObjectRef]bool{}
+	for _, o := range plan.Objects {
+		if o.Ref.Group != "autoscaling" || o.Ref.Kind != "HorizontalPodAutoscaler" {
+			continue
+		}
+		target, _, _ := unstructured.NestedStringMap(o.Desired.Object, "spec", "scaleTargetRef")
+		gv, err := schema.ParseGroupVersion(target["apiVersion"])
+		if err != nil || target["kind"] == "" || target["name"] == "" {
+			continue
+		}
+		out[planner.ObjectRef{Group: gv.Group, Kind: target["kind"], Namespace: o.Ref.Namespace, Name: target["name"]}] = true
+	}
+	return out
+}
+
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// prepare returns the slices to send: the plan's, with the managers
+// annotation on the default slice and, for a live workload an HPA scales,
+// without .spec.replicas (sent only on creation).
+func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, error) {
+	out := slices.Clone(obj.Slices)
+	ref := obj.Ref
+	ref.Version = ""
+	if exists && r.hpaTargets[ref] {
+		for i, s := range out {
+			if !s.Fields.Has(replicasPath) {
+				continue
+			}
+			ns, err := obj.Reslice(s.Manager, subtract(s.Fields, []fieldpath.Path{replicasPath}))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = ns
+		}
+	}
+	if r.ao.RecordManagers && len(out) > 0 {
+		s := out[0]
+		u := s.Object.DeepCopy()
+		ann := u.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		key := managersAnnotation(r.app)
+		ann[key] = managerList(obj)
+		u.SetAnnotations(ann)
+		fields := s.Fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", key)))
+		out[0] = planner.Slice{Manager: s.Manager, Object: u, Fields: fields, Hash: s.Hash}
+	}
+	return out, nil
+}
+
+// apply sends one object's slices and returns one Change per slice.
+func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
+	start := time.Now()
+	changes := make([]Change, len(obj.Slices))
+	for i, s := range obj.Slices {
+		changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
+	}
+	if len(obj.Slices) == 0 {
+		return changes
+	}
+	defer func() {
+		for i := range changes {
+			changes[i].Duration = time.Since(start)
+		}
+	}()
+	ri, err := r.a.resource(obj.Ref)
+	if err != nil {
+		changes[0].Action, changes[0].Err = Failed, err
+		return changes
+	}
+	live, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		r.create(ctx, ri, obj, changes, Created)
+	case err != nil:
+		changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "get", err)
+	default:
+		r.update(ctx, ri, obj, live, changes)
+	}
+	if r.ao.Wait && !r.a.opts.DryRun && !failedAny(changes) {
+		health := r.a.waitCurrent(ctx, ri, obj.Ref, r.ao.Timeout)
+		for i := range changes {
+			changes[i].Health = health
+		}
+	}
+	return changes
+}
+
+// create makes an object that does not exist yet. With one slice it is one
+// apply. With several, validation needs the whole object, so: the whole
+// object under the default manager, then each split slice (the fields
+// become shared), then the default slice again (the default manager lets
+// the split fields go). No field is ever missing from the live object.
+func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, action Action) {
+	sl, err := r.prepare(obj, false)
+	if err != nil {
+		changes[0].Action, changes[0].Err = Failed, err
+		return
+	}
+	if len(sl) == 1 {
+		if _, err := r.a.send(ctx, ri, obj.Ref, sl[0].Manager, sl[0].Object, false, r.a.opts.DryRun); err != nil {
+			setFailed(&changes[0], err)
+			return
+		}
+		changes[0].Action = action
+		return
+	}
+	whole := obj.Desired.DeepCopy()
+	if ann := sl[0].Object.GetAnnotations(); ann != nil {
+		merged := whole.GetAnnotations()
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		key := managersAnnotation(r.app)
+		if v, ok := ann[key]; ok {
+			merged[key] = v
+		}
+		whole.SetAnnotations(merged)
+	}
+	if _, err := r.a.send(ctx, ri, obj.Ref, sl[0].Manager, whole, false, r.a.opts.DryRun); err != nil {
+		setFailed(&changes[0], err)
+		return
+	}
+	if r.a.opts.DryRun {
+		// Nothing exists to share fields with: the dry run of the whole
+		// object previews every slice.
+		for i := range changes {
+			changes[i].Action = action
+		}
+		return
+	}
+	for _, i := range append(seq(1, len(sl)), 0) {
+		if _, err := r.a.send(ctx, ri, obj.Ref, sl[i].Manager, sl[i].Object, true, false); err != nil {
+			setFailed(&changes[i], err)
+			return
+		}
+		changes[i].Action = action
+	}
+}
+
+func seq(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func setFailed(c *Change, err error) {
+	c.Action, c.Err = Failed, err
+	if cs := FieldConflicts(err); cs != nil {
+		c.Action, c.Conflicts = Conflicted, cs
+	}
+}
+
+// update brings an existing object to the plan, moving fields between the
+// app's managers without letting any disappear, resolving conflicts with
+// other managers by policy, and holding fields that would be reset.
+func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, changes []Change) {
+	dry := r.a.opts.DryRun
+	sl, err := r.prepare(obj, true)
+	if err != nil {
+		changes[0].Action, changes[0].Err = Failed, err
+		return
+	}
+
+	// Client-side apply takeover.
+	if !dry {
+		var migrated []string
+		live, migrated, err = r.takeOverClientSide(ctx, ri, obj, live)
+		if err != nil {
+			changes[0].Action, changes[0].Err = Failed, err
+			return
+		}
+		changes[0].Migrated = append(changes[0].Migrated, migrated...)
+	}
+
+	own := decodeOwnership(live)
+	current := map[string]bool{}
+	for _, s := range sl {
+		current[string(s.Manager)] = true
+	}
+	var old []planner.FieldManager
+	for _, m := range managersOf(live, r.app) {
+		if !current[string(m)] && own.has(string(m)) {
+			old = append(old, m)
+		}
+	}
+	ours := func(m string) bool {
+		m = strings.TrimSuffix(m, HandoffSuffix)
+		if current[m] {
+			return true
+		}
+		return slices.Contains(old, planner.FieldManager(m))
+	}
+	desiredAll := fieldpath.NewSet()
+	for _, s := range sl {
+		desiredAll = desiredAll.Union(s.Fields)
+	}
+	moving := len(old) > 0
+	for _, s := range sl {
+		others := own.ownedExcept(func(m string) bool { return m == string(s.Manager) || !ours(m) })
+		if !s.Fields.Leaves().Intersection(others).Empty() {
+			moving = true
+		}
+	}
+
+	// Predict conflicts before writing anything. One slice and nothing
+	// moving: the real non-forced apply is the prediction, since a request
+	// that conflicts writes nothing. Otherwise dry-run every slice first,
+	// so that a failing policy leaves the object untouched.
+	force := make([]bool, len(sl))
+	predict := len(sl) > 1 || moving || dry
+	if predict {
+		for i := range sl {
+			if _, err := r.a.send(ctx, ri, obj.Ref, sl[i].Manager, sl[i].Object, false, true); err != nil {
+				cs := FieldConflicts(err)
+				if cs == nil {
+					changes[i].Action, changes[i].Err = Failed, err
+					return
+				}
+				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+					return
+				}
+			}
+		}
+	}
+
+	// Phase 1 of a move: every manager gains its new fields while keeping
+	// the ones it is giving to another of the app's managers.
+	if moving && !dry {
+		for i, s := range sl {
+			keep := own.applied(s.Manager).Leaves().Intersection(desiredAll).Difference(s.Fields)
+			if keep.Empty() {
+				continue
+			}
+			union, err := obj.Reslice(s.Manager, s.Fields.Union(keep))
+			if err != nil {
+				changes[i].Action, changes[i].Err = Failed, err
+				return
+			}
+			if i == 0 && r.ao.RecordManagers {
+				union.Object.SetAnnotations(s.Object.GetAnnotations())
+			}
+			if _, err := r.a.send(ctx, ri, obj.Ref, s.Manager, union.Object, true, false); err != nil {
+				setFailed(&changes[i], err)
+				return
+			}
+		}
+	}
+
+	// Phase 2: each manager's exact slice, holding fields it drops that
+	// nobody else owns and that the server would reset rather than delete.
+	rv := live.GetResourceVersion()
+	for i, s := range sl {
+		othersAfter := own.ownedExcept(func(m string) bool {
+			return m == string(s.Manager) || strings.HasSuffix(m, HandoffSuffix) || slices.Contains(old, planner.FieldManager(m))
+		})
+		for j, o := range sl {
+			if j != i {
+				othersAfter = othersAfter.Union(o.Fields)
+			}
+		}
+		dropped := own.applied(s.Manager).Leaves().Difference(s.Fields).Difference(othersAfter)
+		if !dropped.Empty() && !r.ao.ReleaseHandoff {
+			held, err := r.hold(ctx, ri, obj, live, s.Manager, s.Object, dropped, force[i])
+			if err != nil {
+				changes[i].Action, changes[i].Err = Failed, err
+				return
+			}
+			changes[i].Held = held
+		}
+		res, err := r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, force[i], dry)
+		if err != nil && !predict {
+			if cs := FieldConflicts(err); cs != nil {
+				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+					return
+				}
+				s = sl[i]
+				res, err = r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, force[i], dry)
+			}
+		}
+		if err != nil && isImmutable(err) {
+			r.recreate(ctx, ri, obj, changes, err)
+			return
+		}
+		if err != nil {
+			setFailed(&changes[i], err)
+			return
+		}
+		changes[i].Action = r.action(live, res, rv, &changes[i])
+		rv = res.GetResourceVersion()
+		live = res
+	}
+	if dry {
+		return
+	}
+
+	// Old managers (renamed or removed from the split) let go of their
+	// fields; the current managers share or own them by now.
+	last := live
+	for _, m := range old {
+		dropped := own.applied(m).Leaves().Difference(desiredAll).Difference(own.ownedExcept(func(x string) bool {
+			return ours(x)
+		}))
+		if !dropped.Empty() && !r.ao.ReleaseHandoff {
+			if _, err := r.hold(ctx, ri, obj, last, m, identity(obj), dropped, true); err != nil {
+				changes[0].Action, changes[0].Err = Failed, err
+				return
+			}
+		}
+		res, err := r.a.send(ctx, ri, obj.Ref, m, identity(obj), true, false)
+		if err != nil {
+			changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: release old manager %s: %w", obj.Ref, m, err)
+			return
+		}
+		last = res
+		changes[0].Migrated = append(changes[0].Migrated, string(m))
+		if changes[0].Action == Unchanged {
+			changes[0].Action = Configured
+		}
+	}
+
+	// Handoff managers let go once someone else owns their fields, or at
+	// once when the app says handoff: release.
+	final := decodeOwnership(last)
+	for _, e := range final.entries {
+		if !strings.HasSuffix(e.manager, HandoffSuffix) || !ours(e.manager) {
+			continue
+		}
+		others := final.ownedExcept(func(m string) bool { return strings.HasSuffix(m, HandoffSuffix) })
+		if !r.ao.ReleaseHandoff && !e.set.Leaves().Difference(others).Empty() {
+			continue
+		}
+		if _, err := r.a.send(ctx, ri, obj.Ref, planner.FieldManager(e.manager), identity(obj), true, false); err != nil {
+			changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: release handoff manager %s: %w", obj.Ref, e.manager, err)
+			return
+		}
+	}
+}
+
+// resolve applies the policy to the conflicts of one slice. It returns
+// false when the object must be skipped (a fail outcome).
+func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, force *bool, cs Conflicts, ours func(string) bool) bool {
+	var failed, yielded, forced Conflicts
+	var drop []fieldpath.Path
+	for _, conflict := range cs {
+		fp := findPath(s.Fields, conflict.Path)
+		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
+		if ours(conflict.Manager) {
+			action = config.ActionForce
+		} else if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
+			action = config.ActionFail
+		}
+		switch action {
+		case config.ActionYield:
+			if fp == nil {
+				failed = append(failed, conflict)
+				continue
+			}
+			yielded = append(yielded, conflict)
+			drop = append(drop, fp)
+		case config.ActionForce:
+			forced = append(forced, conflict)
+		default:
+			failed = append(failed, conflict)
+		}
+	}
+	if len(failed) > 0 {
+		c.Action, c.Conflicts = Conflicted, failed
+		c.Err = fmt.Errorf("%s: apply as %q: %w", obj.Ref, s.Manager, failed)
+		return false
+	}
+	if len(drop) > 0 {
+		ns, err := obj.Reslice(s.Manager, subtract(s.Fields, drop))
+		if err != nil {
+			c.Action, c.Err = Failed, err
+			return false
+		}
+		if ann := s.Object.GetAnnotations(); ann != nil {
+			merged := ns.Object.GetAnnotations()
+			if merged == nil {
+				merged = map[string]string{}
+			}
+			for k, v := range ann {
+				if strings.HasPrefix(k, ManagersAnnotationPrefix) {
+					merged[k] = v
+				}
+			}
+			ns.Object.SetAnnotations(merged)
+			ns.Fields = ns.Fields.Union(annotationFields(s.Fields))
+		}
+		*s = ns
+	}
+	c.Yielded = append(c.Yielded, yielded...)
+	c.Forced = append(c.Forced, forced...)
+	if len(forced) > 0 {
+		*force = true
+	}
+	return true
+}
+
+// annotationFields returns the managers-annotation paths in set.
+func annotationFields(set *fieldpath.Set) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	set.Iterate(func(p fieldpath.Path) {
+		if len(p) == 3 && p[0].FieldName != nil && *p[0].FieldName == "metadata" && p[2].FieldName != nil && strings.HasPrefix(*p[2].FieldName, ManagersAnnotationPrefix) {
+			out.Insert(p.Copy())
+		}
+	})
+	return out
+}
+
+// hold keeps fields that manager m is about to drop at their live value,
+// under m's handoff manager, when dropping them would reset them to a
+// server default instead of deleting them (the HPA replicas trap). The
+// dry run of m's next apply tells which. It returns the held paths.
+func (r *objectRun) hold(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, m planner.FieldManager, next *unstructured.Unstructured, dropped *fieldpath.Set, force bool) ([]string, error) {
+	preview, err := r.a.send(ctx, ri, obj.Ref, m, next, force, true)
+	if err != nil {
+		return nil, err
+	}
+	held := fieldpath.NewSet()
+	var names []string
+	dropped.Iterate(func(p fieldpath.Path) {
+		was, inLive := paths.Lookup(live.Object, p)
+		now, inPreview := paths.Lookup(preview.Object, p)
+		if inLive && inPreview && !equality.Semantic.DeepEqual(was, now) {
+			held.Insert(p.Copy())
+			names = append(names, p.String())
+		}
+	})
+	if held.Empty() || r.a.opts.DryRun {
+		return names, nil
+	}
+	hs, err := obj.ResliceFrom(live, HandoffManager(m), held)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.a.send(ctx, ri, obj.Ref, HandoffManager(m), hs.Object, true, false); err != nil {
+		return nil, fmt.Errorf("%s: hold %s for handoff: %w", obj.Ref, strings.Join(names, ", "), err)
+	}
+	return names, nil
+}
+
+// identity returns an apply configuration with only the object's identity:
+// applying it as a manager releases everything that manager owns.
+func identity(obj *planner.Object) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(obj.Desired.GetAPIVersion())
+	u.SetKind(obj.Desired.GetKind())
+	u.SetName(obj.Ref.Name)
+	if obj.Ref.Namespace != "" {
+		u.SetNamespace(obj.Ref.Namespace)
+	}
+	return u
+}
+
+// action tells what one slice's apply did to the object.
+func (r *objectRun) action(before, after *unstructured.Unstructured, rv string, c *Change) Action {
+	switch {
+	case len(c.Held) > 0:
+		return HandoffPending
+	case len(c.Forced) > 0:
+		return Forced
+	case len(c.Yielded) > 0:
+		return Yielded
+	}
+	if r.a.opts.DryRun {
+		return r.a.outcome(before, after)
+	}
+	if after.GetResourceVersion() == rv {
+		return Unchanged
+	}
+	return Configured
+}
+
+// takeOverClientSide moves fields owned by client-side kubectl apply (or
+// by before-first-apply) to the default manager, so that fields removed
+// from Git later are removed from the object too, then drops the
+// last-applied annotation.
+func (r *objectRun) takeOverClientSide(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
+	var found []string
+	for _, e := range live.GetManagedFields() {
+		if clientSideManagers.Has(e.Manager) {
+			found = append(found, e.Manager)
+		}
+	}
+	if len(found) == 0 {
+		return live, nil, nil
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, clientSideManagers, string(obj.Slices[0].Manager))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: take over client-side apply fields: %w", obj.Ref, err)
+	}
+	if patch != nil {
+		if live, err = ri.Patch(ctx, obj.Ref.Name, "application/json-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			return nil, nil, fmt.Errorf("%s: take over client-side apply fields: %w", obj.Ref, err)
+		}
+	}
+	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
+		p := []byte(`[{"op":"remove","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}]`)
+		if live, err = ri.Patch(ctx, obj.Ref.Name, "application/json-patch+json", p, metav1.PatchOptions{}); err != nil {
+			return nil, nil, fmt.Errorf("%s: drop %s: %w", obj.Ref, lastAppliedAnnotation, err)
+		}
+	}
+	return live, found, nil
+}
+
+// isImmutable reports whether the API server refused a change because a
+// field is immutable.
+func isImmutable(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			if strings.Contains(c.Message, "immutable") {
+				return true
+			}
+		}
+	}
+	return strings.Contains(err.Error(), "immutable")
+}
+
+// immutableFields lists the fields an immutability error names.
+func immutableFields(err error) []string {
+	var status apierrors.APIStatus
+	var out []string
+	if errors.As(err, &status) && status.Status().Details != nil {
+		for _, c := range status.Status().Details.Causes {
+			if strings.Contains(c.Message, "immutable") && c.Field != "" {
+				out = append(out, c.Field)
+			}
+		}
+	}
+	return out
+}
+
+// recreate deletes the object and creates it again when the app allows it;
+// otherwise it reports the immutable fields.
+func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, cause error) {
+	fields := strings.Join(immutableFields(cause), ", ")
+	if !r.ao.Recreate {
+		changes[0].Action = Failed
+		changes[0].Err = fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", obj.Ref, fields, cause)
+		return
+	}
+	if r.a.opts.DryRun {
+		for i := range changes {
+			changes[i].Action = Recreated
+		}
+		return
+	}
+	propagation := metav1.DeletePropagationForeground
+	if err := ri.Delete(ctx, obj.Ref.Name, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil && !apierrors.IsNotFound(err) {
+		changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: delete to recreate (immutable %s): %w", obj.Ref, fields, err)
+		return
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: still present after delete (finalizers?): %w", obj.Ref, err)
+		return
+	}
+	r.create(ctx, ri, obj, changes, Recreated)
+}
