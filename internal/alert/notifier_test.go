@@ -111,7 +111,7 @@ func TestDedupeAndResolve(t *testing.T) {
 			wantSuppressed: 1,
 		},
 		"a one-shot event is forgotten after OnceWindow": {
-			steps: []step{{ev: sync("r1")}, {advance: 59 * time.Minute, ev: sync("r1")}, {advance: 2 * time.Minute, ev: sync("r1")}},
+			steps: []step{{ev: sync("r1")}, {advance: 59*time.Minute + 30*time.Second, ev: sync("r1")}, {advance: 30 * time.Second, ev: sync("r1")}},
 			want: []sent{
 				{Type: "sync", State: "open", Revision: "r1"},
 				{Type: "sync", State: "open", Revision: "r1"},

@@ -60,6 +60,9 @@ func (s *sink) offer(ev Event) {
 		return
 	}
 	s.sweep(now)
+	if e, ok := s.open[key]; ok && !e.expires.IsZero() && !now.Before(e.expires) {
+		delete(s.open, key)
+	}
 	if !ev.Resolved {
 		if _, ok := s.open[key]; ok {
 			s.n.metrics.suppressed.WithLabelValues(s.name).Inc()
