@@ -165,3 +165,13 @@ func TestSignMatchesIndependentHMAC(t *testing.T) {
 		}
 	}
 }
+
+// TestSignDocumentedVector pins the test vector printed in docs/alerts.md
+// (computed there with Python's hmac module).
+func TestSignDocumentedVector(t *testing.T) {
+	got := Sign([]byte("s3cr3t-hmac-key"), "1764450000", []byte(`{"version":"syncd.dev/alert/v1"}`))
+	want := "sha256=f6f1d698a751de08a81423f2dd36d69bcc49b3cc15ca0d95dceeda95997b95b0"
+	if got != want {
+		t.Errorf("Sign = %q, want the documented %q", got, want)
+	}
+}
