@@ -1,0 +1,104 @@
+package applier
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// cause builds a FieldManagerConflict cause the way the API server's
+// field manager does (k8s.io/apimachinery/pkg/util/managedfields/internal
+// NewConflictError and printManager).
+func cause(field, message string) metav1.StatusCause {
+	return metav1.StatusCause{Type: metav1.CauseTypeFieldManagerConflict, Field: field, Message: message}
+}
+
+func TestFieldConflicts(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want Conflicts
+	}{
+		"apply manager": {
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.color", `conflict with "syncd-a"`)}, `Apply failed with 1 conflict: conflict with "syncd-a": .data.color`),
+			want: Conflicts{{Manager: "syncd-a", Path: ".data.color", Operation: "Apply"}},
+		},
+		"update manager with version and time": {
+			err: apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.color", `conflict with "operator" using v1 at 2026-11-29T22:40:01Z`)}, "x"),
+			want: Conflicts{{Manager: "operator", Path: ".data.color", Operation: "Update", Time: "2026-11-29T22:40:01Z"}},
+		},
+		"update manager without time": {
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".spec.replicas", `conflict with "kubectl-edit" using apps/v1`)}, "x"),
+			want: Conflicts{{Manager: "kubectl-edit", Path: ".spec.replicas", Operation: "Update"}},
+		},
+		"update through a subresource": {
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".spec.replicas", `conflict with "hpa-sim" with subresource "scale" using apps/v1 at 2026-11-29T22:40:01Z`)}, "x"),
+			want: Conflicts{{Manager: "hpa-sim", Path: ".spec.replicas", Operation: "Update", Subresource: "scale", Time: "2026-11-29T22:40:01Z"}},
+		},
+		"apply through a subresource": {
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".status.phase", `conflict with "ctrl" with subresource "status"`)}, "x"),
+			want: Conflicts{{Manager: "ctrl", Path: ".status.phase", Operation: "Apply", Subresource: "status"}},
+		},
+		"manager name with quotes and spaces": {
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.a", `conflict with "my \"odd\" manager" using v1`)}, "x"),
+			want: Conflicts{{Manager: `my "odd" manager`, Path: ".data.a", Operation: "Update"}},
+		},
+		"several, sorted by path then manager": {
+			err: apierrors.NewApplyConflict([]metav1.StatusCause{
+				cause(`.spec.template.spec.containers[name="app"].image`, `conflict with "b"`),
+				cause(".data.z", `conflict with "z"`),
+				cause(".data.a", `conflict with "y"`),
+				cause(".data.a", `conflict with "x"`),
+			}, "x"),
+			want: Conflicts{
+				{Manager: "x", Path: ".data.a", Operation: "Apply"},
+				{Manager: "y", Path: ".data.a", Operation: "Apply"},
+				{Manager: "z", Path: ".data.z", Operation: "Apply"},
+				{Manager: "b", Path: `.spec.template.spec.containers[name="app"].image`, Operation: "Apply"},
+			},
+		},
+		"wrapped": {
+			err:  fmt.Errorf("ConfigMap ns/x: apply: %w", apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.a", `conflict with "x"`)}, "x")),
+			want: Conflicts{{Manager: "x", Path: ".data.a", Operation: "Apply"}},
+		},
+		"resourceVersion conflict is not a field conflict": {
+			err: apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("the object has been modified")),
+		},
+		"already exists is not a field conflict": {
+			err: apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "x"),
+		},
+		"not an API error": {
+			err: errors.New("connection refused"),
+		},
+		"nil": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := FieldConflicts(tc.err)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("FieldConflicts (-want +got):\n%s", diff)
+			}
+			if got, want := isRetryableConflict(tc.err), apierrors.IsConflict(tc.err) && tc.want == nil; got != want {
+				t.Errorf("isRetryableConflict = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestConflictsError(t *testing.T) {
+	cs := Conflicts{
+		{Manager: "operator", Path: ".data.color", Operation: "Update", Time: "2026-11-29T22:40:01Z"},
+		{Manager: "hpa-sim", Path: ".spec.replicas", Operation: "Update", Subresource: "scale"},
+		{Manager: "syncd-b", Path: ".data.size", Operation: "Apply"},
+	}
+	want := `field conflicts: .data.color is owned by "operator" (Update, at 2026-11-29T22:40:01Z); ` +
+		`.spec.replicas is owned by "hpa-sim" (Update, subresource scale); ` +
+		`.data.size is owned by "syncd-b" (Apply)`
+	if got := cs.Error(); got != want {
+		t.Errorf("Error():\n got %s\nwant %s", got, want)
+	}
+}
