@@ -28,7 +28,7 @@ func TestFieldConflicts(t *testing.T) {
 			want: Conflicts{{Manager: "syncd-a", Path: ".data.color", Operation: "Apply"}},
 		},
 		"update manager with version and time": {
-			err: apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.color", `conflict with "operator" using v1 at 2026-11-29T22:40:01Z`)}, "x"),
+			err:  apierrors.NewApplyConflict([]metav1.StatusCause{cause(".data.color", `conflict with "operator" using v1 at 2026-11-29T22:40:01Z`)}, "x"),
 			want: Conflicts{{Manager: "operator", Path: ".data.color", Operation: "Update", Time: "2026-11-29T22:40:01Z"}},
 		},
 		"update manager without time": {

@@ -55,17 +55,17 @@ func TestPolicyDecide(t *testing.T) {
 		path    fieldpath.Path
 		want    config.Action
 	}{
-		"kind and path":                            {deploy, "hpa-sim", replicas, config.ActionYield},
-		"first match wins over a later rule":       {deploy, "kube-controller-manager", replicas, config.ActionYield},
-		"same path on another kind is the default": {cm, "x", replicas, config.ActionFail},
-		"wildcard list item and manager glob":      {deploy, "release-bot", image, config.ActionYield},
-		"glob does not match: next rule":           {deploy, "kubectl-edit", image, config.ActionForce},
-		"name glob, path and manager":              {cm, "operator", color, config.ActionYield},
-		"name glob not matching":                   {cmOther, "operator", color, config.ActionFail},
-		"manager not matching":                     {cm, "someone", color, config.ActionFail},
-		"other path of the same object":            {cm, "operator", size, config.ActionFail},
-		"wildcard field name":                      {cm, "someone", annotation, config.ActionForce},
-		"kind with a dotted group":                 {ing, "someone", host, config.ActionForce},
+		"kind and path":                             {deploy, "hpa-sim", replicas, config.ActionYield},
+		"first match wins over a later rule":        {deploy, "kube-controller-manager", replicas, config.ActionYield},
+		"same path on another kind is the default":  {cm, "x", replicas, config.ActionFail},
+		"wildcard list item and manager glob":       {deploy, "release-bot", image, config.ActionYield},
+		"glob does not match: next rule":            {deploy, "kubectl-edit", image, config.ActionForce},
+		"name glob, path and manager":               {cm, "operator", color, config.ActionYield},
+		"name glob not matching":                    {cmOther, "operator", color, config.ActionFail},
+		"manager not matching":                      {cm, "someone", color, config.ActionFail},
+		"other path of the same object":             {cm, "operator", size, config.ActionFail},
+		"wildcard field name":                       {cm, "someone", annotation, config.ActionForce},
+		"kind with a dotted group":                  {ing, "someone", host, config.ActionForce},
 		"unknown path only matches path-less rules": {ing, "someone", nil, config.ActionForce},
 		"unknown path, no path-less rule: default":  {cm, "operator", nil, config.ActionFail},
 	}
