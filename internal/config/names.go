@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"syncd.dev/syncd/internal/paths"
 )
 
 // MaxManagerLength is the longest field manager name the API server
@@ -138,84 +140,15 @@ func kindNameProblem(s, kind string) string {
 	return fmt.Sprintf("%q: %q is not a kind name; kinds are letters and digits starting with a capital letter, such as Deployment", s, kind)
 }
 
-// fieldPathProblem checks the syntax of a field path such as
-// .spec.template.spec.containers[name="app"].image: it starts with a dot,
-// has no empty segments, and its brackets and quotes are balanced. The
-// planner parses the contents; this is only the syntax check the config
-// can do up front. It returns "" when the path is well formed.
+// fieldPathProblem parses a field path such as
+// .spec.template.spec.containers[name="app"].image with the same parser
+// the planner and the applier use (package paths), so a path accepted here
+// is accepted there. It returns "" when the path parses.
 func fieldPathProblem(p string) string {
-	const example = `e.g. .spec.replicas or .spec.template.spec.containers[name="app"].image`
-	if p == "" {
-		return "empty field path; " + example
-	}
-	if p[0] != '.' {
-		return fmt.Sprintf("%q: field paths start with a dot, %s", p, example)
-	}
-	i := 0
-	for i < len(p) {
-		switch p[i] {
-		case '.':
-			j := i + 1
-			for j < len(p) && p[j] != '.' && p[j] != '[' && p[j] != ']' && p[j] != '"' && p[j] != '\'' {
-				if p[j] <= ' ' || p[j] == 0x7f {
-					return fmt.Sprintf("%q: white space or control character at byte %d; field names have none", p, j)
-				}
-				j++
-			}
-			if j == i+1 {
-				if j == len(p) && i == 0 {
-					return fmt.Sprintf("%q: name the field after the dot, %s", p, example)
-				}
-				return fmt.Sprintf("%q: empty field name at byte %d", p, i+1)
-			}
-			if j < len(p) && (p[j] == ']' || p[j] == '"' || p[j] == '\'') {
-				return fmt.Sprintf("%q: unexpected %q at byte %d", p, p[j], j)
-			}
-			i = j
-		case '[':
-			end, prob := closeBracket(p, i)
-			if prob != "" {
-				return prob
-			}
-			i = end + 1
-			if i < len(p) && p[i] != '.' && p[i] != '[' {
-				return fmt.Sprintf("%q: expected \".\" or \"[\" after \"]\" at byte %d", p, i)
-			}
-		default:
-			return fmt.Sprintf("%q: unexpected %q at byte %d", p, p[i], i)
-		}
+	if _, err := paths.Parse(p); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-// closeBracket finds the "]" closing the "[" at p[open], skipping quoted
-// text, and reports unbalanced or empty brackets.
-func closeBracket(p string, open int) (int, string) {
-	var quote byte
-	for j := open + 1; j < len(p); j++ {
-		c := p[j]
-		switch {
-		case quote != 0:
-			if c == '\\' && quote == '"' {
-				j++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '[':
-			return 0, fmt.Sprintf("%q: \"[\" at byte %d opens inside another bracket; close the first with \"]\"", p, j)
-		case c == ']':
-			if j == open+1 {
-				return 0, fmt.Sprintf("%q: empty brackets at byte %d; use [*] for any item, [name=\"x\"] for an item by key", p, open)
-			}
-			return j, ""
-		}
-	}
-	if quote != 0 {
-		return 0, fmt.Sprintf("%q: unterminated %c quote in the bracket at byte %d", p, quote, open)
-	}
-	return 0, fmt.Sprintf("%q: \"[\" at byte %d is never closed with \"]\"", p, open)
 }
 
 // globProblem checks a path.Match pattern; "" when it is well formed.
