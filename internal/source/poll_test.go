@@ -211,3 +211,7 @@ func randomText(n int, seed int64) string {
 	}
 	return string(b)
 }
+
+func gitSource(url, branch string) config.GitSource {
+	return config.GitSource{URL: url, Branch: branch, Interval: minute()}
+}
