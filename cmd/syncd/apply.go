@@ -15,6 +15,9 @@ import (
 
 type applyFlags struct {
 	kube        kubeFlags
+	config      string
+	app         string
+	cacheDir    string
 	path        string
 	manager     string
 	namespace   string
@@ -25,9 +28,15 @@ type applyFlags struct {
 func newApplyCommand() *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply --path DIR --manager NAME [--namespace NS] [--dry-run]",
-		Short: "Apply a directory of manifests with Server-Side Apply as one field manager, never forcing",
-		Long: `apply reads every .yaml, .yml and .json file below --path (multi-document
+		Use:   "apply (--config FILE [--app NAME] [--path DIR] | --path DIR --manager NAME [--namespace NS]) [--dry-run]",
+		Short: "Apply an app from its Git source, or a directory as one field manager, with Server-Side Apply",
+		Long: `With --config, apply runs each app (or --app) once: it resolves the app's
+Git revision, renders and validates its manifests, splits each object between
+the app's field managers and applies the slices under the app's conflict
+policy. --path DIR renders the app from DIR instead of its source (a
+pull-request checkout).
+
+Without --config, apply reads every .yaml, .yml and .json file below --path (multi-document
 files included), checks every document, maps each kind through the cluster's
 discovery, and applies each object with Server-Side Apply under the field
 manager --manager. It never forces: a field another manager owns with a
@@ -42,8 +51,11 @@ Exit codes: 0 applied, 1 error, 3 field conflicts.`,
 	}
 	fs := cmd.Flags()
 	f.kube.register(fs)
-	fs.StringVar(&f.path, "path", "", "directory of manifests to apply (required)")
-	fs.StringVar(&f.manager, "manager", "", "field manager name to apply as (required; keep it stable across runs)")
+	fs.StringVar(&f.config, "config", "", "syncd.yaml: apply its apps")
+	fs.StringVar(&f.app, "app", "", "with --config: only this app (default: every app, in config order)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "with --config: where Git sources are cached (default ~/.cache/syncd/sources)")
+	fs.StringVar(&f.path, "path", "", "directory of manifests to apply (with --config: render the app from here instead of its source)")
+	fs.StringVar(&f.manager, "manager", "", "without --config: field manager name to apply as (keep it stable across runs)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace for namespaced objects that set none (default: the kubeconfig context's)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "send every request with dryRun=All: show what would happen, persist nothing")
 	fs.IntVar(&f.concurrency, "concurrency", applier.DefaultConcurrency, "objects applied at once within a stage")
@@ -51,6 +63,9 @@ Exit codes: 0 applied, 1 error, 3 field conflicts.`,
 }
 
 func runApply(cmd *cobra.Command, f *applyFlags) error {
+	if f.config != "" {
+		return runApplyConfig(cmd, f)
+	}
 	if f.path == "" {
 		return withCode(exitError, errors.New("--path is required: the directory of manifests to apply"))
 	}
@@ -140,4 +155,49 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "%s%s\n", strings.Join(parts, ", "), suffix)
 	}
+}
+
+// runApplyConfig runs source → planner → applier once for each app.
+func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
+	if f.manager != "" || f.namespace != "" {
+		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
+	}
+	runner, apps, err := openConfig(f.config, f.app, &f.kube, f.cacheDir, f.concurrency)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	if f.path != "" && len(apps) != 1 {
+		return withCode(exitError, errors.New("--path renders one app: name it with --app"))
+	}
+	out := cmd.OutOrStdout()
+	var worst error
+	for _, app := range apps {
+		rendered, cs, err := runner.Apply(cmd.Context(), app, f.path, f.dryRun)
+		if rendered != nil {
+			fmt.Fprintf(out, "app %s: revision %s\n", app.Name, rendered.Plan.Revision)
+			for _, w := range rendered.Plan.Warnings {
+				fmt.Fprintf(out, "  warning: %s\n", w)
+			}
+		}
+		if cs != nil {
+			printChangeSet(out, cs)
+		}
+		if err == nil && cs != nil {
+			err = changeSetExit(cs)
+		}
+		if err != nil {
+			var ce *exitCodeError
+			if !errors.As(err, &ce) {
+				err = withCode(exitError, fmt.Errorf("app %s: nothing more applied: %w", app.Name, err))
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+			if worst == nil || exitCodeOf(err) == exitError {
+				worst = err
+			}
+		}
+	}
+	if worst != nil {
+		return withCode(exitCodeOf(worst), nil)
+	}
+	return nil
 }

@@ -16,5 +16,6 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	}
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newApplyCommand())
+	root.AddCommand(newRenderCommand())
 	return root
 }

@@ -50,20 +50,28 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 		}
 		_ = g.Wait()
 		if err := ctx.Err(); err != nil {
-			return a.collect(cs, results), err
+			return a.collect(cs, plan, results), err
 		}
 		if plan.Objects[start].Stage == planner.StageCRDs && !a.opts.DryRun {
 			if err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end]); err != nil {
-				return a.collect(cs, results), err
+				return a.collect(cs, plan, results), err
 			}
 		}
 		start = end
 	}
-	return a.collect(cs, results), nil
+	return a.collect(cs, plan, results), nil
 }
 
-func (a *Applier) collect(cs *ChangeSet, results [][]Change) *ChangeSet {
-	for _, r := range results {
+// collect gathers the changes in plan order. Objects an interrupted run
+// never reached get a Skipped change per slice, so that the ChangeSet
+// still has one Change per slice and OK() is false.
+func (a *Applier) collect(cs *ChangeSet, plan *planner.Plan, results [][]Change) *ChangeSet {
+	for i, r := range results {
+		if r == nil {
+			for _, s := range plan.Objects[i].Slices {
+				r = append(r, Change{Object: plan.Objects[i].Ref, Manager: s.Manager, Action: Skipped})
+			}
+		}
 		cs.Changes = append(cs.Changes, r...)
 	}
 	return cs

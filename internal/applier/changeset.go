@@ -50,6 +50,9 @@ type Change struct {
 	// Migrated lists old managers of the object whose fields moved to the
 	// current managers (manager rename, client-side apply takeover).
 	Migrated []string
+	// ResourceVersion is the object's resourceVersion after the apply
+	// (empty in dry runs and on failure).
+	ResourceVersion string
 	// Health is the kstatus of the object after a wait ("Current", ...);
 	// empty when not waited for.
 	Health string

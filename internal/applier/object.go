@@ -46,10 +46,28 @@ type ApplyOptions struct {
 	// (default 5 minutes).
 	Wait    bool
 	Timeout time.Duration
+	// Labels are added to every object's default slice (the inventory's
+	// applyset.kubernetes.io/part-of label).
+	Labels map[string]string
+	// Live, when set, answers the per-object read from a watch cache
+	// instead of a GET. It may return metadata-only objects
+	// (managedFields, annotations, resourceVersion are what is needed);
+	// nil with a NotFound error means absent.
+	Live LiveReader
+	// Skip, when set, is asked for every object that exists; true means
+	// nothing about it changed since syncd last applied it (same slice
+	// hashes, same live resourceVersion) and no request is sent for it.
+	Skip func(obj *planner.Object, live *unstructured.Unstructured) bool
 	// Flapping, when set, names fields syncd must stop forcing because
 	// their owner keeps flipping (ping-pong with another forcing writer);
 	// such conflicts fail instead.
 	Flapping func(ref planner.ObjectRef, path string) bool
+}
+
+// LiveReader reads the current state of an object, typically from a watch
+// cache so that unchanged objects cost no request.
+type LiveReader interface {
+	Live(ctx context.Context, ref planner.ObjectRef) (*unstructured.Unstructured, error)
 }
 
 // clientSideManagers are the managers of client-side kubectl apply and of
@@ -108,17 +126,31 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 			out[i] = ns
 		}
 	}
-	if r.ao.RecordManagers && len(out) > 0 {
+	if len(out) > 0 && (r.ao.RecordManagers || len(r.ao.Labels) > 0) {
 		s := out[0]
 		u := s.Object.DeepCopy()
-		ann := u.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
+		fields := s.Fields
+		if r.ao.RecordManagers {
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			key := managersAnnotation(r.app)
+			ann[key] = managerList(obj)
+			u.SetAnnotations(ann)
+			fields = fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", key)))
 		}
-		key := managersAnnotation(r.app)
-		ann[key] = managerList(obj)
-		u.SetAnnotations(ann)
-		fields := s.Fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", key)))
+		if len(r.ao.Labels) > 0 {
+			labels := u.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			for k, v := range r.ao.Labels {
+				labels[k] = v
+				fields = fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "labels", k)))
+			}
+			u.SetLabels(labels)
+		}
 		out[0] = planner.Slice{Manager: s.Manager, Object: u, Fields: fields, Hash: s.Hash}
 	}
 	return out, nil
@@ -144,14 +176,29 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 		changes[0].Action, changes[0].Err = Failed, err
 		return changes
 	}
-	live, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	var live *unstructured.Unstructured
+	if r.ao.Live != nil {
+		live, err = r.ao.Live.Live(ctx, obj.Ref)
+	} else {
+		live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	}
+	var final *unstructured.Unstructured
 	switch {
 	case apierrors.IsNotFound(err):
-		r.create(ctx, ri, obj, changes, Created)
+		final = r.create(ctx, ri, obj, changes, Created)
 	case err != nil:
 		changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "get", err)
+	case r.ao.Skip != nil && r.ao.Skip(obj, live):
+		for i := range changes {
+			changes[i].Action, changes[i].ResourceVersion = Unchanged, live.GetResourceVersion()
+		}
 	default:
-		r.update(ctx, ri, obj, live, changes)
+		final = r.update(ctx, ri, obj, live, changes)
+	}
+	if final != nil && !r.a.opts.DryRun {
+		for i := range changes {
+			changes[i].ResourceVersion = final.GetResourceVersion()
+		}
 	}
 	if r.ao.Wait && !r.a.opts.DryRun && !failedAny(changes) {
 		health := r.a.waitCurrent(ctx, ri, obj.Ref, r.ao.Timeout)
@@ -167,19 +214,20 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 // object under the default manager, then each split slice (the fields
 // become shared), then the default slice again (the default manager lets
 // the split fields go). No field is ever missing from the live object.
-func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, action Action) {
+func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, action Action) *unstructured.Unstructured {
 	sl, err := r.prepare(obj, false)
 	if err != nil {
 		changes[0].Action, changes[0].Err = Failed, err
-		return
+		return nil
 	}
 	if len(sl) == 1 {
-		if _, err := r.a.send(ctx, ri, obj.Ref, sl[0].Manager, sl[0].Object, false, r.a.opts.DryRun); err != nil {
+		res, err := r.a.send(ctx, ri, obj.Ref, sl[0].Manager, sl[0].Object, false, r.a.opts.DryRun)
+		if err != nil {
 			setFailed(&changes[0], err)
-			return
+			return nil
 		}
 		changes[0].Action = action
-		return
+		return res
 	}
 	whole := obj.Desired.DeepCopy()
 	if ann := sl[0].Object.GetAnnotations(); ann != nil {
@@ -193,9 +241,19 @@ func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, ob
 		}
 		whole.SetAnnotations(merged)
 	}
+	if len(r.ao.Labels) > 0 {
+		labels := whole.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range r.ao.Labels {
+			labels[k] = v
+		}
+		whole.SetLabels(labels)
+	}
 	if _, err := r.a.send(ctx, ri, obj.Ref, sl[0].Manager, whole, false, r.a.opts.DryRun); err != nil {
 		setFailed(&changes[0], err)
-		return
+		return nil
 	}
 	if r.a.opts.DryRun {
 		// Nothing exists to share fields with: the dry run of the whole
@@ -203,15 +261,19 @@ func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, ob
 		for i := range changes {
 			changes[i].Action = action
 		}
-		return
+		return nil
 	}
+	var last *unstructured.Unstructured
 	for _, i := range append(seq(1, len(sl)), 0) {
-		if _, err := r.a.send(ctx, ri, obj.Ref, sl[i].Manager, sl[i].Object, true, false); err != nil {
+		res, err := r.a.send(ctx, ri, obj.Ref, sl[i].Manager, sl[i].Object, true, false)
+		if err != nil {
 			setFailed(&changes[i], err)
-			return
+			return nil
 		}
 		changes[i].Action = action
+		last = res
 	}
+	return last
 }
 
 func seq(from, to int) []int {
@@ -232,12 +294,12 @@ func setFailed(c *Change, err error) {
 // update brings an existing object to the plan, moving fields between the
 // app's managers without letting any disappear, resolving conflicts with
 // other managers by policy, and holding fields that would be reset.
-func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, changes []Change) {
+func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, changes []Change) *unstructured.Unstructured {
 	dry := r.a.opts.DryRun
 	sl, err := r.prepare(obj, true)
 	if err != nil {
 		changes[0].Action, changes[0].Err = Failed, err
-		return
+		return nil
 	}
 
 	// Client-side apply takeover.
@@ -246,7 +308,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		live, migrated, err = r.takeOverClientSide(ctx, ri, obj, live)
 		if err != nil {
 			changes[0].Action, changes[0].Err = Failed, err
-			return
+			return nil
 		}
 		changes[0].Migrated = append(changes[0].Migrated, migrated...)
 	}
@@ -293,10 +355,10 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 				cs := FieldConflicts(err)
 				if cs == nil {
 					changes[i].Action, changes[i].Err = Failed, err
-					return
+					return nil
 				}
 				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
-					return
+					return nil
 				}
 			}
 		}
@@ -313,14 +375,14 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			union, err := obj.Reslice(s.Manager, s.Fields.Union(keep))
 			if err != nil {
 				changes[i].Action, changes[i].Err = Failed, err
-				return
+				return nil
 			}
 			if i == 0 && r.ao.RecordManagers {
 				union.Object.SetAnnotations(s.Object.GetAnnotations())
 			}
 			if _, err := r.a.send(ctx, ri, obj.Ref, s.Manager, union.Object, true, false); err != nil {
 				setFailed(&changes[i], err)
-				return
+				return nil
 			}
 		}
 	}
@@ -342,7 +404,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			held, err := r.hold(ctx, ri, obj, live, s.Manager, s.Object, dropped, force[i])
 			if err != nil {
 				changes[i].Action, changes[i].Err = Failed, err
-				return
+				return nil
 			}
 			changes[i].Held = held
 		}
@@ -350,26 +412,25 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if err != nil && !predict {
 			if cs := FieldConflicts(err); cs != nil {
 				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
-					return
+					return nil
 				}
 				s = sl[i]
 				res, err = r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, force[i], dry)
 			}
 		}
 		if err != nil && isImmutable(err) {
-			r.recreate(ctx, ri, obj, changes, err)
-			return
+			return r.recreate(ctx, ri, obj, changes, err)
 		}
 		if err != nil {
 			setFailed(&changes[i], err)
-			return
+			return nil
 		}
 		changes[i].Action = r.action(live, res, rv, &changes[i])
 		rv = res.GetResourceVersion()
 		live = res
 	}
 	if dry {
-		return
+		return live
 	}
 
 	// Old managers (renamed or removed from the split) let go of their
@@ -382,13 +443,13 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if !dropped.Empty() && !r.ao.ReleaseHandoff {
 			if _, err := r.hold(ctx, ri, obj, last, m, identity(obj), dropped, true); err != nil {
 				changes[0].Action, changes[0].Err = Failed, err
-				return
+				return nil
 			}
 		}
 		res, err := r.a.send(ctx, ri, obj.Ref, m, identity(obj), true, false)
 		if err != nil {
 			changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: release old manager %s: %w", obj.Ref, m, err)
-			return
+			return nil
 		}
 		last = res
 		changes[0].Migrated = append(changes[0].Migrated, string(m))
@@ -408,11 +469,14 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if !r.ao.ReleaseHandoff && !e.set.Leaves().Difference(others).Empty() {
 			continue
 		}
-		if _, err := r.a.send(ctx, ri, obj.Ref, planner.FieldManager(e.manager), identity(obj), true, false); err != nil {
+		res, err := r.a.send(ctx, ri, obj.Ref, planner.FieldManager(e.manager), identity(obj), true, false)
+		if err != nil {
 			changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: release handoff manager %s: %w", obj.Ref, e.manager, err)
-			return
+			return nil
 		}
+		last = res
 	}
+	return last
 }
 
 // resolve applies the policy to the conflicts of one slice. It returns
@@ -495,6 +559,11 @@ func (r *objectRun) hold(ctx context.Context, ri dynamic.ResourceInterface, obj 
 	preview, err := r.a.send(ctx, ri, obj.Ref, m, next, force, true)
 	if err != nil {
 		return nil, err
+	}
+	// The live object handed in may be metadata only (from a watch
+	// cache); the values are needed here, and this path is rare.
+	if live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{}); err != nil {
+		return nil, describeError(obj.Ref, "get", err)
 	}
 	held := fieldpath.NewSet()
 	var names []string
@@ -616,23 +685,23 @@ func immutableFields(err error) []string {
 
 // recreate deletes the object and creates it again when the app allows it;
 // otherwise it reports the immutable fields.
-func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, cause error) {
+func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, cause error) *unstructured.Unstructured {
 	fields := strings.Join(immutableFields(cause), ", ")
 	if !r.ao.Recreate {
 		changes[0].Action = Failed
 		changes[0].Err = fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", obj.Ref, fields, cause)
-		return
+		return nil
 	}
 	if r.a.opts.DryRun {
 		for i := range changes {
 			changes[i].Action = Recreated
 		}
-		return
+		return nil
 	}
 	propagation := metav1.DeletePropagationForeground
 	if err := ri.Delete(ctx, obj.Ref.Name, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil && !apierrors.IsNotFound(err) {
 		changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: delete to recreate (immutable %s): %w", obj.Ref, fields, err)
-		return
+		return nil
 	}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
@@ -640,7 +709,7 @@ func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, 
 	})
 	if err != nil {
 		changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: still present after delete (finalizers?): %w", obj.Ref, err)
-		return
+		return nil
 	}
-	r.create(ctx, ri, obj, changes, Recreated)
+	return r.create(ctx, ri, obj, changes, Recreated)
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// writeRenderFixture writes a config with a file:// source and an https
+// source, and a repository directory holding one Deployment.
+func writeRenderFixture(t *testing.T) (cfgPath, repo string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo = filepath.Join(dir, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, "deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deploy := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "example.com/web:1"}]
+`
+	if err := os.WriteFile(filepath.Join(repo, "deploy", "web.yaml"), []byte(deploy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: local
+  git: {url: "file://` + repo + `", branch: main, interval: 1m}
+- name: remote
+  git: {url: "https://git.example.com/web.git", branch: main, interval: 1m}
+apps:
+- name: web
+  source: local
+  path: deploy
+  namespace: default
+  split:
+  - manager: syncd-web-release
+    paths: [".spec.template.spec.containers[*].image"]
+- name: far
+  source: remote
+  namespace: default
+`
+	cfgPath = filepath.Join(dir, "syncd.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfgPath, repo
+}
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRenderYAML(t *testing.T) {
+	cfg, _ := writeRenderFixture(t)
+	code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := `---
+# manager: syncd-web  object: apps/Deployment default/web
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+---
+# manager: syncd-web-release  object: apps/Deployment default/web
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  template:
+    spec:
+      containers:
+      - image: example.com/web:1
+        name: app
+`
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("render output (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderJSON(t *testing.T) {
+	cfg, repo := writeRenderFixture(t)
+	code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "far", "--path", filepath.Join(repo, "deploy"), "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		App    string `json:"app"`
+		Slices []struct {
+			Manager            string         `json:"manager"`
+			Object             string         `json:"object"`
+			Stage              string         `json:"stage"`
+			Hash               string         `json:"hash"`
+			Fields             map[string]any `json:"fields"`
+			ApplyConfiguration map[string]any `json:"applyConfiguration"`
+		} `json:"slices"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if doc.App != "far" || len(doc.Slices) != 1 {
+		t.Fatalf("want one slice of app far, got %+v", doc)
+	}
+	s := doc.Slices[0]
+	if s.Manager != "syncd-far" || s.Object != "apps/Deployment default/web" || s.Stage != "namespaced" || len(s.Hash) != 64 || s.Fields["f:spec"] == nil {
+		t.Errorf("slice = %+v", s)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	cfg, repo := writeRenderFixture(t)
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "x.yaml"), []byte("apiVersion: v1\nmetadata: {name: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"no config":        {[]string{"render", "--app", "web"}, "--config is required"},
+		"no app":           {[]string{"render", "--config", cfg}, "--app is required"},
+		"unknown app":      {[]string{"render", "--config", cfg, "--app", "nope"}, `no app named "nope"`},
+		"bad output":       {[]string{"render", "--config", cfg, "--app", "web", "-o", "xml"}, `-o "xml": use yaml or json`},
+		"remote source":    {[]string{"render", "--config", cfg, "--app", "far"}, "not a local file:// repository: pass --path DIR"},
+		"invalid manifest": {[]string{"render", "--config", cfg, "--app", "web", "--path", bad}, "x.yaml: document 1 (v1 x): kind is missing"},
+		"missing dir":      {[]string{"render", "--config", cfg, "--app", "web", "--path", filepath.Join(repo, "nope")}, "nope"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := runCmd(t, tc.args...)
+			if code != exitError {
+				t.Errorf("exit %d, want %d", code, exitError)
+			}
+			if out != "" {
+				t.Errorf("printed on stdout despite the error:\n%s", out)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tc.want, stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,259 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+var crdCounter atomic.Int64
+
+// TestCRDAndCustomResource: a CRD and an object of its kind in one plan.
+// The CR can only be applied once the CRD is Established and the mapper
+// knows the kind; Apply waits for that between stages.
+func TestCRDAndCustomResource(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	group := fmt.Sprintf("t%d.applier.syncd.test", crdCounter.Add(1))
+	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    listKind: WidgetList
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: integer
+              color:
+                type: string
+`, group)
+	cr := fmt.Sprintf(`apiVersion: %s/v1
+kind: Widget
+metadata:
+  name: w1
+spec:
+  size: 3
+  color: red
+`, group)
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	t.Cleanup(func() {
+		_ = c.dyn.Resource(crdGVR).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+	})
+
+	app := config.App{Name: "widgets", Namespace: ns, Manager: "syncd-widgets"}
+	plan := c.plan(t, app, cr, crd)
+	cs := c.apply(t, plan, ApplyOptions{})
+	wantChanges(t, cs, "CustomResourceDefinition widgets."+group+" syncd-widgets created", "Widget w1 syncd-widgets created")
+	live := c.get(t, gvr, ns, "w1")
+	spec, _, _ := unstructured.NestedMap(live.Object, "spec")
+	if diff := cmp.Diff(map[string]any{"size": int64(3), "color": "red"}, spec); diff != "" {
+		t.Errorf("Widget spec (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(planOwners(plan, "w1", false), owners(t, live)); diff != "" {
+		t.Errorf("Widget managedFields (-plan +live):\n%s", diff)
+	}
+
+	cs = c.apply(t, plan, ApplyOptions{})
+	wantChanges(t, cs, "CustomResourceDefinition widgets."+group+" syncd-widgets unchanged", "Widget w1 syncd-widgets unchanged")
+}
+
+// TestImmutableField: a change the API server refuses as immutable fails
+// with advice, or recreates the object when the app allows it.
+func TestImmutableField(t *testing.T) {
+	frozen := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frozen\nimmutable: true\ndata:\n  k: " + v + "\n"
+	}
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	app := appOf("app", ns)
+	wantChanges(t, c.apply(t, c.plan(t, app, frozen("v1")), ApplyOptions{}), "ConfigMap frozen syncd-app created")
+	before := c.get(t, configMaps, ns, "frozen")
+
+	plan := c.plan(t, app, frozen("v2"))
+	cs := c.apply(t, plan, ApplyOptions{})
+	wantChanges(t, cs, "ConfigMap frozen syncd-app failed")
+	err := cs.Changes[0].Err
+	t.Logf("without recreate: %v", err)
+	for _, want := range []string{"ConfigMap " + ns + "/frozen", "immutable", "data", "recreate: true"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
+	}
+	if got := data(c.get(t, configMaps, ns, "frozen"))["k"]; got != "v1" {
+		t.Errorf("data.k = %q after a refused change, want v1", got)
+	}
+
+	cs = c.apply(t, plan, ApplyOptions{Recreate: true})
+	wantChanges(t, cs, "ConfigMap frozen syncd-app recreated")
+	after := c.get(t, configMaps, ns, "frozen")
+	if got := data(after)["k"]; got != "v2" {
+		t.Errorf("data.k = %q after recreate, want v2", got)
+	}
+	if after.GetUID() == before.GetUID() {
+		t.Error("same UID after recreate: the object was not re-created")
+	}
+	wantChanges(t, c.apply(t, plan, ApplyOptions{Recreate: true}), "ConfigMap frozen syncd-app unchanged")
+}
+
+// TestForbidden: an identity that may only get and patch ConfigMaps in one
+// namespace gets an actionable error for a Secret, and the ConfigMap of
+// the same plan is still applied.
+func TestForbidden(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.Namespace(t)
+	admin := env.Clientset(t)
+	// Creating through apply needs the create verb; the identity has only
+	// get and patch, so the ConfigMap exists already (empty).
+	if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.ServiceAccountConfig(ctx, ns, "syncd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Grant(ctx, ns, "syncd", ns, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, cfg)
+	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: aHVudGVyMg==\n"
+	plan := c.plan(t, appOf("app", ns), configMap("cfg", map[string]string{"a": "1"}), secret)
+	cs := c.apply(t, plan, ApplyOptions{})
+	wantChanges(t, cs, "ConfigMap cfg syncd-app configured", "Secret creds syncd-app failed")
+	if cs.OK() {
+		t.Error("OK() = true with a failed object")
+	}
+	err = cs.Changes[1].Err
+	t.Logf("forbidden: %v", err)
+	for _, want := range []string{"Secret " + ns + "/creds", `cannot get resource "secrets"`, "in namespace " + ns, "resources: [secrets]", `apiGroups: [""]`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
+	}
+	for _, secretValue := range []string{"aHVudGVyMg==", "hunter2"} {
+		if err != nil && strings.Contains(err.Error(), secretValue) {
+			t.Errorf("error shows the secret's value")
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"a": "1"}, data(c.get(t, configMaps, ns, "cfg"))); diff != "" {
+		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+	}
+}
+
+// cancellingTransport cancels a context once n PATCH requests have been
+// answered, so that Apply is interrupted at a precise point.
+type cancellingTransport struct {
+	next    http.RoundTripper
+	n       int64
+	patches atomic.Int64
+	cancel  context.CancelFunc
+}
+
+func (c *cancellingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(req)
+	if req.Method == http.MethodPatch && c.patches.Add(1) == c.n {
+		c.cancel()
+	}
+	return res, err
+}
+
+// TestCancelledMidApply: a context cancelled part-way leaves earlier
+// requests applied; a re-run converges to exactly the plan.
+func TestCancelledMidApply(t *testing.T) {
+	for _, n := range []int64{1, 2, 4, 5, 6} {
+		t.Run(fmt.Sprintf("after %d patches", n), func(t *testing.T) {
+			ns := env.Namespace(t)
+			role := fmt.Sprintf("syncd-cancel-%s", ns)
+			admin := newCluster(t, env.Config)
+			t.Cleanup(func() {
+				_ = admin.dyn.Resource(schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}).Delete(context.Background(), role, metav1.DeleteOptions{})
+			})
+			app := webApp(ns, "syncd-web", releaseImages)
+			docs := []string{
+				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: " + role + "\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n",
+				deployment("web", 3, "nginx:1.27"),
+				deployment("api", 2, "nginx:1.27"),
+			}
+			for i := range 3 {
+				docs = append(docs, configMap(fmt.Sprintf("cm-%d", i), map[string]string{"i": fmt.Sprint(i)}))
+			}
+			plan := admin.plan(t, app, docs...)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ct := &cancellingTransport{n: n, cancel: cancel}
+			cfg := rest.CopyConfig(env.Config)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { ct.next = rt; return ct })
+			c := newCluster(t, cfg)
+			a := c.applier(t, Options{Concurrency: 1})
+			cs, err := a.Apply(ctx, plan, ApplyOptions{RecordManagers: true})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Apply after cancel: err = %v, want context.Canceled", err)
+			}
+			if cs == nil || cs.OK() {
+				t.Errorf("interrupted ChangeSet says OK")
+			} else {
+				t.Logf("interrupted: %v", changes(cs))
+			}
+
+			cs = admin.apply(t, plan, ApplyOptions{RecordManagers: true})
+			if !cs.OK() {
+				t.Fatalf("re-run: %v%s", changes(cs), errs(cs))
+			}
+			for _, o := range plan.Objects {
+				gvr := map[string]schema.GroupVersionResource{
+					"ClusterRole": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+					"Deployment":  deployments,
+					"ConfigMap":   configMaps,
+				}[o.Ref.Kind]
+				live := admin.get(t, gvr, o.Ref.Namespace, o.Ref.Name)
+				if diff := cmp.Diff(planOwners(plan, o.Ref.Name, true), without(owners(t, live), deployControllers...)); diff != "" {
+					t.Errorf("%s: managedFields (-plan +live):\n%s", o.Ref, diff)
+				}
+				for _, f := range []string{"data", "rules"} {
+					want, _, _ := unstructured.NestedFieldNoCopy(o.Desired.Object, f)
+					got, _, _ := unstructured.NestedFieldNoCopy(live.Object, f)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("%s: %s (-plan +live):\n%s", o.Ref, f, diff)
+					}
+				}
+			}
+			cs = admin.apply(t, plan, ApplyOptions{RecordManagers: true})
+			for _, ch := range cs.Changes {
+				if ch.Action != Unchanged {
+					t.Errorf("third run: %s %s %s %v", ch, ch.Manager, ch.Action, ch.Err)
+				}
+			}
+		})
+	}
+}

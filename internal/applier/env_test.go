@@ -1,0 +1,343 @@
+package applier
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Options{ControllerManager: true}, &env)
+}
+
+// cluster is what one test needs to apply plans: the applier's clients
+// and a mapper shared with the planner.
+type cluster struct {
+	cfg    *rest.Config
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newCluster(t *testing.T, cfg *rest.Config) *cluster {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{cfg: cfg, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+}
+
+func (c *cluster) applier(t *testing.T, opts Options) *Applier {
+	t.Helper()
+	a, err := New(c.dyn, c.mapper, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// plan renders docs (YAML documents) for app, as the daemon would.
+func (c *cluster) plan(t *testing.T, app config.App, docs ...string) *planner.Plan {
+	t.Helper()
+	p, err := planner.New(app, planner.Options{Mapper: c.mapper, Revision: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []planner.Manifest
+	for i, d := range docs {
+		ms = append(ms, planner.Manifest{File: "test.yaml", Index: i + 1, Object: object(t, d)})
+	}
+	plan, err := p.Plan(context.Background(), ms)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	return plan
+}
+
+// apply applies plan and fails the test when Apply itself errs.
+func (c *cluster) apply(t *testing.T, plan *planner.Plan, ao ApplyOptions) *ChangeSet {
+	t.Helper()
+	cs, err := c.applier(t, Options{}).Apply(context.Background(), plan, ao)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return cs
+}
+
+func (c *cluster) resource(t *testing.T, gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
+	if ns == "" {
+		return c.dyn.Resource(gvr)
+	}
+	return c.dyn.Resource(gvr).Namespace(ns)
+}
+
+func (c *cluster) get(t *testing.T, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := c.resource(t, gvr, ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return u
+}
+
+var (
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secrets     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+// object decodes one YAML document.
+func object(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatalf("yaml: %v\n%s", err, doc)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatalf("decode: %v\n%s", err, doc)
+	}
+	return u
+}
+
+// owners returns, per managedFields entry, the leaf fields it owns in the
+// API server's notation, sorted. Entries are keyed by manager, with the
+// operation and subresource when they are not a plain Apply:
+// "syncd-web", "operator (Update)", "hpa-sim (Update/scale)".
+func owners(t *testing.T, u *unstructured.Unstructured) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, e := range u.GetManagedFields() {
+		key := e.Manager
+		switch {
+		case e.Operation != metav1.ManagedFieldsOperationApply && e.Subresource != "":
+			key += fmt.Sprintf(" (%s/%s)", e.Operation, e.Subresource)
+		case e.Operation != metav1.ManagedFieldsOperationApply:
+			key += fmt.Sprintf(" (%s)", e.Operation)
+		case e.Subresource != "":
+			key += fmt.Sprintf(" (Apply/%s)", e.Subresource)
+		}
+		set := &fieldpath.Set{}
+		if e.FieldsV1 != nil {
+			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+				t.Fatalf("managedFields of %s: %v", e.Manager, err)
+			}
+		}
+		out[key] = append(out[key], leaves(set)...)
+		sort.Strings(out[key])
+	}
+	return out
+}
+
+// leaves lists the leaf paths of set, sorted.
+func leaves(set *fieldpath.Set) []string {
+	var out []string
+	set.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.String()) })
+	sort.Strings(out)
+	return out
+}
+
+// without returns owners without the entries of controllers that are
+// not part of a test (the Deployment controller's revision annotation and
+// status).
+func without(o map[string][]string, drop ...string) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range o {
+		skip := false
+		for _, d := range drop {
+			if strings.HasPrefix(k, d) {
+				skip = true
+			}
+		}
+		if !skip {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// planOwners is what managedFields must say after a plan object is
+// applied: each slice's leaf fields under its manager, plus the managers
+// annotation on the default manager when recorded.
+func planOwners(plan *planner.Plan, ref string, recorded bool) map[string][]string {
+	out := map[string][]string{}
+	for _, o := range plan.Objects {
+		if o.Ref.Name != ref {
+			continue
+		}
+		for i, s := range o.Slices {
+			set := s.Fields
+			if i == 0 && recorded {
+				set = set.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", managersAnnotation(plan.App))))
+			}
+			out[string(s.Manager)] = leaves(set)
+		}
+	}
+	return out
+}
+
+// changes summarises a change set as "Kind name manager action" lines,
+// for comparing with cmp.
+func changes(cs *ChangeSet) []string {
+	var out []string
+	for _, c := range cs.Changes {
+		out = append(out, fmt.Sprintf("%s %s %s %s", c.Object.Kind, c.Object.Name, c.Manager, c.Action))
+	}
+	return out
+}
+
+func errs(cs *ChangeSet) string {
+	var b strings.Builder
+	for _, c := range cs.Changes {
+		if c.Err != nil {
+			fmt.Fprintf(&b, "\n  %s: %v", c.Object, c.Err)
+		}
+	}
+	return b.String()
+}
+
+// wantChanges compares a change set's summary lines.
+func wantChanges(t *testing.T, cs *ChangeSet, want ...string) {
+	t.Helper()
+	if diff := cmp.Diff(want, changes(cs)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s%s", diff, errs(cs))
+	}
+}
+
+// recorder records every version of one object from a watch started
+// before a step, so tests can assert on transient states nobody would
+// see with GETs.
+type recorder struct {
+	t    *testing.T
+	w    watch.Interface
+	mu   sync.Mutex
+	seen []*unstructured.Unstructured
+	done chan struct{}
+}
+
+// watchObject starts recording name from its current resourceVersion.
+func (c *cluster) watchObject(t *testing.T, gvr schema.GroupVersionResource, ns, name string) *recorder {
+	t.Helper()
+	ri := c.resource(t, gvr, ns)
+	live, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ri.Watch(context.Background(), metav1.ListOptions{
+		FieldSelector:   "metadata.name=" + name,
+		ResourceVersion: live.GetResourceVersion(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{t: t, w: w, seen: []*unstructured.Unstructured{live}, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			r.mu.Lock()
+			r.seen = append(r.seen, u)
+			r.mu.Unlock()
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return r
+}
+
+// stop waits until the watch has delivered the object's current version
+// and returns every version seen since the watch started.
+func (r *recorder) stop(c *cluster, gvr schema.GroupVersionResource) []*unstructured.Unstructured {
+	r.t.Helper()
+	r.mu.Lock()
+	first := r.seen[0]
+	r.mu.Unlock()
+	live, err := c.resource(r.t, gvr, first.GetNamespace()).Get(context.Background(), first.GetName(), metav1.GetOptions{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	rv := live.GetResourceVersion()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r.mu.Lock()
+		found := false
+		for _, u := range r.seen {
+			if u.GetResourceVersion() == rv {
+				found = true
+			}
+		}
+		r.mu.Unlock()
+		if found {
+			break
+		}
+		select {
+		case <-r.done:
+			r.t.Fatalf("watch of %s ended before resourceVersion %s", first.GetName(), rv)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("watch of %s never delivered resourceVersion %s", first.GetName(), rv)
+		}
+	}
+	r.w.Stop()
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return copyObjects(r.seen)
+}
+
+func copyObjects(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+	return append([]*unstructured.Unstructured(nil), in...)
+}
+
+func replicas(u *unstructured.Unstructured) int64 {
+	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	return n
+}
+
+func replicaHistory(seen []*unstructured.Unstructured) []int64 {
+	var out []int64
+	for _, u := range seen {
+		if n := replicas(u); len(out) == 0 || out[len(out)-1] != n {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ctxT returns a context bounded by a generous deadline.
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}

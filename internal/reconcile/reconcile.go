@@ -1,0 +1,158 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/source"
+)
+
+// Cluster is what a run needs from one cluster identity.
+type Cluster struct {
+	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
+}
+
+// Options tune a Runner.
+type Options struct {
+	// CacheDir holds the sources' Git caches (default DefaultCacheDir()).
+	CacheDir string
+	// Concurrency bounds objects applied at once within a stage.
+	Concurrency int
+}
+
+// DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
+func DefaultCacheDir() string {
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "syncd-sources")
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "syncd", "sources")
+}
+
+// Runner runs apps of one config against one cluster.
+type Runner struct {
+	cfg     *config.Config
+	cluster Cluster
+	opts    Options
+	sources map[string]*source.Source
+}
+
+// New builds a Runner and a Source for every source of the config.
+func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
+	if opts.CacheDir == "" {
+		opts.CacheDir = DefaultCacheDir()
+	}
+	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]*source.Source{}}
+	for _, sc := range cfg.Sources {
+		s, err := source.New(sc, source.Options{CacheDir: opts.CacheDir})
+		if err != nil {
+			return nil, err
+		}
+		r.sources[sc.Name] = s
+	}
+	return r, nil
+}
+
+// App returns the app named name.
+func (r *Runner) App(name string) (config.App, error) {
+	for _, a := range r.cfg.Apps {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return config.App{}, fmt.Errorf("%s: no app named %q", r.cfg.File, name)
+}
+
+// Source returns the source named name.
+func (r *Runner) Source(name string) *source.Source { return r.sources[name] }
+
+// Rendered is the outcome of rendering one app.
+type Rendered struct {
+	Revision source.Revision // zero when rendered from a local directory
+	Plan     *planner.Plan
+}
+
+// Render resolves the app's revision (polling its source) unless dir is
+// given, then renders and plans it. Nothing is sent to the cluster except
+// discovery.
+func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rendered, error) {
+	out := &Rendered{}
+	label := "local:" + dir
+	if dir == "" {
+		src := r.sources[app.Source]
+		if src == nil {
+			return nil, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
+		}
+		rev, _, err := src.Poll(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("app %s: %w", app.Name, err)
+		}
+		out.Revision = rev
+		label = rev.SHA
+		if dir, err = rev.AppDir(app.Name, app.TreePath()); err != nil {
+			return nil, err
+		}
+	}
+	manifests, err := planner.Render(dir)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+	}
+	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := pl.Plan(ctx, manifests)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	out.Plan = plan
+	return out, nil
+}
+
+// ApplyOptions returns the applier settings an app's config asks for.
+func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
+	policy, err := applier.NewPolicy(app.Conflicts)
+	if err != nil {
+		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	return applier.ApplyOptions{Policy: policy, RecordManagers: true}, nil
+}
+
+// Apply renders the app and applies it. The plan is returned even when the
+// apply fails part-way.
+func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun bool) (*Rendered, *applier.ChangeSet, error) {
+	rendered, err := r.Render(ctx, app, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ao, err := ApplyOptions(app)
+	if err != nil {
+		return rendered, nil, err
+	}
+	ap, err := applier.New(r.cluster.Dynamic, r.cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
+	if err != nil {
+		return rendered, nil, err
+	}
+	cs, err := ap.Apply(ctx, rendered.Plan, ao)
+	if cs != nil {
+		cs.Revision = rendered.Plan.Revision
+	}
+	return rendered, cs, err
+}
+
+// ErrNoApps is returned when a config has no apps to run.
+var ErrNoApps = errors.New("the config has no apps")
