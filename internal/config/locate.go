@@ -26,7 +26,8 @@ func (l *locator) line(path string) int {
 	for _, seg := range splitPath(path) {
 		var next, at *yaml.Node
 		if seg.key != "" {
-			at, next = lookup(n, seg.key, 0)
+			budget := 1000
+			at, next = lookup(n, seg.key, &budget)
 		} else if n.Kind == yaml.SequenceNode && seg.index < len(n.Content) {
 			// The item's own line, which for an alias is where it is used,
 			// not where its anchor is.
@@ -43,9 +44,11 @@ func (l *locator) line(path string) int {
 }
 
 // lookup finds key in mapping n, following merge keys, and returns the key
-// node and the value node.
-func lookup(n *yaml.Node, key string, depth int) (*yaml.Node, *yaml.Node) {
-	if n == nil || n.Kind != yaml.MappingNode || depth > 8 {
+// node and the value node. budget bounds the mappings visited, so nested
+// merges of merges cannot make it exponential.
+func lookup(n *yaml.Node, key string, budget *int) (*yaml.Node, *yaml.Node) {
+	*budget--
+	if n == nil || n.Kind != yaml.MappingNode || *budget < 0 {
 		return nil, nil
 	}
 	var merges []*yaml.Node
@@ -71,7 +74,7 @@ func lookup(n *yaml.Node, key string, depth int) (*yaml.Node, *yaml.Node) {
 			candidates = m.Content
 		}
 		for _, c := range candidates {
-			if k, v := lookup(resolve(c), key, depth+1); k != nil {
+			if k, v := lookup(resolve(c), key, budget); k != nil {
 				return k, v
 			}
 		}

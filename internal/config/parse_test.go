@@ -121,6 +121,20 @@ func TestParseRejects(t *testing.T) {
 `,
 			want: []wantErr{{13, "apps[0].colour", `unknown field "colour"`}},
 		},
+		"a bad value reached through a merge key points at its anchor": {
+			yaml: header + `apps:
+  - &base
+    name: web
+    source: repo
+    namespace: Bad_NS
+  - <<: *base
+    name: api
+`,
+			want: []wantErr{
+				{13, "apps[0].namespace", `"Bad_NS" is not a valid namespace`},
+				{13, "apps[1].namespace", `"Bad_NS" is not a valid namespace`},
+			},
+		},
 		"a field name that is not a string": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    1: x\n",
 			want: []wantErr{{12, "apps[0]", "field names must be strings, got the number 1"}},
