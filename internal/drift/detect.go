@@ -1,0 +1,346 @@
+package drift
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// HandoffSuffix is appended to a syncd manager's name to make the manager
+// that holds fields which left Git until another writer takes them.
+const HandoffSuffix = "-handoff"
+
+// FieldRef names one field of one object and the manager involved, for the
+// Yielded and HandoffPending options.
+type FieldRef struct {
+	Object planner.ObjectRef
+	// Manager is the manager the field was yielded to, or the handoff
+	// manager holding it.
+	Manager planner.FieldManager
+	// Path is the field in the API server's notation (".spec.replicas").
+	Path string
+}
+
+// Options are per-call settings of Detect. The zero value detects with the
+// plan's managers only.
+type Options struct {
+	// Managers are more of syncd's managers for the app, besides the
+	// managers of the plan's slices (e.g. a split manager that has no
+	// slice on some object, or a manager being migrated away from). A
+	// field they own counts as syncd's.
+	Managers []planner.FieldManager
+	// Yielded are fields the applier yielded to another manager on
+	// purpose; they are reported as Yielded, not as drift.
+	Yielded []FieldRef
+	// HandoffPending are fields held by a handoff manager; they are
+	// reported as HandoffPending, not as drift. Fields owned by a
+	// "<syncd manager>-handoff" manager are reported so without being
+	// listed here.
+	HandoffPending []FieldRef
+	// Flaps, when set, adds a Flapping finding for every declared field
+	// it reports as flapping.
+	Flaps *FlapDetector
+}
+
+// objKey is an object's identity without its version.
+type objKey struct{ Group, Kind, Namespace, Name string }
+
+func keyOf(r planner.ObjectRef) objKey {
+	return objKey{r.Group, r.Kind, r.Namespace, r.Name}
+}
+
+// Detect compares each object of plan with its live copy and returns the
+// findings, sorted by object, path and class. A live object that is nil or
+// missing from live means the object was deleted. Detect does no I/O and
+// never changes its arguments.
+func Detect(plan *planner.Plan, live map[planner.ObjectRef]*unstructured.Unstructured, opts Options) *Report {
+	byKey := make(map[objKey]*unstructured.Unstructured, len(live))
+	for r, o := range live {
+		byKey[keyOf(r)] = o
+	}
+	d := newDetector(plan, opts)
+	r := &Report{}
+	for i := range plan.Objects {
+		obj := &plan.Objects[i]
+		fs, warns := d.object(obj, byKey[keyOf(obj.Ref)])
+		r.Findings = append(r.Findings, fs...)
+		r.Warnings = append(r.Warnings, warns...)
+	}
+	r.sort()
+	return r
+}
+
+// detector holds what Detect needs across objects of one plan.
+type detector struct {
+	app      string
+	managers map[string]bool
+	opts     Options
+	yielded  map[objKey]map[string]FieldRef
+	handoff  map[objKey]map[string]FieldRef
+}
+
+func newDetector(plan *planner.Plan, opts Options) *detector {
+	d := &detector{app: plan.App, managers: map[string]bool{}, opts: opts,
+		yielded: map[objKey]map[string]FieldRef{}, handoff: map[objKey]map[string]FieldRef{}}
+	for _, m := range opts.Managers {
+		d.managers[string(m)] = true
+	}
+	for _, o := range plan.Objects {
+		for _, s := range o.Slices {
+			d.managers[string(s.Manager)] = true
+		}
+	}
+	index := func(dst map[objKey]map[string]FieldRef, refs []FieldRef) {
+		for _, f := range refs {
+			k := keyOf(f.Object)
+			if dst[k] == nil {
+				dst[k] = map[string]FieldRef{}
+			}
+			dst[k][f.Path] = f
+		}
+	}
+	index(d.yielded, opts.Yielded)
+	index(d.handoff, opts.HandoffPending)
+	return d
+}
+
+// isSyncd reports whether m is one of syncd's managers (handoff managers
+// excluded).
+func (d *detector) isSyncd(m string) bool { return d.managers[m] }
+
+// isHandoff reports whether m is the handoff manager of one of syncd's
+// managers.
+func (d *detector) isHandoff(m string) bool {
+	base, ok := strings.CutSuffix(m, HandoffSuffix)
+	return ok && d.managers[base]
+}
+
+// culprit is the first owner that is neither syncd's nor a handoff manager.
+func (d *detector) culprit(os []Owner) string {
+	for _, o := range os {
+		if !d.isSyncd(o.Manager) && !d.isHandoff(o.Manager) {
+			return o.Manager
+		}
+	}
+	return ""
+}
+
+// declared is one leaf field Git declares.
+type declared struct {
+	path    fieldpath.Path
+	str     string
+	manager string
+}
+
+// declaredLeaves returns the leaf fields of obj's slices, sorted by path,
+// each with the first manager that declares it. Key fields of list items
+// are left out when the item declares another field (they are shared by
+// construction and say nothing the other field does not).
+func declaredLeaves(obj *planner.Object) []declared {
+	all := &fieldpath.Set{}
+	for _, s := range obj.Slices {
+		if s.Fields != nil {
+			all = all.Union(s.Fields)
+		}
+	}
+	var out []declared
+	seen := map[string]bool{}
+	for _, s := range obj.Slices {
+		if s.Fields == nil {
+			continue
+		}
+		for p := range s.Fields.Leaves().All() {
+			str := p.String()
+			if seen[str] {
+				continue
+			}
+			seen[str] = true
+			if isKeyLeaf(p) && itemHasOtherLeaves(all, p) {
+				continue
+			}
+			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].str < out[j].str })
+	return out
+}
+
+// itemHasOtherLeaves reports whether the list item holding the key field
+// at path has a declared leaf that is not one of its keys.
+func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
+	item := path[:len(path)-1]
+	s := all
+	for _, pe := range item {
+		c, ok := s.Children.Get(pe)
+		if !ok {
+			return false
+		}
+		s = c
+	}
+	other := false
+	for p := range s.Leaves().All() {
+		if len(p) > 0 && p[0].FieldName != nil {
+			if _, isKey := keyValue(*item[len(item)-1].Key, *p[0].FieldName); isKey && len(p) == 1 {
+				continue
+			}
+		}
+		other = true
+		break
+	}
+	return other
+}
+
+// object returns the findings of one object.
+func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) ([]Finding, []string) {
+	ref := obj.Ref
+	base := Finding{App: d.app, Object: objectOf(ref), Ref: ref}
+	if len(obj.Slices) > 0 {
+		base.DeclaredBy = string(obj.Slices[0].Manager)
+	}
+	if live == nil {
+		f := base
+		f.Class = Deleted
+		f.Owners = []Owner{}
+		return []Finding{f}, nil
+	}
+	entries, errs := decodeManagedFields(live)
+	var warns []string
+	for _, err := range errs {
+		warns = append(warns, ref.String()+": "+err.Error())
+	}
+	secret := ref.Group == "" && ref.Kind == "Secret"
+	leaves := declaredLeaves(obj)
+	var out []Finding
+	add := func(f Finding) {
+		if f.Owners == nil {
+			f.Owners = []Owner{}
+		}
+		if secret && secretPath(f.Path) {
+			f.Redacted = true
+			if f.Desired != nil {
+				f.Desired = Redacted
+			}
+			if f.Live != nil {
+				f.Live = Redacted
+			}
+		}
+		out = append(out, f)
+	}
+
+	present := false
+	for _, e := range entries {
+		if d.isSyncd(e.Manager) {
+			present = true
+		}
+	}
+	if !present && len(leaves) > 0 {
+		f := base
+		f.Class = Unmanaged
+		for _, e := range entries {
+			f.Owners = append(f.Owners, e.Owner)
+		}
+		sortOwners(f.Owners)
+		f.Culprit = d.culprit(f.Owners)
+		add(f)
+	}
+
+	reported := map[string]bool{}
+	for _, l := range leaves {
+		f := base
+		f.Path = l.str
+		f.DeclaredBy = l.manager
+		f.Owners = owners(entries, l.path)
+		f.Culprit = d.culprit(f.Owners)
+		f.Desired, _ = lookup(obj.Desired.Object, l.path)
+		f.Live, _ = lookupLive(live.Object, l.path, secret)
+		k := keyOf(ref)
+		if d.opts.Flaps != nil && d.opts.Flaps.Flapping(ref, l.str) {
+			ff := f
+			ff.Class = Flapping
+			add(ff)
+		}
+		if y, ok := d.yielded[k][l.str]; ok {
+			f.Class = Yielded
+			if f.Culprit == "" {
+				f.Culprit = string(y.Manager)
+			}
+			add(f)
+			reported[l.str] = true
+			continue
+		}
+		syncdOwns, handoffOwns := false, false
+		for _, o := range f.Owners {
+			syncdOwns = syncdOwns || d.isSyncd(o.Manager)
+			handoffOwns = handoffOwns || d.isHandoff(o.Manager)
+		}
+		switch {
+		case !syncdOwns && handoffOwns:
+			f.Class = HandoffPending
+		case !syncdOwns:
+			f.Class = TakenOver
+		case f.Culprit != "":
+			if isKeyLeaf(l.path) {
+				continue
+			}
+			f.Class = Shared
+		case !equalDeclared(f.Desired, f.Live):
+			f.Class = ValueDrift
+		default:
+			continue
+		}
+		reported[l.str] = true
+		add(f)
+	}
+
+	// Fields held by handoff managers (they left Git, so they are not
+	// among the declared leaves), and the fields the caller listed.
+	extra := func(class Class, manager, path string, p fieldpath.Path) {
+		if reported[path] {
+			return
+		}
+		reported[path] = true
+		f := base
+		f.Class = class
+		f.Path = path
+		f.DeclaredBy = strings.TrimSuffix(manager, HandoffSuffix)
+		if p != nil {
+			f.Owners = owners(entries, p)
+			f.Live, _ = lookupLive(live.Object, p, secret)
+		}
+		f.Culprit = d.culprit(f.Owners)
+		if f.Culprit == "" && class == Yielded {
+			f.Culprit = manager
+		}
+		add(f)
+	}
+	livePaths := map[string]fieldpath.Path{}
+	for _, e := range entries {
+		for p := range e.set.Leaves().All() {
+			s := p.String()
+			if _, ok := livePaths[s]; !ok {
+				livePaths[s] = p.Copy()
+			}
+			if d.isHandoff(e.Manager) {
+				extra(HandoffPending, e.Manager, s, livePaths[s])
+			}
+		}
+	}
+	for _, m := range []struct {
+		class Class
+		refs  map[string]FieldRef
+	}{{HandoffPending, d.handoff[keyOf(ref)]}, {Yielded, d.yielded[keyOf(ref)]}} {
+		paths := make([]string, 0, len(m.refs))
+		for p := range m.refs {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			extra(m.class, string(m.refs[p].Manager), p, livePaths[p])
+		}
+	}
+	return out, warns
+}

@@ -1,0 +1,367 @@
+package drift
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// entry is one decoded managedFields entry.
+type entry struct {
+	Owner
+	set *fieldpath.Set
+}
+
+// decodeManagedFields decodes every managedFields entry of obj with
+// structured-merge-diff. An entry that cannot be decoded is returned as an
+// error naming it, and left out.
+func decodeManagedFields(obj *unstructured.Unstructured) ([]entry, []error) {
+	var out []entry
+	var errs []error
+	for _, mf := range obj.GetManagedFields() {
+		e := entry{Owner: Owner{Manager: mf.Manager, Operation: string(mf.Operation), Subresource: mf.Subresource}, set: &fieldpath.Set{}}
+		if mf.Time != nil {
+			t := mf.Time.UTC()
+			e.Time = &t
+		}
+		if mf.FieldsV1 == nil {
+			out = append(out, e)
+			continue
+		}
+		if mf.FieldsType != "" && mf.FieldsType != "FieldsV1" {
+			errs = append(errs, fmt.Errorf("managedFields entry of %q (%s): fieldsType %q is not FieldsV1; its fields are not checked", mf.Manager, mf.Operation, mf.FieldsType))
+			continue
+		}
+		if err := e.set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			errs = append(errs, fmt.Errorf("managedFields entry of %q (%s): %w; its fields are not checked", mf.Manager, mf.Operation, err))
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, errs
+}
+
+// owners returns the entries that own path, sorted by manager, operation
+// and subresource.
+func owners(entries []entry, path fieldpath.Path) []Owner {
+	var out []Owner
+	for _, e := range entries {
+		if owns(e.set, path) {
+			out = append(out, e.Owner)
+		}
+	}
+	sortOwners(out)
+	return out
+}
+
+func sortOwners(os []Owner) {
+	sort.SliceStable(os, func(i, j int) bool {
+		a, b := os[i], os[j]
+		if a.Manager != b.Manager {
+			return a.Manager < b.Manager
+		}
+		if a.Operation != b.Operation {
+			return a.Operation < b.Operation
+		}
+		return a.Subresource < b.Subresource
+	})
+}
+
+// owns reports whether set gives its manager the field at path: the path
+// is a member, or an ancestor is a member with nothing below it (an atomic
+// field owned whole), or the set holds fields below the path (a schema that
+// is finer than the one the path was computed with). List items are matched
+// by key subset, so a declared item [containerPort=80] matches the
+// server's [containerPort=80,protocol="TCP"] once protocol was defaulted.
+func owns(set *fieldpath.Set, path fieldpath.Path) bool {
+	s := set
+	for i, pe := range path {
+		child, hasChild := childOf(s, pe)
+		member := memberOf(s, pe)
+		if i == len(path)-1 {
+			return member || (hasChild && !child.Empty())
+		}
+		if !hasChild {
+			return member // an atomic ancestor owned whole
+		}
+		s = child
+	}
+	return false
+}
+
+func childOf(s *fieldpath.Set, pe fieldpath.PathElement) (*fieldpath.Set, bool) {
+	if c, ok := s.Children.Get(pe); ok {
+		return c, true
+	}
+	if pe.Key == nil {
+		return nil, false
+	}
+	for cpe := range s.Children.All() {
+		if keyMatches(pe, cpe) {
+			c, _ := s.Children.Get(cpe)
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func memberOf(s *fieldpath.Set, pe fieldpath.PathElement) bool {
+	if s.Members.Has(pe) {
+		return true
+	}
+	if pe.Key == nil {
+		return false
+	}
+	for m := range s.Members.All() {
+		if keyMatches(pe, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyMatches reports whether every key field of want is in got's key with
+// an equal value.
+func keyMatches(want, got fieldpath.PathElement) bool {
+	if want.Key == nil || got.Key == nil {
+		return false
+	}
+	for _, f := range *want.Key {
+		v, ok := keyValue(*got.Key, f.Name)
+		if !ok || !value.Equals(f.Value, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// isKeyLeaf reports whether path ends in a key field of the list item it is
+// in (`.containers[name="app"].name`).
+func isKeyLeaf(path fieldpath.Path) bool {
+	if len(path) < 2 {
+		return false
+	}
+	last, item := path[len(path)-1], path[len(path)-2]
+	if last.FieldName == nil || item.Key == nil {
+		return false
+	}
+	_, ok := keyValue(*item.Key, *last.FieldName)
+	return ok
+}
+
+// keyValue returns the value of the key field name.
+func keyValue(key value.FieldList, name string) (value.Value, bool) {
+	for _, f := range key {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// lookup returns the value at path in an unstructured object.
+func lookup(obj any, path fieldpath.Path) (any, bool) {
+	cur := obj
+	for _, pe := range path {
+		switch {
+		case pe.FieldName != nil:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[*pe.FieldName]; !ok {
+				return nil, false
+			}
+		case pe.Key != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				m, ok := item.(map[string]any)
+				if ok && itemHasKey(m, *pe.Key) {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case pe.Value != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				if value.Equals(value.NewValueInterface(item), *pe.Value) {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case pe.Index != nil:
+			l, ok := cur.([]any)
+			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
+				return nil, false
+			}
+			cur = l[*pe.Index]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func itemHasKey(item map[string]any, key value.FieldList) bool {
+	for _, f := range key {
+		v, ok := item[f.Name]
+		if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// lookupLive is lookup on a live object, except that a Secret's
+// .stringData.K (write-only: the server moves it to .data) is read from
+// .data.K, decoded.
+func lookupLive(obj map[string]any, path fieldpath.Path, secret bool) (any, bool) {
+	if secret && len(path) == 2 && path[0].FieldName != nil && *path[0].FieldName == "stringData" && path[1].FieldName != nil {
+		v, ok := lookup(obj, fieldpath.MakePathOrDie("data", *path[1].FieldName))
+		s, isString := v.(string)
+		if !ok || !isString {
+			return nil, false
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return s, true
+		}
+		return string(b), true
+	}
+	return lookup(obj, path)
+}
+
+// equalDeclared reports whether live holds what desired declares: maps are
+// compared on desired's keys only (a defaulted key Git never declared is
+// not compared), lists item by item, numbers by value (1 == 1.0) and
+// resource quantities by amount ("500m" == "0.5", 1 == "1").
+func equalDeclared(desired, live any) bool {
+	switch d := desired.(type) {
+	case nil:
+		return live == nil
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return len(d) == 0 && live == nil
+		}
+		for k, dv := range d {
+			lv, ok := l[k]
+			if !ok {
+				if dv == nil {
+					continue
+				}
+				return false
+			}
+			if !equalDeclared(dv, lv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return len(d) == 0 && live == nil
+		}
+		if len(d) != len(l) {
+			return false
+		}
+		for i := range d {
+			if !equalDeclared(d[i], l[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if df, ok := number(desired); ok {
+		if lf, ok := number(live); ok {
+			return df == lf
+		}
+	}
+	if desired == live {
+		return true
+	}
+	return sameQuantity(desired, live)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// sameQuantity reports whether two scalars are the same resource quantity.
+// At least one must be a string (two equal numbers were handled before).
+func sameQuantity(a, b any) bool {
+	qa, ok := quantity(a)
+	if !ok {
+		return false
+	}
+	qb, ok := quantity(b)
+	if !ok {
+		return false
+	}
+	return qa.Cmp(qb) == 0
+}
+
+func quantity(v any) (resource.Quantity, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	default:
+		f, ok := number(v)
+		if !ok {
+			return resource.Quantity{}, false
+		}
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if s == "" || strings.TrimSpace(s) != s {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return resource.Quantity{}, false
+	}
+	return q, true
+}
+
+// timeOf is the zero-safe time of an owner.
+func timeOf(o Owner) time.Time {
+	if o.Time == nil {
+		return time.Time{}
+	}
+	return *o.Time
+}

@@ -1,0 +1,75 @@
+package drift
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+func TestEqualDeclared(t *testing.T) {
+	tests := map[string]struct {
+		desired, live any
+		want          bool
+	}{
+		"same string":                     {"blue", "blue", true},
+		"other string":                    {"blue", "green", false},
+		"int and float":                   {int64(3), float64(3), true},
+		"int and other float":             {int64(3), 3.5, false},
+		"milli cpu and decimal":           {"500m", "0.5", true},
+		"number and quantity string":      {int64(1), "1", true},
+		"memory units":                    {"1Gi", "1024Mi", true},
+		"different quantity":              {"500m", "250m", false},
+		"image tags are not quantities":   {"v1.4", "v1.5", false},
+		"defaulted key not compared":      {map[string]any{"a": "x"}, map[string]any{"a": "x", "b": "default"}, true},
+		"declared key differs":            {map[string]any{"a": "x"}, map[string]any{"a": "y"}, false},
+		"declared key missing":            {map[string]any{"a": "x"}, map[string]any{}, false},
+		"lists item by item":              {[]any{"a", int64(1)}, []any{"a", 1.0}, true},
+		"lists of other length":           {[]any{"a"}, []any{"a", "b"}, false},
+		"absent live":                     {"x", nil, false},
+		"bool":                            {true, true, true},
+		"bool and string":                 {true, "true", false},
+		"empty map declared, live absent": {map[string]any{}, nil, true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := equalDeclared(tt.desired, tt.live); got != tt.want {
+				t.Errorf("equalDeclared(%v, %v) = %v, want %v", tt.desired, tt.live, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOwnsAndLookup(t *testing.T) {
+	set := &fieldpath.Set{}
+	// The server's set: the ports item carries the defaulted protocol in
+	// its key; .spec.selector is atomic (owned whole).
+	if err := set.FromJSON(stringReader(`{"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{},"f:targetPort":{}}},"f:selector":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	declaredPort := fieldpath.MakePathOrDie("spec", "ports", fieldpath.KeyByFields("port", 80), "targetPort")
+	tests := map[string]struct {
+		path fieldpath.Path
+		want bool
+	}{
+		"key subset matches defaulted key": {declaredPort, true},
+		"atomic ancestor":                  {fieldpath.MakePathOrDie("spec", "selector", "app"), true},
+		"not owned":                        {fieldpath.MakePathOrDie("spec", "type"), false},
+		"other item":                       {fieldpath.MakePathOrDie("spec", "ports", fieldpath.KeyByFields("port", 81), "targetPort"), false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := owns(set, tt.path); got != tt.want {
+				t.Errorf("owns(%s) = %v, want %v", tt.path, got, tt.want)
+			}
+		})
+	}
+
+	live := map[string]any{"spec": map[string]any{"ports": []any{
+		map[string]any{"port": int64(80), "protocol": "TCP", "targetPort": int64(8080)},
+	}}}
+	got, ok := lookup(live, declaredPort)
+	if diff := cmp.Diff(any(int64(8080)), got); diff != "" || !ok {
+		t.Errorf("lookup(%s) ok=%v (-want +got):\n%s", declaredPort, ok, diff)
+	}
+}

@@ -1,0 +1,245 @@
+package drift
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Report is the result of one drift detection.
+type Report struct {
+	// Findings are sorted by object, path, class and culprit.
+	Findings []Finding `json:"findings"`
+	// Warnings are problems that kept part of an object from being
+	// checked (an undecodable managedFields entry). They name the
+	// object and say what was skipped.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// HasDrift reports whether the report holds a finding that is drift;
+// Yielded and HandoffPending findings are information and do not count.
+func (r *Report) HasDrift() bool {
+	for _, f := range r.Findings {
+		if f.Class.IsDrift() {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) sort() {
+	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
+}
+
+func less(a, b Finding) bool {
+	if a.App != b.App {
+		return a.App < b.App
+	}
+	if a.Ref != b.Ref {
+		if a.Ref.Less(b.Ref) || b.Ref.Less(a.Ref) {
+			return a.Ref.Less(b.Ref)
+		}
+	}
+	if a.Path != b.Path {
+		return a.Path < b.Path
+	}
+	if a.Class != b.Class {
+		return a.Class.rank() < b.Class.rank()
+	}
+	return a.Culprit < b.Culprit
+}
+
+// WriteJSON writes the report as
+// {"findings":[{"app","object":{...},"path","class","declaredBy","desired","live","owners":[...]}]},
+// indented, with findings an empty list (never null) when there are none.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := *r
+	if out.Findings == nil {
+		out.Findings = []Finding{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteText writes one line per finding, grouped by nothing, in report
+// order; "no drift" when there are no findings.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if len(r.Findings) == 0 {
+		b.WriteString("no drift\n")
+	}
+	for _, f := range r.Findings {
+		b.WriteString(f.Object.String())
+		b.WriteString(": ")
+		b.WriteString(f.Sentence())
+		b.WriteByte('\n')
+	}
+	for _, wn := range r.Warnings {
+		b.WriteString("warning: " + wn + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteMarkdown writes the findings as a Markdown table (object, field,
+// class, Git, live, owners), or "No drift." when there are none.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	if len(r.Findings) == 0 {
+		b.WriteString("No drift.\n")
+	} else {
+		b.WriteString("| Object | Field | Class | Git | Live | Owners |\n")
+		b.WriteString("|---|---|---|---|---|---|\n")
+		for _, f := range r.Findings {
+			path := "(object)"
+			if f.Path != "" {
+				path = code(f.Path)
+			}
+			cells := []string{
+				code(f.Object.String()), path, string(f.Class),
+				mdValue(f, f.Desired), mdValue(f, f.Live), mdCell(ownersText(f.Owners)),
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+	}
+	for _, wn := range r.Warnings {
+		b.WriteString("\n> warning: " + mdCell(wn) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdValue(f Finding, v any) string {
+	if f.Redacted && v != nil {
+		return Redacted
+	}
+	if v == nil {
+		return "—"
+	}
+	return code(valueText(v))
+}
+
+// code renders s as inline code, escaping pipes for tables.
+func code(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	fence := "`"
+	if strings.Contains(s, "`") {
+		fence = "``"
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// maxValueLen bounds the values printed in text and Markdown.
+const maxValueLen = 80
+
+// valueText prints a value: strings as they are, anything else as compact
+// JSON, cut at maxValueLen characters.
+func valueText(v any) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		s = "(unset)"
+	case string:
+		s = x
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			s = fmt.Sprint(x)
+		} else {
+			s = string(b)
+		}
+	}
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if r := []rune(s); len(r) > maxValueLen {
+		s = string(r[:maxValueLen-1]) + "…"
+	}
+	return s
+}
+
+// ownerText prints "kubectl-edit (Update, subresource scale) at 2026-11-29 14:02:05 UTC".
+func ownerText(o Owner) string {
+	how := o.Operation
+	if o.Subresource != "" {
+		how += ", subresource " + o.Subresource
+	}
+	s := o.Manager
+	if how != "" {
+		s += " (" + how + ")"
+	}
+	if o.Time != nil {
+		s += " at " + o.Time.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return s
+}
+
+func ownersText(os []Owner) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = ownerText(o)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Sentence describes the finding in one line, without the object.
+func (f Finding) Sentence() string {
+	desired, live := valueText(f.Desired), valueText(f.Live)
+	var culprits []string
+	for _, o := range f.Owners {
+		if o.Manager != f.DeclaredBy {
+			culprits = append(culprits, ownerText(o))
+		}
+	}
+	by := strings.Join(culprits, " and ")
+	switch f.Class {
+	case Deleted:
+		return "was deleted out of band; Git declares it (the next apply recreates it)"
+	case Unmanaged:
+		if len(f.Owners) == 0 {
+			return "is no longer managed by syncd: no manager owns any field"
+		}
+		return "is no longer managed by syncd: its fields belong to " + ownersText(f.Owners)
+	case TakenOver:
+		if len(f.Owners) == 0 {
+			if f.Redacted {
+				return f.Path + " was removed out of band (value redacted)"
+			}
+			return f.Path + " was removed out of band; Git says " + desired
+		}
+		if f.Redacted {
+			return f.Path + " was taken over by " + by + "; the value differs from Git (redacted)"
+		}
+		if equalDeclared(f.Desired, f.Live) {
+			return f.Path + " was taken over by " + by + " with the value Git declares (" + desired + ")"
+		}
+		return f.Path + " was changed from " + desired + " to " + live + " by " + by + "; Git says " + desired
+	case Shared:
+		return f.Path + " is shared by " + f.DeclaredBy + " with " + by + "; neither can change or drop it alone"
+	case ValueDrift:
+		if f.Redacted {
+			return f.Path + " differs from Git although only " + f.DeclaredBy + " owns it (values redacted)"
+		}
+		return f.Path + " is " + live + " although only " + f.DeclaredBy + " owns it (a webhook or defaulting changed it); Git says " + desired
+	case Flapping:
+		return f.Path + " is flapping: its owner keeps flipping between " + f.DeclaredBy + " and " + orUnknown(f.Culprit) + "; both sides force it"
+	case Yielded:
+		return f.Path + " was yielded to " + orUnknown(f.Culprit) + " (information)"
+	case HandoffPending:
+		return f.Path + " left Git and is held by " + f.DeclaredBy + HandoffSuffix + " until another writer takes it (information)"
+	}
+	return f.Path + ": " + string(f.Class)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "another manager"
+	}
+	return s
+}
