@@ -7,8 +7,9 @@ import (
 )
 
 // ManagerMove is a change of field manager for fields of one object between
-// two plans: fields From owned in the previous plan that To owns in the
-// next and From no longer does. The applier moves them without letting
+// two plans: fields From owned in the previous plan that, in the next, To
+// owns and From does not, and that To did not already own (list-item keys
+// shared by both managers are not moves). The applier moves them without letting
 // them disappear (apply the fields as To first, then From's new slice).
 type ManagerMove struct {
 	Ref    ObjectRef
@@ -41,6 +42,10 @@ func Migrations(prev, next *Plan) []ManagerMove {
 		for _, s := range o.Slices {
 			nextSets[s.Manager] = s.Fields
 		}
+		prevSets := map[FieldManager]*fieldpath.Set{}
+		for _, s := range old.Slices {
+			prevSets[s.Manager] = s.Fields
+		}
 		for _, from := range old.Slices {
 			stays := nextSets[from.Manager]
 			if stays == nil {
@@ -55,6 +60,9 @@ func Migrations(prev, next *Plan) []ManagerMove {
 					continue
 				}
 				moved := leaving.Intersection(to.Fields)
+				if had := prevSets[to.Manager]; had != nil {
+					moved = moved.Difference(had)
+				}
 				if moved.Empty() {
 					continue
 				}

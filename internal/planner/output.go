@@ -17,11 +17,12 @@ import (
 //	apiVersion: apps/v1
 //	...
 //
-// Warnings follow as "# warning:" comments at the end.
+// Warnings follow as "# warning:" comments at the end. Values of Secrets'
+// data and stringData are replaced by "(redacted, N bytes)".
 func (p *Plan) WriteYAML(w io.Writer) error {
 	for _, o := range p.Objects {
 		for _, s := range o.Slices {
-			b, err := yaml.Marshal(s.Object.Object)
+			b, err := yaml.Marshal(redact(s.Object.Object))
 			if err != nil {
 				return fmt.Errorf("%s: encode slice of %s: %w", o.Ref, s.Manager, err)
 			}
@@ -36,6 +37,32 @@ func (p *Plan) WriteYAML(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// redact returns obj with the values of a core Secret's data and
+// stringData replaced by a note of their length, so that render output
+// never prints secret values. Other objects are returned as they are.
+func redact(obj map[string]any) map[string]any {
+	if obj["apiVersion"] != "v1" || obj["kind"] != "Secret" {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, field := range []string{"data", "stringData"} {
+		values, ok := obj[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		hidden := make(map[string]any, len(values))
+		for k, v := range values {
+			s, _ := v.(string)
+			hidden[k] = fmt.Sprintf("(redacted, %d bytes)", len(s))
+		}
+		out[field] = hidden
+	}
+	return out
 }
 
 // SliceJSON is one element of the array WriteJSON prints.
@@ -61,7 +88,8 @@ type PlanJSON struct {
 }
 
 // WriteJSON writes the plan as one indented JSON document (PlanJSON):
-// the slices in apply order and the warnings.
+// the slices in apply order and the warnings. Secret values are redacted
+// as in WriteYAML; Hash is computed over the real values.
 func (p *Plan) WriteJSON(w io.Writer) error {
 	out := PlanJSON{App: p.App, Revision: p.Revision, Slices: []SliceJSON{}, Warnings: p.Warnings}
 	for _, o := range p.Objects {
@@ -72,7 +100,7 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 			}
 			out.Slices = append(out.Slices, SliceJSON{
 				Manager: s.Manager, Object: o.Ref.String(), Stage: o.Stage.String(), Origin: o.Origin,
-				Hash: s.Hash, Fields: fields, ApplyConfiguration: s.Object.Object,
+				Hash: s.Hash, Fields: fields, ApplyConfiguration: redact(s.Object.Object),
 			})
 		}
 	}

@@ -293,6 +293,7 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 		}
 		it.obj.Slices = slices
 		it.obj.Typed = tv
+		it.obj.deduced = deduced
 	}
 	if len(errs) > 0 {
 		return nil, errs

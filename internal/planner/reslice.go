@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -17,7 +18,44 @@ func (o *Object) Reslice(m FieldManager, set *fieldpath.Set) (Slice, error) {
 	if o.Typed == nil {
 		return Slice{}, errors.New(o.Ref.String() + ": no typed value to cut a slice from")
 	}
+	if o.deduced {
+		return o.wholeSlice(o.Desired, m, set)
+	}
 	return makeSlice(o.Desired, o.Typed, m, set.Difference(identity))
+}
+
+// wholeSlice serves Reslice for objects without a known schema, whose
+// typed value cannot be cut: an empty set gives an identity-only slice, a
+// set covering every field gives the whole object, anything else is an
+// error.
+func (o *Object) wholeSlice(src *unstructured.Unstructured, m FieldManager, set *fieldpath.Set) (Slice, error) {
+	full, err := o.Typed.ToFieldSet()
+	if err != nil {
+		return Slice{}, fmt.Errorf("%s: field set: %w", o.Ref, err)
+	}
+	full = full.Difference(identity)
+	set = set.Difference(identity)
+	var u *unstructured.Unstructured
+	switch {
+	case set.Empty():
+		u = &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetAPIVersion(src.GetAPIVersion())
+		u.SetKind(src.GetKind())
+		u.SetName(src.GetName())
+		if ns := src.GetNamespace(); ns != "" {
+			u.SetNamespace(ns)
+		}
+		full = fieldpath.NewSet()
+	case full.Difference(set).Empty():
+		u = src.DeepCopy()
+	default:
+		return Slice{}, fmt.Errorf("%s: no schema is known for %s, so its fields cannot be divided between managers", o.Ref, o.Ref.GroupKind())
+	}
+	hash, err := hashObject(u)
+	if err != nil {
+		return Slice{}, fmt.Errorf("%s: %w", o.Ref, err)
+	}
+	return Slice{Manager: m, Object: u, Fields: full, Hash: hash}, nil
 }
 
 // ResliceFrom cuts a slice for manager m holding exactly set out of src (a
@@ -26,6 +64,12 @@ func (o *Object) Reslice(m FieldManager, set *fieldpath.Set) (Slice, error) {
 func (o *Object) ResliceFrom(src *unstructured.Unstructured, m FieldManager, set *fieldpath.Set) (Slice, error) {
 	if o.Typed == nil {
 		return Slice{}, errors.New(o.Ref.String() + ": no typed value to cut a slice from")
+	}
+	if o.deduced {
+		if !set.Difference(identity).Empty() {
+			return Slice{}, fmt.Errorf("%s: no schema is known for %s, so fields of the live object cannot be cut out of it", o.Ref, o.Ref.GroupKind())
+		}
+		return o.wholeSlice(o.Desired, m, set)
 	}
 	tv := typed.AsTypedUnvalidated(value.NewValueInterface(src.Object), o.Typed.Schema(), o.Typed.TypeRef())
 	return makeSlice(o.Desired, tv, m, set.Difference(identity))

@@ -137,6 +137,10 @@ type Object struct {
 	// cluster's schema, the built-in one, or a deduced one), for cutting
 	// other slices out of it with Reslice.
 	Typed *typed.TypedValue
+
+	// deduced is true when Typed uses structured-merge-diff's deduced
+	// type (no schema known): it cannot be cut into parts.
+	deduced bool
 }
 
 // Warning is something the planner fixed or could not check, that a user
