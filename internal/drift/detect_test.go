@@ -1,0 +1,172 @@
+package drift
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// These tests build managedFields by hand for the cases a real API server
+// cannot easily be driven into (a handoff manager, a yielded field, a
+// manager that vanished); the server-backed tests in server_test.go cover
+// the cases the API server produces on its own.
+func TestDetectOffline(t *testing.T) {
+	at := time.Date(2026, 11, 29, 14, 2, 5, 0, time.UTC)
+	const cm = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespace: ns}
+data: {color: blue, size: "3"}
+`
+	cmRef := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}
+	app := config.App{Name: "web"}
+	live := func(data map[string]any, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: ns}}`)
+		u.Object["data"] = data
+		u.SetManagedFields(entries)
+		return u
+	}
+	both := `{"f:data":{"f:color":{},"f:size":{}}}`
+	type want struct {
+		path, class, culprit string
+		desired, live        any
+	}
+	tests := map[string]struct {
+		live *unstructured.Unstructured
+		opts Options
+		want []want
+	}{
+		"in sync": {
+			live: live(map[string]any{"color": "blue", "size": "3"}, mf("syncd-web", "Apply", "", both, at)),
+		},
+		"deleted": {
+			want: []want{{class: "deleted"}},
+		},
+		"value drift under syncd's ownership": {
+			live: live(map[string]any{"color": "teal", "size": "3"}, mf("syncd-web", "Apply", "", both, at)),
+			want: []want{{path: ".data.color", class: "value-drift", desired: "blue", live: "teal"}},
+		},
+		"unmanaged: every syncd field taken": {
+			live: live(map[string]any{"color": "red", "size": "3"}, mf("kubectl-edit", "Update", "", both, at)),
+			want: []want{
+				{class: "unmanaged", culprit: "kubectl-edit"},
+				{path: ".data.color", class: "taken-over", culprit: "kubectl-edit", desired: "blue", live: "red"},
+				{path: ".data.size", class: "taken-over", culprit: "kubectl-edit", desired: "3", live: "3"},
+			},
+		},
+		"removed out of band": {
+			live: live(map[string]any{"size": "3"}, mf("syncd-web", "Apply", "", `{"f:data":{"f:size":{}}}`, at)),
+			want: []want{{path: ".data.color", class: "taken-over", desired: "blue"}},
+		},
+		"handoff manager holds a field that left Git": {
+			live: live(map[string]any{"color": "blue", "size": "3", "old": "x"},
+				mf("syncd-web", "Apply", "", both, at),
+				mf("syncd-web-handoff", "Apply", "", `{"f:data":{"f:old":{}}}`, at)),
+			want: []want{{path: ".data.old", class: "handoff-pending", live: "x"}},
+		},
+		"yielded field": {
+			live: live(map[string]any{"color": "green", "size": "3"},
+				mf("syncd-web", "Apply", "", `{"f:data":{"f:size":{}}}`, at),
+				mf("operator", "Apply", "", `{"f:data":{"f:color":{}}}`, at)),
+			opts: Options{Yielded: []FieldRef{{Object: cmRef, Manager: "operator", Path: ".data.color"}}},
+			want: []want{{path: ".data.color", class: "yielded", culprit: "operator", desired: "blue", live: "green"}},
+		},
+		"extra syncd manager counts as syncd": {
+			live: live(map[string]any{"color": "blue", "size": "3"},
+				mf("syncd-web", "Apply", "", `{"f:data":{"f:size":{}}}`, at),
+				mf("syncd-web-images", "Apply", "", `{"f:data":{"f:color":{}}}`, at)),
+			opts: Options{Managers: []planner.FieldManager{"syncd-web-images"}},
+		},
+		"another manager's own field is not drift": {
+			live: live(map[string]any{"color": "blue", "size": "3", "owner": "team-a"},
+				mf("syncd-web", "Apply", "", both, at),
+				mf("other", "Apply", "", `{"f:data":{"f:owner":{}}}`, at)),
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			plan := mustPlan(t, app, cm)
+			liveMap := map[planner.ObjectRef]*unstructured.Unstructured{}
+			if tt.live != nil {
+				liveMap[cmRef] = tt.live
+			}
+			r := Detect(plan, liveMap, tt.opts)
+			var got []want
+			for _, f := range r.Findings {
+				got = append(got, want{path: f.Path, class: string(f.Class), culprit: f.Culprit, desired: f.Desired, live: f.Live})
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if len(r.Warnings) > 0 {
+				t.Errorf("warnings: %v", r.Warnings)
+			}
+		})
+	}
+}
+
+func TestReportOutputs(t *testing.T) {
+	at := time.Date(2026, 11, 29, 14, 2, 5, 0, time.UTC)
+	r := &Report{Findings: []Finding{
+		{
+			App: "web", Object: Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "web"},
+			Path: `.spec.template.spec.containers[name="app"].image`, Class: TakenOver, DeclaredBy: "syncd-web",
+			Desired: "v1.4", Live: "v1.5-hotfix", Culprit: "kubectl-edit",
+			Owners: []Owner{{Manager: "kubectl-edit", Operation: "Update", Time: ptime(at)}},
+		},
+		{
+			App: "web", Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "cfg|x"},
+			Path: ".data.mode", Class: Yielded, DeclaredBy: "syncd-web", Desired: "a", Live: "b", Culprit: "operator",
+			Owners: []Owner{{Manager: "operator", Operation: "Apply", Time: ptime(at)}},
+		},
+	}}
+	var text, md, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	wantText := `Deployment prod/web: .spec.template.spec.containers[name="app"].image was changed from v1.4 to v1.5-hotfix by kubectl-edit (Update) at 2026-11-29 14:02:05 UTC; Git says v1.4
+ConfigMap prod/cfg|x: .data.mode was yielded to operator (information)
+`
+	if diff := cmp.Diff(wantText, text.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	wantMD := "| Object | Field | Class | Git | Live | Owners |\n" +
+		"|---|---|---|---|---|---|\n" +
+		"| `Deployment prod/web` | `.spec.template.spec.containers[name=\"app\"].image` | taken-over | `v1.4` | `v1.5-hotfix` | kubectl-edit (Update) at 2026-11-29 14:02:05 UTC |\n" +
+		"| `ConfigMap prod/cfg\\|x` | `.data.mode` | yielded | `a` | `b` | operator (Apply) at 2026-11-29 14:02:05 UTC |\n"
+	if diff := cmp.Diff(wantMD, md.String()); diff != "" {
+		t.Errorf("markdown (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(js.String(), `"time": "2026-11-29T14:02:05Z"`) {
+		t.Errorf("json has no RFC 3339 time:\n%s", js.String())
+	}
+	if !r.HasDrift() {
+		t.Error("HasDrift = false with a taken-over finding")
+	}
+	info := &Report{Findings: r.Findings[1:]}
+	if info.HasDrift() {
+		t.Error("HasDrift = true with only a yielded finding")
+	}
+	var empty bytes.Buffer
+	if err := (&Report{}).WriteJSON(&empty); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("{\n  \"findings\": []\n}\n", empty.String()); diff != "" {
+		t.Errorf("empty json (-want +got):\n%s", diff)
+	}
+}
