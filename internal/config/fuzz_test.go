@@ -28,6 +28,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(header + "apps:\n  - &a {name: web, source: repo}\n  - <<: [*a, *a]\n    name: api\n"))
 	f.Add([]byte(header + "      schedule: \"CRON_TZ=\"\n"))
+	f.Add([]byte(header + "apps:\n  - &a\n    name: web\n    source: repo\n    <<: *a\n"))
+	f.Add([]byte("&r {apiVersion: syncd/v1alpha1, kind: Config, apps: [*r]}\n"))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse(data, "fuzz.yaml")

@@ -135,6 +135,20 @@ func TestParseRejects(t *testing.T) {
 				{13, "apps[1].namespace", `"Bad_NS" is not a valid namespace`},
 			},
 		},
+		"a mapping that merges itself": {
+			yaml: header + "apps:\n  - &a\n    name: web\n    source: repo\n    <<: *a\n",
+			want: []wantErr{
+				{0, "", "anchor 'a' value contains itself"},
+				{10, "apps[0]", "contains an alias to itself"},
+			},
+		},
+		"a list item that is its own ancestor": {
+			yaml: header + "apps:\n  - &a\n    name: web\n    source: repo\n    split: [*a]\n",
+			want: []wantErr{
+				{0, "", "anchor 'a' value contains itself"},
+				{10, "apps[0].split[0]", "contains an alias to itself"},
+			},
+		},
 		"a field name that is not a string": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    1: x\n",
 			want: []wantErr{{12, "apps[0]", "field names must be strings, got the number 1"}},

@@ -30,7 +30,36 @@ type walker struct {
 	// wrong type; validation problems at or under them only repeat the
 	// news and are dropped.
 	rejected []string
+	// active holds the mappings and lists being walked, to catch aliases
+	// that point back into themselves.
+	active map[*yaml.Node]bool
 }
+
+// spend counts one node against the budget and reports false, recording
+// the problem once, when the budget is used up.
+func (w *walker) spend(n *yaml.Node) bool {
+	w.budget--
+	if w.budget == -1 {
+		w.errorf(n.Line, "", "the document expands to more than %d YAML nodes (too many aliases?); write the config out plainly", maxNodes)
+	}
+	return w.budget >= 0
+}
+
+// enter marks n as being walked; it reports false, recording the problem,
+// when n is already being walked (an alias cycle).
+func (w *walker) enter(n *yaml.Node, field string) bool {
+	if w.active == nil {
+		w.active = map[*yaml.Node]bool{}
+	}
+	if w.active[n] {
+		w.errorf(n.Line, field, "this node contains an alias to itself (a YAML cycle); cycles are not allowed, write the value out")
+		return false
+	}
+	w.active[n] = true
+	return true
+}
+
+func (w *walker) leave(n *yaml.Node) { delete(w.active, n) }
 
 func (w *walker) errorf(line int, field, format string, args ...any) {
 	w.errs = append(w.errs, FieldError{File: w.file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
@@ -104,11 +133,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 	if n == nil {
 		return
 	}
-	w.budget--
-	if w.budget == -1 {
-		w.errorf(n.Line, "", "the document expands to more than %d YAML nodes (too many aliases?); write the config out plainly", maxNodes)
-	}
-	if w.budget < 0 || isNull(n) {
+	if !w.spend(n) || isNull(n) {
 		return
 	}
 	for t.Kind() == reflect.Pointer {
@@ -132,7 +157,11 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 			w.reject(n, field)
 			return
 		}
-		w.mapping(n, t, field, map[string]int{})
+		if !w.enter(n, field) {
+			return
+		}
+		w.mapping(n, t, field, nil)
+		w.leave(n)
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			hint := ""
@@ -143,9 +172,13 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 			w.reject(n, field)
 			return
 		}
+		if !w.enter(n, field) {
+			return
+		}
 		for i, item := range n.Content {
 			w.walk(item, t.Elem(), index(field, i))
 		}
+		w.leave(n)
 	case t.Kind() == reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.errorf(n.Line, field, "expected a string, got %s", describe(n))
@@ -174,86 +207,24 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 }
 
 // mapping checks the fields of a mapping decoded into struct type t,
-// dropping unknown and repeated ones. seen records the fields set so far
-// and their lines; merged mappings ("<<: *anchor") share it.
-func (w *walker) mapping(n *yaml.Node, t reflect.Type, field string, seen map[string]int) {
+// dropping unknown and repeated ones, then the mappings it merges with
+// "<<". override holds the fields set by the mappings merging this one
+// (they win over this mapping's values, which are then not checked); it is
+// nil for a mapping that is not merged into another.
+func (w *walker) mapping(n *yaml.Node, t reflect.Type, field string, override map[string]bool) {
 	fields := jsonFields(t)
-	kept := make([]*yaml.Node, 0, len(n.Content))
+	own := map[string]int{}
+	content := n.Content
+	kept := make([]*yaml.Node, 0, len(content))
 	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), n.Content[i+1]
+	for i := 0; i+1 < len(content); i += 2 {
+		k, v := resolve(content[i]), content[i+1]
 		if k == nil {
 			continue
 		}
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			kept = append(kept, n.Content[i], v)
+			kept = append(kept, content[i], v)
 			merges = append(merges, v)
-			continue
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			w.errorf(k.Line, field, "field names must be strings, got %s", describe(k))
-			continue
-		}
-		ft, ok := fields[k.Value]
-		if !ok {
-			w.errorf(k.Line, join(field, k.Value), "unknown field %q%s", k.Value, suggest(k.Value, jsonNames(t)))
-			continue
-		}
-		if first, dup := seen[k.Value]; dup {
-			w.errorf(k.Line, join(field, k.Value), "set twice (first at line %d); keep one", first)
-			continue
-		}
-		seen[k.Value] = k.Line
-		w.walk(v, ft, join(field, k.Value))
-		kept = append(kept, n.Content[i], v)
-	}
-	n.Content = kept
-
-	// Explicit fields override merged ones, so merged mappings are checked
-	// after them with a copy of seen that allows the override.
-	for _, m := range merges {
-		m = resolve(m)
-		if m == nil {
-			continue
-		}
-		var sources []*yaml.Node
-		switch m.Kind {
-		case yaml.MappingNode:
-			sources = []*yaml.Node{m}
-		case yaml.SequenceNode:
-			for _, s := range m.Content {
-				sources = append(sources, resolve(s))
-			}
-		}
-		for _, s := range sources {
-			w.budget--
-			if w.budget < 0 {
-				return
-			}
-			if s == nil || s.Kind != yaml.MappingNode {
-				w.errorf(m.Line, field, "a merge key (<<) must name a mapping or a list of mappings")
-				continue
-			}
-			own := make(map[string]int, len(fields))
-			w.mappingMerged(s, t, field, seen, own)
-		}
-	}
-}
-
-// mappingMerged checks a mapping merged into another: fields already set
-// by the merging mapping are fine (they override), repeated fields within
-// the merged mapping are not.
-func (w *walker) mappingMerged(n *yaml.Node, t reflect.Type, field string, explicit, own map[string]int) {
-	fields := jsonFields(t)
-	kept := make([]*yaml.Node, 0, len(n.Content))
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), n.Content[i+1]
-		if k == nil {
-			continue
-		}
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			// Nested merges: check them as plain merges of this mapping.
-			kept = append(kept, n.Content[i], v)
 			continue
 		}
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
@@ -270,12 +241,56 @@ func (w *walker) mappingMerged(n *yaml.Node, t reflect.Type, field string, expli
 			continue
 		}
 		own[k.Value] = k.Line
-		if _, overridden := explicit[k.Value]; !overridden {
+		if !override[k.Value] {
 			w.walk(v, ft, join(field, k.Value))
 		}
-		kept = append(kept, n.Content[i], v)
+		kept = append(kept, content[i], v)
 	}
 	n.Content = kept
+	if len(merges) == 0 {
+		return
+	}
+
+	// Fields set here win over the merged mappings' values.
+	next := make(map[string]bool, len(override)+len(own))
+	for k := range override {
+		next[k] = true
+	}
+	for k := range own {
+		next[k] = true
+	}
+	for _, m := range merges {
+		m = resolve(m)
+		if m == nil {
+			continue
+		}
+		var sources []*yaml.Node
+		switch m.Kind {
+		case yaml.MappingNode:
+			sources = []*yaml.Node{m}
+		case yaml.SequenceNode:
+			for _, s := range m.Content {
+				sources = append(sources, resolve(s))
+			}
+		}
+		if len(sources) == 0 {
+			w.errorf(m.Line, field, "a merge key (<<) must name a mapping or a list of mappings")
+		}
+		for _, src := range sources {
+			if !w.spend(m) {
+				return
+			}
+			if src == nil || src.Kind != yaml.MappingNode {
+				w.errorf(m.Line, field, "a merge key (<<) must name a mapping or a list of mappings")
+				continue
+			}
+			if !w.enter(src, field) {
+				continue
+			}
+			w.mapping(src, t, field, next)
+			w.leave(src)
+		}
+	}
 }
 
 // jsonFields maps the JSON names of t's fields to their types.
