@@ -148,6 +148,11 @@ func fieldPathProblem(p string) string {
 	if _, err := paths.Parse(p); err != nil {
 		return err.Error()
 	}
+	if !strings.HasPrefix(p, ".") {
+		// The paths grammar allows a leading list item, but an object is a
+		// map at the top, so such a pattern could never match.
+		return fmt.Sprintf("field path %q: an object's fields start with \".\", e.g. .spec.replicas", p)
+	}
 	return ""
 }
 

@@ -93,6 +93,7 @@ func TestFieldPathProblem(t *testing.T) {
 		"two keys":       {`.spec.ports[containerPort=80,protocol="TCP"].name`, ""},
 		"index":          {".spec.args[0]", ""},
 		"empty":          {"", "empty path"},
+		"leading item":   {"[0].spec", `an object's fields start with "."`},
 		"no dot":         {"spec.replicas", `at position 0: a path starts with "."`},
 		"double dot":     {".spec..replicas", `at position 5: a field name must follow "."`},
 		"unclosed":       {".spec.containers[*", "at position 16"},

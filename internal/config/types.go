@@ -86,6 +86,15 @@ type App struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Prune deletes objects that left Git; default true.
 	Prune *bool `json:"prune,omitempty"`
+	// AllowEmpty lets a render with no objects prune every object of the
+	// app; default false: an empty render prunes nothing.
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+	// PruneBudget is the largest share of the app's objects, in percent
+	// (0-100), that one prune may delete; default DefaultPruneBudget.
+	PruneBudget *int `json:"pruneBudget,omitempty"`
+	// Adopted says what prune does with objects that existed before syncd
+	// first applied them: AdoptedOrphan (default) or AdoptedDelete.
+	Adopted string `json:"adopted,omitempty"`
 	// Manager is the default field manager; default "syncd-<name>".
 	Manager string `json:"manager,omitempty"`
 	// Split hands some fields to additional managers.
@@ -172,6 +181,31 @@ func (a App) DefaultManager() string {
 // PruneEnabled reports whether the app prunes (default true).
 func (a App) PruneEnabled() bool {
 	return a.Prune == nil || *a.Prune
+}
+
+// DefaultPruneBudget is the share of an app's objects, in percent, one
+// prune may delete when the app sets no pruneBudget.
+const DefaultPruneBudget = 25
+
+// Values of App.Adopted.
+const (
+	AdoptedOrphan = "orphan"
+	AdoptedDelete = "delete"
+)
+
+// PruneBudgetPercent returns the app's prune budget in percent (default
+// DefaultPruneBudget).
+func (a App) PruneBudgetPercent() int {
+	if a.PruneBudget == nil {
+		return DefaultPruneBudget
+	}
+	return *a.PruneBudget
+}
+
+// DeleteAdopted reports whether prune deletes adopted objects instead of
+// orphaning them (default false).
+func (a App) DeleteAdopted() bool {
+	return a.Adopted == AdoptedDelete
 }
 
 // DefaultAction returns the app's conflict default (default fail).

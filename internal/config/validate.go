@@ -407,6 +407,13 @@ func (v *validator) app(p string, a App, c *Config) {
 		}
 	}
 
+	if a.PruneBudget != nil && (*a.PruneBudget < 0 || *a.PruneBudget > 100) {
+		v.errorf(p+".pruneBudget", "%d is not a percentage; use 0 to 100 (the largest share of the app's objects one prune may delete; default %d)", *a.PruneBudget, DefaultPruneBudget)
+	}
+	if a.Adopted != "" && a.Adopted != AdoptedOrphan && a.Adopted != AdoptedDelete {
+		v.errorf(p+".adopted", "%q is not an adopted action; use %s (default: leave the object, remove syncd's label and managers) or %s", a.Adopted, AdoptedOrphan, AdoptedDelete)
+	}
+
 	cp := p + ".conflicts"
 	if a.Conflicts.Default != "" && !validAction(a.Conflicts.Default) {
 		v.errorf(cp+".default", "%q is not a conflict action; use fail, force or yield", a.Conflicts.Default)
