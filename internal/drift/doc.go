@@ -1,0 +1,45 @@
+// Package drift compares what an app's plan declares with the live
+// objects, field by field, and names the culprit of every difference.
+//
+// Ownership comes from the live objects' managedFields, decoded with
+// structured-merge-diff (fieldpath.Set.FromJSON), against the field sets
+// the planner computed for each of syncd's managers (planner.Slice.Fields).
+// Only the leaf fields Git declares are checked; structural parents are
+// never reported, and neither is any field syncd did not declare (another
+// manager's own keys, fields the server defaulted). Each finding has a
+// Class:
+//
+//   - taken-over: no syncd manager owns the field any more; the owners
+//     (manager, Apply/Update, subresource, time) and both values are given.
+//   - shared: syncd owns it together with another manager.
+//   - value-drift: only syncd owns it, but the value differs from Git after
+//     normalisation (numbers by value, resource quantities by amount, maps
+//     on the keys Git declares).
+//   - flapping: the owner keeps flipping between syncd and another forcing
+//     manager (FlapDetector).
+//   - deleted, unmanaged: object-level.
+//   - yielded, handoff-pending: information, not drift.
+//
+// Detect is pure (the one-shot check, tests); Watcher recomputes findings
+// from watch events, debounced per object, and publishes new and resolved
+// findings. Report renders text, Markdown or JSON (a stable, documented
+// shape). Values of a Secret's data and stringData, and its
+// last-applied-configuration annotation, are always replaced by Redacted.
+//
+// The package never writes to the cluster: whether drift is corrected is
+// the caller's decision (drift mode "detect" vs "correct").
+//
+// Not guaranteed: findings are as good as the field sets. Where the
+// planner's schema differs from the server's (a custom kind whose CRD was
+// not in the render is typed with a deduced schema) ownership is matched
+// leniently (an atomic ancestor or finer children count as owning) but may
+// still be reported wrongly. A field removed out of band is reported as
+// taken-over with no owner: the API server does not record who removed
+// it. A mutating webhook that changes a field during syncd's own apply
+// leaves syncd as the owner, so it shows as value-drift, not as a
+// take-over, and the webhook is not named. The Watcher folds events within
+// the debounce into one recomputation, so a take-over undone within it may
+// never be published (the flap detector still sees every event). Watches
+// are reconnected by client-go's informers; events lost while disconnected
+// are caught up by the relist, not replayed.
+package drift
