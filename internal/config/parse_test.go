@@ -159,7 +159,7 @@ func TestParseRejects(t *testing.T) {
 		},
 		"a list where a mapping belongs": {
 			yaml: header + "apps:\n  - [web, repo]\n",
-			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (conflicts, manager, name, namespace, path, prune, source, split), got a list"}},
+			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, conflicts, manager, name, namespace, path, prune, pruneBudget, source, split), got a list"}},
 		},
 		"an interval that is a number": {
 			yaml: strings.Replace(header, "interval: 1m", "interval: 60", 1),

@@ -198,6 +198,11 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 			w.errorf(n.Line, field, "expected a string, got %s; remove the tag", describe(n))
 			w.reject(n, field)
 		}
+	case t.Kind() == reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+			w.errorf(n.Line, field, "expected a whole number, got %s", describe(n))
+			w.reject(n, field)
+		}
 	case t.Kind() == reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
 			w.errorf(n.Line, field, "expected true or false, got %s", describe(n))
