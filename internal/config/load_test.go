@@ -90,7 +90,7 @@ func TestLoadValidFull(t *testing.T) {
 			}},
 		},
 		Apps: []App{
-			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true)},
+			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},
 			{
 				Name: "shop", Source: "shop", Path: "overlays/production", Namespace: "shop", Manager: "syncd-shop",
 				Split: []SplitRule{
