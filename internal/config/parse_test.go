@@ -149,6 +149,17 @@ func TestParseRejects(t *testing.T) {
 				{10, "apps[0].split[0]", "contains an alias to itself"},
 			},
 		},
+		"prune guards out of range": {
+			yaml: header + "apps:\n  - name: web\n    source: repo\n    pruneBudget: 150\n    adopted: keep\n",
+			want: []wantErr{
+				{12, "apps[0].pruneBudget", "150 is not a percentage; use 0 to 100"},
+				{13, "apps[0].adopted", `"keep" is not an adopted action`},
+			},
+		},
+		"a prune budget that is not a whole number": {
+			yaml: header + "apps:\n  - name: web\n    source: repo\n    pruneBudget: 25%\n",
+			want: []wantErr{{12, "apps[0].pruneBudget", `expected a whole number, got "25%"`}},
+		},
 		"a field name that is not a string": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    1: x\n",
 			want: []wantErr{{12, "apps[0]", "field names must be strings, got the number 1"}},
