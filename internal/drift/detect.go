@@ -231,25 +231,45 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		out = append(out, f)
 	}
 
+	// Unmanaged: syncd's managers are all gone from the object and
+	// take-overs do not explain it (managedFields were wiped, or the object
+	// was never applied by syncd). A field owned by nobody whose value is
+	// still there is then folded into the object-level finding.
 	present := false
 	for _, e := range entries {
 		if d.isSyncd(e.Manager) {
 			present = true
 		}
 	}
-	if !present && len(leaves) > 0 {
-		f := base
-		f.Class = Unmanaged
-		for _, e := range entries {
-			f.Owners = append(f.Owners, e.Owner)
+	unexplained := func(l declared) bool {
+		if present || len(owners(entries, l.path)) > 0 {
+			return false
 		}
-		sortOwners(f.Owners)
-		f.Culprit = d.culprit(f.Owners)
-		add(f)
+		_, ok := lookupLive(live.Object, l.path, secret)
+		return ok
+	}
+	if !present && len(leaves) > 0 {
+		emit := len(entries) == 0
+		for _, l := range leaves {
+			emit = emit || unexplained(l)
+		}
+		if emit {
+			f := base
+			f.Class = Unmanaged
+			for _, e := range entries {
+				f.Owners = append(f.Owners, e.Owner)
+			}
+			sortOwners(f.Owners)
+			f.Culprit = d.culprit(f.Owners)
+			add(f)
+		}
 	}
 
 	reported := map[string]bool{}
 	for _, l := range leaves {
+		if unexplained(l) {
+			continue
+		}
 		f := base
 		f.Path = l.str
 		f.DeclaredBy = l.manager
@@ -261,6 +281,15 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		if d.opts.Flaps != nil && d.opts.Flaps.Flapping(ref, l.str) {
 			ff := f
 			ff.Class = Flapping
+			// The culprit is the other side of the fight, whoever owns
+			// the field right now, so the finding's Key stays the same.
+			ff.Culprit = ""
+			for _, m := range d.opts.Flaps.Owners(ref, l.str) {
+				if !d.isSyncd(m) && !d.isHandoff(m) {
+					ff.Culprit = m
+					break
+				}
+			}
 			add(ff)
 		}
 		if y, ok := d.yielded[k][l.str]; ok {

@@ -55,12 +55,22 @@ data: {color: blue, size: "3"}
 			live: live(map[string]any{"color": "teal", "size": "3"}, mf("syncd-web", "Apply", "", both, at)),
 			want: []want{{path: ".data.color", class: "value-drift", desired: "blue", live: "teal"}},
 		},
-		"unmanaged: every syncd field taken": {
+		"every syncd field taken is told field by field": {
 			live: live(map[string]any{"color": "red", "size": "3"}, mf("kubectl-edit", "Update", "", both, at)),
 			want: []want{
-				{class: "unmanaged", culprit: "kubectl-edit"},
 				{path: ".data.color", class: "taken-over", culprit: "kubectl-edit", desired: "blue", live: "red"},
 				{path: ".data.size", class: "taken-over", culprit: "kubectl-edit", desired: "3", live: "3"},
+			},
+		},
+		"unmanaged: managedFields wiped": {
+			live: live(map[string]any{"color": "blue", "size": "3"}),
+			want: []want{{class: "unmanaged"}},
+		},
+		"unmanaged: another manager took one field, nobody owns the other": {
+			live: live(map[string]any{"color": "red", "size": "3"}, mf("before-first-apply", "Update", "", `{"f:data":{"f:color":{}}}`, at)),
+			want: []want{
+				{class: "unmanaged", culprit: "before-first-apply"},
+				{path: ".data.color", class: "taken-over", culprit: "before-first-apply", desired: "blue", live: "red"},
 			},
 		},
 		"removed out of band": {

@@ -2,6 +2,8 @@ package drift
 
 import (
 	"errors"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +43,7 @@ type flapKey struct {
 
 type flapState struct {
 	owner    string
+	seen     map[string]bool // every owner observed
 	flips    []time.Time
 	flapping bool
 }
@@ -79,13 +82,14 @@ func (d *FlapDetector) Observe(object planner.ObjectRef, path, owner string, at 
 	k := flapKey{keyOf(object), path}
 	st := d.keys[k]
 	if st == nil {
-		d.keys[k] = &flapState{owner: owner}
+		d.keys[k] = &flapState{owner: owner, seen: map[string]bool{owner: true}}
 		return false
 	}
 	if st.owner == owner {
 		return st.flapping
 	}
 	st.owner = owner
+	st.seen[owner] = true
 	st.flips = append(st.flips, at)
 	cut := 0
 	for cut < len(st.flips) && at.Sub(st.flips[cut]) > d.opts.Window {
@@ -105,6 +109,31 @@ func (d *FlapDetector) Flapping(object planner.ObjectRef, path string) bool {
 	defer d.mu.Unlock()
 	st := d.keys[flapKey{keyOf(object), path}]
 	return st != nil && st.flapping
+}
+
+// Owners returns every owner observed on the field since the last Forget
+// or Reset, sorted; owners observed together (joined with ",") are split.
+func (d *FlapDetector) Owners(object planner.ObjectRef, path string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.keys[flapKey{keyOf(object), path}]
+	if st == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for o := range st.seen {
+		for _, m := range strings.Split(o, ",") {
+			if m != "" {
+				set[m] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Forget drops what is known about one field.

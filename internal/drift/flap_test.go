@@ -1,9 +1,12 @@
 package drift
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	testclock "k8s.io/utils/clock/testing"
 
 	"syncd.dev/syncd/internal/planner"
@@ -63,6 +66,14 @@ func TestFlapDetector(t *testing.T) {
 			other.Version = "v2"
 			if got := d.Flapping(other, ".data.color"); got != tt.want {
 				t.Errorf("Flapping at another version = %v, want %v (the version is not part of identity)", got, tt.want)
+			}
+			seen := map[string]bool{}
+			for _, o := range tt.obs {
+				seen[o.owner] = true
+			}
+			want := slices.Sorted(maps.Keys(seen))
+			if got := d.Owners(ref, ".data.color"); !cmp.Equal(got, want) {
+				t.Errorf("Owners = %v, want %v", got, want)
 			}
 			d.Reset()
 			if d.Flapping(ref, ".data.color") {

@@ -207,11 +207,17 @@ func (f Finding) Sentence() string {
 		}
 		return "is no longer managed by syncd: its fields belong to " + ownersText(f.Owners)
 	case TakenOver:
-		if len(f.Owners) == 0 {
+		if len(f.Owners) == 0 && f.Live == nil {
 			if f.Redacted {
 				return f.Path + " was removed out of band (value redacted)"
 			}
 			return f.Path + " was removed out of band; Git says " + desired
+		}
+		if len(f.Owners) == 0 {
+			if f.Redacted {
+				return f.Path + " is owned by no manager (managedFields were edited, or the schema differs); values redacted"
+			}
+			return f.Path + " is owned by no manager (managedFields were edited, or the schema differs); it is " + live + ", Git says " + desired
 		}
 		if f.Redacted {
 			return f.Path + " was taken over by " + by + "; the value differs from Git (redacted)"

@@ -169,7 +169,7 @@ func TestFlapping(t *testing.T) {
 		waitFlaps(t, flaps, ref, "syncd-app")
 	}
 	rec.waitFor(t, 0, 30*time.Second, "a flapping .data.color", func(ch Change) bool {
-		return hasFinding(ch.New, ".data.color", Flapping, "")
+		return hasFinding(ch.New, ".data.color", Flapping, "fighter")
 	})
 	if !flaps.Flapping(ref, ".data.color") {
 		t.Error("FlapDetector.Flapping = false")
@@ -178,7 +178,7 @@ func TestFlapping(t *testing.T) {
 		t.Error("an undeclared field is flapping")
 	}
 	r := Detect(plan, c.live(t, plan), Options{Flaps: flaps})
-	if !hasFinding(r.Findings, ".data.color", Flapping, "") {
+	if !hasFinding(r.Findings, ".data.color", Flapping, "fighter") {
 		t.Errorf("Detect with the detector has no flapping finding: %+v", r.Findings)
 	}
 }
