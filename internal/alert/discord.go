@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -119,7 +118,7 @@ func renderDiscord(m message) ([]byte, error) {
 	if rest := len(m.ev.Fields) - shown; rest > 0 {
 		addField(discordField{Name: "More", Value: fmt.Sprintf("…and %d more field(s) not shown", rest)})
 	}
-	return json.Marshal(discordPayload{
+	return marshal(discordPayload{
 		AllowedMentions: discordMentions{Parse: []string{}},
 		Embeds:          []discordEmbed{e},
 	})

@@ -105,7 +105,7 @@ type response struct {
 	body   string
 }
 
-func newRecorder(t *testing.T, script ...response) *recorder {
+func newRecorder(t testing.TB, script ...response) *recorder {
 	t.Helper()
 	rec := &recorder{script: script, received: make(chan struct{}, 1000)}
 	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,7 +148,7 @@ func (r *recorder) Requests() []request {
 const secretURLPath = "/services/T000/B000/XXXXsecretXXXX"
 
 // writeFile writes content to a new file in dir and returns its path.
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -158,7 +158,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 // testAlert returns an alert of type typ whose URL file points at url.
-func testAlert(t *testing.T, name, typ, url string, events ...string) config.Alert {
+func testAlert(t testing.TB, name, typ, url string, events ...string) config.Alert {
 	t.Helper()
 	dir := t.TempDir()
 	a := config.Alert{Name: name, Type: typ, URLFile: writeFile(t, dir, "url", url+"\n"), Events: events}

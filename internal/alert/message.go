@@ -1,6 +1,8 @@
 package alert
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -180,12 +182,18 @@ func truncate(s string, max int) string {
 // what esc produced for one rune (an "&amp;" stays whole), ending with an
 // ellipsis when something was cut. esc may be nil.
 func fit(s string, max int, esc func(string) string) string {
-	if esc == nil {
-		esc = func(s string) string { return s }
+	if max <= 0 {
+		return ""
 	}
-	full := esc(s)
-	if utf16Len(full) <= max {
-		return full
+	if esc == nil {
+		return truncate(s, max)
+	}
+	// Escaping never shortens, so a text already too long raw is not
+	// escaped whole.
+	if utf16Len(s) <= max {
+		if full := esc(s); utf16Len(full) <= max {
+			return full
+		}
 	}
 	budget := max - utf16Len(ellipsis)
 	var b strings.Builder
@@ -199,9 +207,6 @@ func fit(s string, max int, esc func(string) string) string {
 		b.WriteString(piece)
 		n += w
 	}
-	if max <= 0 {
-		return ""
-	}
 	return b.String() + ellipsis
 }
 
@@ -209,4 +214,17 @@ func fit(s string, max int, esc func(string) string) string {
 func fitCode(s string, max int, esc func(string) string) string {
 	s = strings.ReplaceAll(oneLine(s), "`", "ˋ")
 	return "`" + fit(s, max-2, esc) + "`"
+}
+
+// marshal encodes v as JSON without escaping <, > and & as \u003c etc.:
+// payloads are not embedded in HTML, and the escapes would triple the
+// size of Slack's "&lt;" and count against providers' byte limits.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

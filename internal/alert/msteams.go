@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -115,7 +114,7 @@ func renderTeams(m message) ([]byte, error) {
 	}
 	body = append(body, footer)
 
-	return json.Marshal(teamsPayload{
+	return marshal(teamsPayload{
 		Type: "message",
 		Attachments: []teamsAttachment{{
 			ContentType: adaptiveCardContentType,
@@ -149,6 +148,6 @@ func teamsField(f Field) [2]teamsElement {
 
 // jsonSize is the encoded size of v; the types encoded here cannot fail.
 func jsonSize(v any) int {
-	b, _ := json.Marshal(v)
+	b, _ := marshal(v)
 	return len(b)
 }

@@ -247,9 +247,11 @@ func (n *Notifier) Notify(ev Event) {
 		ev.Time = n.opts.Clock.Now()
 	}
 	ev = Redact(ev)
+	key := dedupeKey(ev)
+	now := n.opts.Clock.Now()
 	for _, s := range n.sinks {
 		if s.events == nil || s.events[ev.Type] {
-			s.offer(ev)
+			s.offer(ev, key, now)
 		}
 	}
 }

@@ -49,10 +49,9 @@ type job struct {
 	seq uint64 // of the open entry an open message created; 0 for resolved
 }
 
-// offer deduplicates ev and queues what has to be sent.
-func (s *sink) offer(ev Event) {
-	now := s.n.opts.Clock.Now()
-	key := dedupeKey(ev)
+// offer deduplicates ev, whose dedupe key is key, and queues what has to
+// be sent.
+func (s *sink) offer(ev Event, key string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -99,7 +98,7 @@ func renderSlack(m message) ([]byte, error) {
 		add(slackBlock{Type: "context", Elements: []slackText{mrkdwn(fmt.Sprintf("…and %d more field(s) not shown", rest))}}, 0)
 	}
 	add(slackBlock{Type: "context", Elements: []slackText{footer}}, utf16Len(footer.Text))
-	return json.Marshal(p)
+	return marshal(p)
 }
 
 // slackFieldText is one field as a section's mrkdwn text.

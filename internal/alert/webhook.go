@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,6 +26,14 @@ const (
 // a version never change meaning.
 const WebhookVersion = "syncd.dev/alert/v1"
 
+// Webhook payload limits: longer values and summaries are cut with "…",
+// and fields beyond the first webhookFieldsMax are counted in
+// FieldsOmitted, so that one event cannot post megabytes.
+const (
+	webhookTextMax   = 2048
+	webhookFieldsMax = 100
+)
+
 // DefaultMaxAge is how old a signed request may be before VerifyWebhook
 // rejects it as a possible replay.
 const DefaultMaxAge = 5 * time.Minute
@@ -48,6 +55,9 @@ type WebhookPayload struct {
 	Object      WebhookObject  `json:"object"`
 	Summary     string         `json:"summary"`
 	Fields      []WebhookField `json:"fields"`
+	// FieldsOmitted counts the fields left out of Fields (at most 100 are
+	// sent).
+	FieldsOmitted int `json:"fieldsOmitted"`
 	// Time is when syncd observed the event (RFC 3339, UTC).
 	Time time.Time `json:"time"`
 }
@@ -63,7 +73,7 @@ type WebhookObject struct {
 
 // WebhookField is one field of the object. Desired and Live are "" when
 // the field is absent from Git or from the cluster, and "<redacted>" when
-// Sensitive is true.
+// Sensitive is true. Texts longer than 2048 characters are cut with "…".
 type WebhookField struct {
 	Path      string          `json:"path"`
 	Class     string          `json:"class"`
@@ -98,12 +108,22 @@ func renderWebhook(m message) ([]byte, error) {
 			Namespace:  ev.Object.Namespace,
 			Name:       ev.Object.Name,
 		},
-		Summary: ev.Summary,
-		Fields:  make([]WebhookField, 0, len(ev.Fields)),
+		Summary: fit(ev.Summary, webhookTextMax, nil),
+		Fields:  make([]WebhookField, 0, min(len(ev.Fields), webhookFieldsMax)),
 		Time:    ev.Time.UTC(),
 	}
-	for _, f := range ev.Fields {
-		wf := WebhookField{Path: f.Path, Class: f.Class, Desired: f.Desired, Live: f.Live, Sensitive: f.Sensitive}
+	for i, f := range ev.Fields {
+		if i == webhookFieldsMax {
+			p.FieldsOmitted = len(ev.Fields) - i
+			break
+		}
+		wf := WebhookField{
+			Path:      fit(f.Path, webhookTextMax, nil),
+			Class:     fit(f.Class, webhookTextMax, nil),
+			Desired:   fit(f.Desired, webhookTextMax, nil),
+			Live:      fit(f.Live, webhookTextMax, nil),
+			Sensitive: f.Sensitive,
+		}
 		if c := f.Culprit; c != (Culprit{}) {
 			wf.Culprit = &WebhookCulprit{Manager: c.Manager, Operation: c.Operation, Subresource: c.Subresource}
 			if !c.Time.IsZero() {
@@ -113,7 +133,7 @@ func renderWebhook(m message) ([]byte, error) {
 		}
 		p.Fields = append(p.Fields, wf)
 	}
-	return json.Marshal(p)
+	return marshal(p)
 }
 
 // Sign returns the X-Syncd-Signature value for body signed at ts (Unix
