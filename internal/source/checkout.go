@@ -18,8 +18,9 @@ import (
 // checkout writes the tree of commit h to trees/<sha> (through a temporary
 // directory renamed into place, so a trees/<sha> directory is always
 // complete) and returns its path. A tree directory that already exists is
-// reused.
-func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree *object.Tree) (dir string, corrupt, err error) {
+// reused. Files that are the same in prev (the previous revision's tree,
+// checked out in prevDir) are hard-linked from there instead of written.
+func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree, prev *object.Tree, prevDir string) (dir string, corrupt, err error) {
 	dir = filepath.Join(s.treesDir(), h.String())
 	if isDir(dir) {
 		return dir, nil, nil
@@ -28,8 +29,8 @@ func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree *object.Tr
 	if err != nil {
 		return "", nil, s.newError(KindCache, "checkout", err, "check that "+s.treesDir()+" is writable")
 	}
-	w := treeWriter{repo: repo, root: tmp, seen: map[string]bool{}}
-	if werr := w.write(tree, ""); werr != nil {
+	w := treeWriter{repo: repo, root: tmp, prevRoot: prevDir, seen: map[string]bool{}}
+	if werr := w.write(tree, prev, ""); werr != nil {
 		_ = os.RemoveAll(tmp)
 		var we *writeError
 		if errors.As(werr, &we) {
@@ -65,15 +66,25 @@ type badTreeError struct{ msg string }
 func (e *badTreeError) Error() string { return e.msg }
 
 type treeWriter struct {
-	repo *git.Repository
-	root string
-	seen map[string]bool
+	repo     *git.Repository
+	root     string
+	prevRoot string
+	seen     map[string]bool
 }
 
-// write writes tree's entries under rel. Object read errors are returned
-// as they are (the caller treats them as corruption).
-func (w *treeWriter) write(tree *object.Tree, rel string) error {
+// write writes tree's entries under rel; prev is the previous revision's
+// tree at the same path, or nil. Object read errors are returned as they
+// are (the caller treats them as corruption).
+func (w *treeWriter) write(tree, prev *object.Tree, rel string) error {
+	var prevEntries map[string]object.TreeEntry
+	if prev != nil {
+		prevEntries = make(map[string]object.TreeEntry, len(prev.Entries))
+		for _, pe := range prev.Entries {
+			prevEntries[pe.Name] = pe
+		}
+	}
 	for _, e := range tree.Entries {
+		pe, inPrev := prevEntries[e.Name]
 		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\\\x00") || strings.EqualFold(e.Name, ".git") {
 			return &badTreeError{fmt.Sprintf("tree entry %q in %q has a name that cannot be checked out", e.Name, rel)}
 		}
@@ -92,13 +103,21 @@ func (w *treeWriter) write(tree *object.Tree, rel string) error {
 			if err := os.Mkdir(full, 0o755); err != nil {
 				return &writeError{err}
 			}
-			if err := w.write(sub, p); err != nil {
+			var prevSub *object.Tree
+			if inPrev && pe.Mode == filemode.Dir {
+				prevSub, _ = w.repo.TreeObject(pe.Hash)
+			}
+			if err := w.write(sub, prevSub, p); err != nil {
 				return err
 			}
 		case filemode.Regular, filemode.Deprecated, filemode.Executable:
 			perm := os.FileMode(0o644)
 			if e.Mode == filemode.Executable {
 				perm = 0o755
+			}
+			if inPrev && pe.Hash == e.Hash && pe.Mode == e.Mode &&
+				os.Link(filepath.Join(w.prevRoot, filepath.FromSlash(p)), full) == nil {
+				continue
 			}
 			if err := w.writeBlob(e.Hash, p, full, perm); err != nil {
 				return err

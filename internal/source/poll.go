@@ -8,12 +8,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -226,38 +231,64 @@ func (s *Source) treesDir() string { return filepath.Join(s.dir, "trees") }
 // openRepo opens the cached bare repository, creating it when missing. A
 // repository that cannot be opened is reported as corrupt. When full is
 // set a shallow repository is replaced by an empty one (a commit that is
-// no tip needs whole history).
-func (s *Source) openRepo(full bool) (repo *git.Repository, corrupt error, err error) {
+// no tip needs whole history). The repository keeps its pack files open
+// (go-git otherwise reopens a pack for every object read); closeRepo
+// releases them and may be called more than once.
+func (s *Source) openRepo(full bool) (repo *git.Repository, closeRepo func(), corrupt error, err error) {
 	dir := s.repoDir()
+	open := func(create bool) (*git.Repository, func(), error) {
+		st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+		var once sync.Once
+		closeFn := func() { once.Do(func() { _ = st.Close() }) }
+		var r *git.Repository
+		var err error
+		if create {
+			r, err = git.Init(st, nil)
+		} else {
+			r, err = git.Open(st, nil)
+		}
+		if err != nil {
+			closeFn()
+			return nil, nil, err
+		}
+		return r, closeFn, nil
+	}
 	if _, statErr := os.Stat(dir); statErr == nil {
-		repo, openErr := git.PlainOpen(dir)
+		repo, closeRepo, openErr := open(false)
 		if openErr != nil {
-			return nil, fmt.Errorf("open %s: %w", dir, openErr), nil
+			return nil, nil, fmt.Errorf("open %s: %w", dir, openErr), nil
 		}
 		rc, cfgErr := repo.Remote("origin")
 		shallow, shErr := repo.Storer.Shallow()
 		switch {
 		case cfgErr != nil:
-			return nil, fmt.Errorf("read remote config in %s: %w", dir, cfgErr), nil
+			closeRepo()
+			return nil, nil, fmt.Errorf("read remote config in %s: %w", dir, cfgErr), nil
 		case shErr != nil:
-			return nil, fmt.Errorf("read shallow file in %s: %w", dir, shErr), nil
+			closeRepo()
+			return nil, nil, fmt.Errorf("read shallow file in %s: %w", dir, shErr), nil
 		case len(rc.Config().URLs) != 1 || rc.Config().URLs[0] != s.url, full && len(shallow) > 0:
 			// The URL changed, or history is needed: start over.
+			closeRepo()
 			if err := os.RemoveAll(dir); err != nil {
-				return nil, nil, s.newError(KindCache, "reset cache", err, "remove "+dir+" by hand")
+				return nil, nil, nil, s.newError(KindCache, "reset cache", err, "remove "+dir+" by hand")
 			}
 		default:
-			return repo, nil, nil
+			return repo, closeRepo, nil, nil
 		}
 	}
-	repo, err = git.PlainInit(dir, true)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
+	}
+	repo, closeRepo, err = open(true)
 	if err != nil {
-		return nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
+		return nil, nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
 	}
 	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.url}}); err != nil {
-		return nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
+		closeRepo()
+		return nil, nil, nil, s.newError(KindCache, "create cache", err, "check that "+s.dir+" is writable")
 	}
-	return repo, nil, nil
+	return repo, closeRepo, nil, nil
 }
 
 // localRef is where a fetched remote ref is stored in the cache.
@@ -305,10 +336,11 @@ func (s *Source) fetch(ctx context.Context, repo *git.Repository, creds credenti
 // rewrite), or when the new tree needs objects the cache never had, the
 // cache is emptied and the target fetched again with depth 1.
 func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev Revision, hasPrev, refetch bool) (rev Revision, change Change, corrupt, err error) {
-	repo, corrupt, err := s.openRepo(tgt.ref == "")
+	repo, closeRepo, corrupt, err := s.openRepo(tgt.ref == "")
 	if corrupt != nil || err != nil {
 		return Revision{}, 0, corrupt, err
 	}
+	defer closeRepo()
 	fresh, ferr := isEmpty(repo)
 	if ferr != nil {
 		return Revision{}, 0, ferr, nil
@@ -360,6 +392,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		if !reaches(repo, commit.Hash, plumbing.NewHash(prev.SHA)) {
 			// A rewrite: objects the new tree shares with older history
 			// were not sent. Start the cache over.
+			closeRepo()
 			if err := os.RemoveAll(s.repoDir()); err != nil {
 				return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
 			}
@@ -375,13 +408,14 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	tree, terr := commit.Tree()
 	var dir string
 	if terr == nil {
-		dir, corrupt, err = s.checkout(repo, commit.Hash, tree)
+		dir, corrupt, err = s.checkout(repo, commit.Hash, tree, prevTree(repo, prev, hasPrev), prev.Dir)
 	} else {
 		corrupt = fmt.Errorf("read tree of %s: %w", want, terr)
 	}
 	if corrupt != nil && errors.Is(corrupt, plumbing.ErrObjectNotFound) && !fresh && !refetch && tgt.ref != "" {
 		// The server assumed history the shallow cache lacks (a merge of
 		// an old branch): fetch the target afresh.
+		closeRepo()
 		if err := os.RemoveAll(s.repoDir()); err != nil {
 			return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
 		}
@@ -406,6 +440,23 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		Signer:     signer,
 		Dir:        dir,
 	}, change, nil, nil
+}
+
+// prevTree returns the previous revision's tree when the cache still has
+// it and its directory exists, so unchanged files can be linked from there.
+func prevTree(repo *git.Repository, prev Revision, hasPrev bool) *object.Tree {
+	if !hasPrev || !isDir(prev.Dir) {
+		return nil
+	}
+	c, err := repo.CommitObject(plumbing.NewHash(prev.SHA))
+	if err != nil {
+		return nil
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // isEmpty reports whether the cache holds no refs yet.

@@ -179,6 +179,19 @@ func TestPollFetchesIncrementallyAndKeepsTwoTrees(t *testing.T) {
 	if !isDir(rev1.Dir) {
 		t.Error("previous tree was deleted after one update; want it kept")
 	}
+	// Unchanged files are hard links into the previous tree; changed ones
+	// are new files and the previous tree keeps its content.
+	same := func(rel string) bool {
+		a, err1 := os.Stat(filepath.Join(rev1.Dir, rel))
+		b, err2 := os.Stat(filepath.Join(rev2.Dir, rel))
+		return err1 == nil && err2 == nil && os.SameFile(a, b)
+	}
+	if !same("manifests/dd/f1.yaml") {
+		t.Error("unchanged file was copied, want a hard link to the previous tree")
+	}
+	if same("manifests/d/f0.yaml") || readTree(t, rev1.Dir)["manifests/d/f0.yaml"] == "changed\n" {
+		t.Error("changed file is shared with the previous tree")
+	}
 
 	third := u.commit("again", map[string]string{"manifests/d/f0.yaml": "again\n"})
 	u.push("main")

@@ -114,6 +114,7 @@ type httpServer struct {
 	infoRefs  int
 	packPosts int
 	packBytes int64 // bytes of upload-pack responses
+	allBytes  int64 // bytes of all responses
 	hangup    atomic.Bool
 }
 
@@ -157,11 +158,12 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 		}
 		cw := &countingWriter{ResponseWriter: w}
 		backend.ServeHTTP(cw, r)
+		s.mu.Lock()
 		if isPack {
-			s.mu.Lock()
 			s.packBytes += cw.n
-			s.mu.Unlock()
 		}
+		s.allBytes += cw.n
+		s.mu.Unlock()
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -169,7 +171,14 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 
 func (s *httpServer) url() string { return s.URL + "/repo.git" }
 
-// counts returns and resets the counters.
+// totalBytes returns the bytes of all responses so far.
+func (s *httpServer) totalBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allBytes
+}
+
+// counts returns and resets the request counters.
 func (s *httpServer) counts() (infoRefs, packPosts int, packBytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

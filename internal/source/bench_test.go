@@ -1,0 +1,120 @@
+package source
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fastImport feeds a fast-import stream to git in the bare repository.
+func (u *upstream) fastImport(stream *bytes.Buffer) {
+	u.t.Helper()
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = u.bare
+	cmd.Env = gitEnv(u.home)
+	cmd.Stdin = stream
+	if out, err := cmd.CombinedOutput(); err != nil {
+		u.t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+}
+
+func writeData(b *bytes.Buffer, data string) {
+	fmt.Fprintf(b, "data %d\n%s\n", len(data), data)
+}
+
+func benchFile(i, version int) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  version: \"%d\"\n  payload: %s\n", i, version, randomText(200, int64(i*7919+version)))
+}
+
+// newBenchUpstream builds a repository of files files and commits commits
+// on main.
+func newBenchUpstream(b *testing.B, files, commits int) *upstream {
+	u := newUpstream(b)
+	var s bytes.Buffer
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	for c := 0; c < commits; c++ {
+		fmt.Fprintf(&s, "commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\n", ts+int64(c))
+		writeData(&s, fmt.Sprintf("commit %d", c))
+		if c == 0 {
+			for i := 0; i < files; i++ {
+				fmt.Fprintf(&s, "M 100644 inline apps/app-%02d/cm-%04d.yaml\n", i%50, i)
+				writeData(&s, benchFile(i, 0))
+			}
+			continue
+		}
+		for k := 0; k < 3; k++ {
+			i := (c*37 + k*1013) % files
+			fmt.Fprintf(&s, "M 100644 inline apps/app-%02d/cm-%04d.yaml\n", i%50, i)
+			writeData(&s, benchFile(i, c))
+		}
+	}
+	u.fastImport(&s)
+	return u
+}
+
+// bump adds one commit changing one file on main.
+func (u *upstream) bump(n int) {
+	u.t.Helper()
+	head := u.run(u.bare, "rev-parse", "refs/heads/main")
+	var s bytes.Buffer
+	fmt.Fprintf(&s, "commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\n", time.Now().Unix())
+	writeData(&s, fmt.Sprintf("bump %d", n))
+	fmt.Fprintf(&s, "from %s\n", head)
+	fmt.Fprintf(&s, "M 100644 inline apps/app-%02d/cm-%04d.yaml\n", n%50, n%5000)
+	writeData(&s, benchFile(n%5000, 100000+n))
+	u.fastImport(&s)
+}
+
+const benchFiles, benchCommits = 5000, 2000
+
+func BenchmarkPollUnchanged(b *testing.B) {
+	u := newBenchUpstream(b, benchFiles, benchCommits)
+	srv := newHTTPServer(b, u, "")
+	s := newSource(b, gitSource(srv.url(), "main"))
+	start := time.Now()
+	poll(b, s)
+	b.Logf("first clone: %s, %d bytes", time.Since(start), srv.totalBytes())
+	before := srv.totalBytes()
+	srv.counts()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, res := poll(b, s); res.Change != Unchanged {
+			b.Fatalf("change %v", res.Change)
+		}
+	}
+	b.StopTimer()
+	refs, posts, _ := srv.counts()
+	if refs != b.N || posts != 0 {
+		b.Fatalf("%d polls made %d info/refs and %d upload-pack requests", b.N, refs, posts)
+	}
+	b.ReportMetric(float64(srv.totalBytes()-before)/float64(b.N), "bytes-transferred/op")
+}
+
+func BenchmarkPollNewCommit(b *testing.B) {
+	u := newBenchUpstream(b, benchFiles, benchCommits)
+	srv := newHTTPServer(b, u, "")
+	s := newSource(b, gitSource(srv.url(), "main"))
+	poll(b, s)
+	full := srv.totalBytes()
+	var transferred int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		u.bump(i)
+		before := srv.totalBytes()
+		b.StartTimer()
+		rev, res := poll(b, s)
+		b.StopTimer()
+		transferred += srv.totalBytes() - before
+		if res.Change != Updated || !strings.HasPrefix(rev.Subject, "bump") {
+			b.Fatalf("poll = %v %q", res.Change, rev.Subject)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(transferred)/float64(b.N), "bytes-transferred/op")
+	b.ReportMetric(float64(full), "first-clone-bytes")
+}
