@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -63,6 +64,13 @@ func Parse(s string) (Pattern, error) {
 	if strings.TrimSpace(s) == "" {
 		return Pattern{}, p.errf(0, "empty path: write a path such as .spec.replicas")
 	}
+	if !utf8.ValidString(s) {
+		for i, r := range s {
+			if r == utf8.RuneError {
+				return Pattern{}, p.errf(i, "not valid UTF-8")
+			}
+		}
+	}
 	for p.pos < len(s) {
 		switch s[p.pos] {
 		case '.':
@@ -102,7 +110,7 @@ func (p Pattern) String() string {
 		case kindField:
 			b.WriteByte('.')
 			if needsQuote(e.name) {
-				b.WriteString(strconv.Quote(e.name))
+				b.WriteString(jsonQuote(e.name))
 			} else {
 				b.WriteString(e.name)
 			}
@@ -196,6 +204,16 @@ func (e element) matches(pe fieldpath.PathElement) bool {
 		return true
 	}
 	return false
+}
+
+// jsonQuote quotes s as a JSON string, which Parse reads back (Go's
+// strconv.Quote escapes, such as \x00, are not JSON).
+func jsonQuote(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func needsQuote(name string) bool {

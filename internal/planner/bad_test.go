@@ -105,6 +105,15 @@ func TestBadInputs(t *testing.T) {
 			},
 			want: []string{"kustomization.yaml: transformers: SedTransformer", "not a kustomize built-in"},
 		},
+		"exec plugin config produced by a kustomization directory": {
+			files: map[string]string{
+				"kustomization.yaml":         "resources: [cm.yaml]\ntransformers: [plugins]\n",
+				"cm.yaml":                    configMap,
+				"plugins/kustomization.yaml": "resources: [sed.yaml]\n",
+				"plugins/sed.yaml":           "apiVersion: someteam.example.com/v1\nkind: SedTransformer\nmetadata: {name: sed}\nargsOneLiner: s/a/b/\n",
+			},
+			want: []string{"kustomization.yaml: kustomize build", "SedTransformer"},
+		},
 		"kustomization with a KRM exec function": {
 			files: map[string]string{
 				"kustomization.yaml": "generators: [gen.yaml]\n",
