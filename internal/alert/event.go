@@ -29,9 +29,10 @@ type Event struct {
 	Summary string
 	// Fields are the fields concerned, in the order they should be shown.
 	Fields []Field
-	// Resolved reports that the finding identified by Type, App, Object,
-	// Fields and culprits has cleared. A Resolved event with no Fields
-	// resolves every open finding of that Type on that Object.
+	// Resolved reports that a finding has cleared: the one identified by
+	// Type, App, Object, field paths and classes and culprit managers; if
+	// none matches exactly, those on the Object with the same field paths;
+	// with no Fields, every open finding of that Type on that Object.
 	Resolved bool
 	// Time is when the event was observed; zero means "now" by the
 	// Notifier's clock.
@@ -125,6 +126,15 @@ func dedupeKey(ev Event) string {
 		parts = append(parts, ev.Revision)
 	}
 	return strings.Join(parts, "\x03")
+}
+
+// pathsKey is the sorted set of an event's field paths.
+func pathsKey(ev Event) string {
+	paths := make([]string, 0, len(ev.Fields))
+	for _, f := range ev.Fields {
+		paths = append(paths, f.Path)
+	}
+	return strings.Join(sortedUnique(paths), "\x02")
 }
 
 // fingerprint is the short, stable hash of a dedupe key that receivers use

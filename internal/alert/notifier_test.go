@@ -84,6 +84,14 @@ func TestDedupeAndResolve(t *testing.T) {
 			steps: []step{{ev: drift}, {ev: resolved(drift)}, {ev: resolved(drift)}},
 			want:  []sent{open, closed}, wantSuppressed: 1,
 		},
+		"resolved without culprits matches the finding by its field paths": {
+			steps: []step{{ev: drift}, {ev: resolved(withoutCulprits(drift))}},
+			want:  []sent{open, closed},
+		},
+		"resolved with other field paths does not match": {
+			steps: []step{{ev: drift}, {ev: resolved(replicasOnly)}},
+			want:  []sent{open}, wantSuppressed: 1,
+		},
 		"resolved of a finding never alerted is not sent": {
 			steps: []step{{ev: resolved(drift)}}, want: nil, wantSuppressed: 1,
 		},
@@ -137,6 +145,15 @@ func TestDedupeAndResolve(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withoutCulprits(ev Event) Event {
+	ev.Fields = append([]Field(nil), ev.Fields...)
+	for i := range ev.Fields {
+		ev.Fields[i].Culprit = Culprit{}
+		ev.Fields[i].Class = ""
+	}
+	return ev
 }
 
 // errorLog collects what ErrorHandler receives.

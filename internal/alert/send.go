@@ -27,11 +27,13 @@ type SendError struct {
 	Err      error
 }
 
+// Error names the sink, the alert and why it was given up on.
 func (e *SendError) Error() string {
 	return fmt.Sprintf("alert sink %q: %s alert %s not delivered after %d attempt(s) (%s): %s",
 		e.Sink, e.Type, e.Fingerprint, e.Attempts, e.Reason, e.Err.Error())
 }
 
+// Unwrap returns the last attempt's error.
 func (e *SendError) Unwrap() error { return e.Err }
 
 // StatusError is a provider's answer other than 2xx.
@@ -43,6 +45,7 @@ type StatusError struct {
 	RetryAfter time.Duration
 }
 
+// Error gives the status, the wait asked for and the start of the body.
 func (e *StatusError) Error() string {
 	s := fmt.Sprintf("provider answered HTTP %d %s", e.Code, http.StatusText(e.Code))
 	if e.RetryAfter > 0 {

@@ -36,10 +36,11 @@ type sink struct {
 // openEntry remembers an alerted finding until it is resolved, or a
 // one-shot event until its window ends.
 type openEntry struct {
-	seq     uint64
-	objKey  string
-	ev      Event
-	expires time.Time // zero for findings
+	seq      uint64
+	objKey   string
+	pathsKey string
+	ev       Event
+	expires  time.Time // zero for findings
 }
 
 // job is one message waiting to be sent.
@@ -68,7 +69,7 @@ func (s *sink) offer(ev Event, key string, now time.Time) {
 			return
 		}
 		s.seq++
-		e := openEntry{seq: s.seq, objKey: objectKey(ev), ev: ev}
+		e := openEntry{seq: s.seq, objKey: objectKey(ev), pathsKey: pathsKey(ev), ev: ev}
 		if !isFinding(ev.Type) {
 			e.expires = now.Add(s.n.opts.OnceWindow)
 		}
@@ -77,13 +78,17 @@ func (s *sink) offer(ev Event, key string, now time.Time) {
 		return
 	}
 
+	// The exact finding; failing that, the findings on the object with the
+	// same field paths (the culprit or class may have been lost by the
+	// time the finding cleared); with no fields, every finding of the type
+	// on the object.
 	var keys []string
 	if _, ok := s.open[key]; ok {
 		keys = []string{key}
-	} else if len(ev.Fields) == 0 {
-		ok := objectKey(ev)
+	} else {
+		ok, pk := objectKey(ev), pathsKey(ev)
 		for k, e := range s.open {
-			if e.objKey == ok {
+			if e.objKey == ok && (len(ev.Fields) == 0 || e.pathsKey == pk) {
 				keys = append(keys, k)
 			}
 		}
