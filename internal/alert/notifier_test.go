@@ -624,3 +624,42 @@ func TestNewValidates(t *testing.T) {
 		})
 	}
 }
+
+func TestConcurrentNotify(t *testing.T) {
+	rec := newRecorder(t)
+	opts := testOptions(newFakeClock())
+	opts.QueueSize = 1000
+	n := mustNew(t, []config.Alert{
+		testAlert(t, "a", config.AlertWebhook, rec.URL),
+		testAlert(t, "b", config.AlertDiscord, rec.URL, config.EventSync),
+	}, opts)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Every goroutine reports the same 50 revisions, half of them
+			// twice: each sink must send each revision once.
+			for i := range 50 {
+				ev := Event{Type: config.EventSync, App: "shop", Revision: fmt.Sprintf("r%02d", (i+g)%50)}
+				n.Notify(ev)
+				if i%2 == 0 {
+					n.Notify(ev)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	closeNotifier(t, n)
+	for _, sink := range []string{"a", "b"} {
+		if got := testutil.ToFloat64(n.metrics.sent.WithLabelValues(sink, "sync")); got != 50 {
+			t.Errorf("sink %s sent %v alerts, want 50", sink, got)
+		}
+		if got := testutil.ToFloat64(n.metrics.suppressed.WithLabelValues(sink)); got != 8*75-50 {
+			t.Errorf("sink %s suppressed %v, want %d", sink, got, 8*75-50)
+		}
+	}
+	if got := len(rec.Requests()); got != 100 {
+		t.Errorf("server got %d requests, want 100", got)
+	}
+}
