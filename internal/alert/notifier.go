@@ -273,6 +273,7 @@ func (n *Notifier) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		n.cancel()
 		return nil
 	case <-ctx.Done():
 		n.cancel()
