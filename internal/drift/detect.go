@@ -181,16 +181,16 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 		}
 		s = c
 	}
+	// Iterate, not range over All: smd's iterators do not stop early.
 	other := false
-	for p := range s.Leaves().All() {
-		if len(p) > 0 && p[0].FieldName != nil {
-			if _, isKey := keyValue(*item[len(item)-1].Key, *p[0].FieldName); isKey && len(p) == 1 {
-				continue
+	s.Leaves().Iterate(func(p fieldpath.Path) {
+		if len(p) == 1 && p[0].FieldName != nil {
+			if _, isKey := keyValue(*item[len(item)-1].Key, *p[0].FieldName); isKey {
+				return
 			}
 		}
 		other = true
-		break
-	}
+	})
 	return other
 }
 

@@ -105,13 +105,14 @@ func childOf(s *fieldpath.Set, pe fieldpath.PathElement) (*fieldpath.Set, bool) 
 	if pe.Key == nil {
 		return nil, false
 	}
-	for cpe := range s.Children.All() {
-		if keyMatches(pe, cpe) {
-			c, _ := s.Children.Get(cpe)
-			return c, true
+	// Iterate, not range over All: smd's iterators do not stop early.
+	var found *fieldpath.Set
+	s.Children.Iterate(func(cpe fieldpath.PathElement) {
+		if found == nil && keyMatches(pe, cpe) {
+			found, _ = s.Children.Get(cpe)
 		}
-	}
-	return nil, false
+	})
+	return found, found != nil
 }
 
 func memberOf(s *fieldpath.Set, pe fieldpath.PathElement) bool {
@@ -121,12 +122,11 @@ func memberOf(s *fieldpath.Set, pe fieldpath.PathElement) bool {
 	if pe.Key == nil {
 		return false
 	}
-	for m := range s.Members.All() {
-		if keyMatches(pe, m) {
-			return true
-		}
-	}
-	return false
+	found := false
+	s.Members.Iterate(func(m fieldpath.PathElement) {
+		found = found || keyMatches(pe, m)
+	})
+	return found
 }
 
 // keyMatches reports whether every key field of want is in got's key with
@@ -186,17 +186,11 @@ func lookup(obj any, path fieldpath.Path) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			found := false
-			for _, item := range l {
-				m, ok := item.(map[string]any)
-				if ok && itemHasKey(m, *pe.Key) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
+			item, ok := findItem(l, *pe.Key)
+			if !ok {
 				return nil, false
 			}
+			cur = item
 		case pe.Value != nil:
 			l, ok := cur.([]any)
 			if !ok {
@@ -225,9 +219,27 @@ func lookup(obj any, path fieldpath.Path) (any, bool) {
 	return cur, true
 }
 
-func itemHasKey(item map[string]any, key value.FieldList) bool {
+// findItem finds the item of an associative list with the given key. An
+// item that omits a key field the schema defaults (a port's protocol) is
+// matched in a second pass, when no item has the whole key.
+func findItem(l []any, key value.FieldList) (any, bool) {
+	for _, lenient := range []bool{false, true} {
+		for _, item := range l {
+			m, ok := item.(map[string]any)
+			if ok && itemHasKey(m, key, lenient) {
+				return item, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func itemHasKey(item map[string]any, key value.FieldList, lenient bool) bool {
 	for _, f := range key {
 		v, ok := item[f.Name]
+		if !ok && lenient {
+			continue
+		}
 		if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
 			return false
 		}

@@ -17,8 +17,13 @@ import (
 // obj decodes one YAML document.
 func obj(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
+	// Decoded like the planner's manifests: integers stay int64.
+	js, err := yaml.YAMLToJSON([]byte(strings.TrimSpace(doc)))
+	if err != nil {
+		t.Fatalf("decode %q: %v", doc, err)
+	}
 	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(strings.TrimSpace(doc)), &u.Object); err != nil {
+	if err := u.UnmarshalJSON(js); err != nil {
 		t.Fatalf("decode %q: %v", doc, err)
 	}
 	return u
