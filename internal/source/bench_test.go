@@ -3,6 +3,8 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -117,4 +119,26 @@ func BenchmarkPollNewCommit(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(transferred)/float64(b.N), "bytes-transferred/op")
 	b.ReportMetric(float64(full), "first-clone-bytes")
+}
+
+// BenchmarkInfoRefsBaseline is one bare info/refs request to the same
+// server: the floor under BenchmarkPollUnchanged (it is mostly the CGI
+// git http-backend process the test server starts per request).
+func BenchmarkInfoRefsBaseline(b *testing.B) {
+	u := newBenchUpstream(b, 10, 2)
+	srv := newHTTPServer(b, u, "")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, err := http.Get(srv.url() + "/info/refs?service=git-upload-pack")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
 }

@@ -30,13 +30,15 @@
 //
 // Not guaranteed:
 //   - A tree directory stays on disk only while its revision is the last or
-//     the one before; callers must not hold on to older Dirs.
+//     the one before; callers must not hold on to older Dirs. Files that did
+//     not change between two revisions are hard links shared by both trees:
+//     trees must be treated as read-only.
 //   - Force-push detection is exact while the cache holds the previous
 //     revision; after the cache was rebuilt (corruption, or a restart) the
 //     first new revision is reported as Updated, not Rewritten.
 //   - Submodules are not fetched (their paths are empty directories), and
 //     Git LFS pointers are checked out as the pointer files.
 //   - Tree directories are not protected against being modified by other
-//     processes.
+//     processes (a modified file would be linked into the next tree).
 //   - The package does not log; callers report Results and Errors.
 package source
