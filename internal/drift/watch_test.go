@@ -71,9 +71,13 @@ func hasFinding(fs []Finding, path string, class Class, culprit string) bool {
 
 // startWatcher runs a Watcher on plan until the test ends.
 func startWatcher(t testing.TB, c *cluster, plan *planner.Plan, opts Options) (*Watcher, *recorder) {
+	return startWatcherDebounce(t, c, plan, opts, 0)
+}
+
+func startWatcherDebounce(t testing.TB, c *cluster, plan *planner.Plan, opts Options, debounce time.Duration) (*Watcher, *recorder) {
 	t.Helper()
 	rec := newRecorder()
-	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: rec.record, OnError: func(err error) { t.Log(err) }})
+	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: rec.record, OnError: func(err error) { t.Log(err) }, Debounce: debounce})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +208,21 @@ func waitFlaps(t testing.TB, d *FlapDetector, ref planner.ObjectRef, owner strin
 }
 
 // BenchmarkWatchLatency measures the time from an out-of-band write
-// returning to the Watcher publishing the change (with the default 200ms
-// debounce), alternating a take-over and syncd taking the field back.
+// returning to the Watcher publishing the change, with the default 200ms
+// debounce and with a 10ms one (the cost beyond the debounce), alternating
+// a take-over and syncd taking the field back.
 func BenchmarkWatchLatency(b *testing.B) {
+	for _, d := range []time.Duration{200 * time.Millisecond, 10 * time.Millisecond} {
+		b.Run("debounce="+d.String(), func(b *testing.B) { benchmarkWatchLatency(b, d) })
+	}
+}
+
+func benchmarkWatchLatency(b *testing.B, debounce time.Duration) {
 	c := newCluster(b)
 	ns := env.Namespace(b)
 	plan := seedPlan(b, ns)
 	c.applyPlan(b, plan, false)
-	_, rec := startWatcher(b, c, plan, Options{})
+	_, rec := startWatcherDebounce(b, c, plan, Options{}, debounce)
 	cm := plan.Objects[1].Desired
 	var total time.Duration
 	b.ResetTimer()
