@@ -43,3 +43,6 @@ func exitCodeOf(err error) int {
 	}
 	return exitError
 }
+
+// loadConfigForRun loads and validates the config the daemon will run.
+func loadConfigForRun(path string) (*config.Config, error) { return config.Load(path) }

@@ -16,6 +16,7 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	}
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newApplyCommand())
+	root.AddCommand(newRunCommand())
 	root.AddCommand(newRenderCommand())
 	return root
 }

@@ -80,6 +80,10 @@ var conflictMessage = regexp.MustCompile(`^conflict with ("(?:[^"\\]|\\.)*")(?: 
 // or nil when err is not a field conflict. A 409 that is not about field
 // ownership (a resourceVersion or "already exists" conflict) returns nil.
 func FieldConflicts(err error) Conflicts {
+	var cs Conflicts
+	if errors.As(err, &cs) {
+		return cs
+	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/source"
 )
@@ -28,6 +29,10 @@ type Options struct {
 	CacheDir string
 	// Concurrency bounds objects applied at once within a stage.
 	Concurrency int
+	// Inventory, when set, keeps each app's ApplySet inventory, skips
+	// objects unchanged since syncd applied them, and prunes objects that
+	// left Git. Nil: no inventory, no prune.
+	Inventory *inventory.Manager
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
@@ -84,29 +89,45 @@ func (r *Runner) Source(name string) *source.Source { return r.sources[name] }
 type Rendered struct {
 	Revision source.Revision // zero when rendered from a local directory
 	Plan     *planner.Plan
+	// Prune reports what the prune after the apply did (nil without an
+	// inventory or when the apply never started).
+	Prune *inventory.Report
 }
 
 // Render resolves the app's revision (polling its source) unless dir is
 // given, then renders and plans it. Nothing is sent to the cluster except
 // discovery.
 func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rendered, error) {
-	out := &Rendered{}
-	label := "local:" + dir
-	if dir == "" {
-		src := r.sources[app.Source]
-		if src == nil {
-			return nil, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
-		}
-		rev, _, err := src.Poll(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("app %s: %w", app.Name, err)
-		}
-		out.Revision = rev
-		label = rev.SHA
-		if dir, err = rev.AppDir(app.Name, app.TreePath()); err != nil {
-			return nil, err
-		}
+	if dir != "" {
+		return r.renderDir(ctx, app, dir, source.Revision{}, "local:"+dir)
 	}
+	src := r.sources[app.Source]
+	if src == nil {
+		return nil, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
+	}
+	rev, _, err := src.Poll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	return r.RenderAt(ctx, app, rev)
+}
+
+// RenderAt renders and plans the app at a revision its source already
+// resolved (the daemon's scheduler polls the sources).
+func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
+	dir, err := rev.AppDir(app.Name, app.TreePath())
+	if err != nil {
+		return nil, err
+	}
+	label := rev.SHA
+	if rev.Tag != "" {
+		label = rev.Tag + "@" + rev.SHA
+	}
+	return r.renderDir(ctx, app, dir, rev, label)
+}
+
+func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev source.Revision, label string) (*Rendered, error) {
+	out := &Rendered{Revision: rev}
 	manifests, err := planner.Render(dir)
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
@@ -137,21 +158,48 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun bool) (*Rendered, *applier.ChangeSet, error) {
 	rendered, err := r.Render(ctx, app, dir)
 	if err != nil {
+		if r.opts.Inventory != nil {
+			reason := inventory.ReasonRenderFailed
+			if se := (*source.Error)(nil); errors.As(err, &se) {
+				reason = inventory.ReasonSourceFailed
+			}
+			r.opts.Inventory.Refuse(app.Name, reason, err)
+		}
 		return nil, nil, err
 	}
+	cs, err := r.ApplyRendered(ctx, app, rendered, dryRun)
+	return rendered, cs, err
+}
+
+// ApplyRendered applies a rendered plan under the app's settings.
+func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Rendered, dryRun bool) (*applier.ChangeSet, error) {
 	ao, err := ApplyOptions(app)
 	if err != nil {
-		return rendered, nil, err
+		return nil, err
 	}
 	ap, err := applier.New(r.cluster.Dynamic, r.cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
 	if err != nil {
-		return rendered, nil, err
+		return nil, err
+	}
+	var run *inventory.Run
+	if r.opts.Inventory != nil {
+		if run, err = r.opts.Inventory.Begin(ctx, app, rendered.Plan, dryRun); err != nil {
+			return nil, err
+		}
+		ao = run.Hooks(ao)
 	}
 	cs, err := ap.Apply(ctx, rendered.Plan, ao)
+	if run != nil {
+		rep, perr := run.Finish(ctx, cs, err)
+		rendered.Prune = rep
+		if err == nil {
+			err = perr
+		}
+	}
 	if cs != nil {
 		cs.Revision = rendered.Plan.Revision
 	}
-	return rendered, cs, err
+	return cs, err
 }
 
 // ErrNoApps is returned when a config has no apps to run.

@@ -87,7 +87,11 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if e.BinDir == "" {
 		e.BinDir = BinDir()
 	}
-	for _, bin := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kubectl"} {
+	bins := []string{"etcd", "kube-apiserver"}
+	if opts.ControllerManager {
+		bins = append(bins, "kube-controller-manager")
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(filepath.Join(e.BinDir, bin)); err != nil {
 			return nil, fmt.Errorf("testenv: %s not found in %s: build the control plane first with hack/controlplane.sh (or set SYNCD_CONTROLPLANE_DIR)", bin, e.BinDir)
 		}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/webhook"
+)
+
+type runFlags struct {
+	kube           kubeFlags
+	config         string
+	once           bool
+	cacheDir       string
+	listen         string
+	concurrency    int
+	leaderElect    bool
+	leaseNamespace string
+	leaseName      string
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
+	shards, shard  int
+	webhookSecret  string
+	logFormat      string
+}
+
+func newRunCommand() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --config FILE",
+		Short: "Run the reconciliation daemon: poll sources, apply apps, serve metrics, status and push webhooks",
+		Long: `run keeps every app of the config in sync. Each source is polled on its
+interval or cron schedule (or at once when a push webhook names it); each app
+whose revision moved is rendered, split between its managers and applied
+under its conflict policy. Errors back off per app. The config file is
+re-read when it changes; an invalid new config is rejected and the old one
+keeps running.
+
+With --leader-elect (default) only the replica holding the Lease applies;
+the others wait warm and take over within the lease duration. --shards N
+--shard K runs only the apps whose name hashes to shard K, under its own
+Lease, so a fleet of apps spreads over replicas.
+
+HTTP on --listen: /metrics (Prometheus), /healthz, /readyz (ready once the
+first reconcile of every app of this shard finished), /status (JSON), and
+POST /webhook/{github,gitlab,gitea} (push events; signature or token checked
+against --webhook-secret-file).
+
+--once runs every app once, in config order, and exits with the apply
+command's exit codes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDaemon(cmd, f) },
+	}
+	fs := cmd.Flags()
+	f.kube.register(fs)
+	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (required)")
+	fs.BoolVar(&f.once, "once", false, "run every app once and exit")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
+	fs.StringVar(&f.listen, "listen", ":8080", "address for /metrics, /healthz, /readyz, /status and /webhook/*")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "objects applied at once within a stage")
+	fs.BoolVar(&f.leaderElect, "leader-elect", true, "hold a Lease so that only one replica applies")
+	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else syncd-system)")
+	fs.StringVar(&f.leaseName, "leader-elect-name", "syncd", "name of the Lease (\"-shard-K\" is appended when sharding)")
+	fs.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a Lease is valid without renewal (failover time)")
+	fs.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before it gives up")
+	fs.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire or renew")
+	fs.IntVar(&f.shards, "shards", 1, "number of shards apps are spread over")
+	fs.IntVar(&f.shard, "shard", 0, "the shard this replica runs (0..shards-1)")
+	fs.StringVar(&f.webhookSecret, "webhook-secret-file", "", "file holding the push webhook secret (GitHub/Gitea HMAC key, GitLab token)")
+	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	return cmd
+}
+
+func runDaemon(cmd *cobra.Command, f *runFlags) error {
+	if f.config == "" {
+		return withCode(exitError, errors.New("--config is required"))
+	}
+	if f.once {
+		return runApplyConfig(cmd, &applyFlags{kube: f.kube, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency})
+	}
+	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
+	if f.logFormat == "text" {
+		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
+	}
+	log := slog.New(handler)
+	cl, err := f.kube.connect()
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+		ConfigPath: f.config,
+		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper},
+		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency},
+		Shards:     f.shards,
+		Shard:      f.shard,
+		Metrics:    reconcile.NewMetrics(reg),
+		Logger:     log,
+	})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	// Refuse a broken config at start, before taking any Lease.
+	if _, err := loadConfigForRun(f.config); err != nil {
+		return withCode(exitError, err)
+	}
+
+	ctx := cmd.Context()
+	srv := &http.Server{Addr: f.listen, Handler: routes(d, reg, f), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("listen %s: %w", f.listen, err))
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	log.Info("syncd started", "version", version, "listen", ln.Addr().String(), "config", f.config, "shard", f.shard, "shards", f.shards)
+
+	if !f.leaderElect {
+		return d.Run(ctx)
+	}
+	return runElected(ctx, cl, f, log, d.Run)
+}
+
+// runElected runs fn only while this replica holds the Lease, and releases
+// the Lease when ctx ends.
+func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger, fn func(context.Context) error) error {
+	ns := f.leaseNamespace
+	if ns == "" {
+		ns = os.Getenv("POD_NAMESPACE")
+	}
+	if ns == "" {
+		ns = "syncd-system"
+	}
+	name := f.leaseName
+	if f.shards > 1 {
+		name = fmt.Sprintf("%s-shard-%d", name, f.shard)
+	}
+	host, _ := os.Hostname()
+	id := host + "_" + uuid.NewString()[:8]
+	cs, err := kubernetes.NewForConfig(cl.config)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: name},
+		Client:     cs.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	runErr := make(chan error, 1)
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   f.leaseDuration,
+		RenewDeadline:   f.renewDeadline,
+		RetryPeriod:     f.retryPeriod,
+		ReleaseOnCancel: true,
+		Name:            name,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("leading: applying", "lease", ns+"/"+name, "identity", id)
+				runErr <- fn(ctx)
+			},
+			OnStoppedLeading: func() { log.Info("not leading", "lease", ns+"/"+name, "identity", id) },
+			OnNewLeader: func(identity string) {
+				if identity != id {
+					log.Info("another replica leads; waiting warm", "leader", identity)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("leader election: %w", err))
+	}
+	le.Run(ctx)
+	select {
+	case err := <-runErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+func routes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.Ready() {
+			http.Error(w, "first reconcile not finished", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"apps": d.Status(), "configError": d.ConfigError()})
+	})
+	secret := func() ([]byte, error) {
+		if f.webhookSecret == "" {
+			return nil, errors.New("no --webhook-secret-file")
+		}
+		b, err := os.ReadFile(f.webhookSecret)
+		return []byte(strings.TrimSpace(string(b))), err
+	}
+	mux.Handle("/webhook/", webhook.NewHandler(secret, d.Sources, d, reg))
+	return mux
+}

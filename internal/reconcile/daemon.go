@@ -1,0 +1,482 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/source"
+)
+
+// DaemonOptions configure a Daemon.
+type DaemonOptions struct {
+	// ConfigPath is the syncd.yaml the daemon runs and watches (required).
+	ConfigPath string
+	// Cluster answers for every app (required).
+	Cluster Cluster
+	Options
+	// Shards and Shard select the apps this replica runs: an app belongs
+	// to shard fnv32(name) % Shards. Shards 0 or 1 runs every app.
+	Shards, Shard int
+	// ConfigCheck is how often the config file is checked for changes
+	// (default 5 s).
+	ConfigCheck time.Duration
+	// MaxBackoff caps the per-app retry delay after errors (default 5 min;
+	// the first retry waits 5 s and each next one doubles).
+	MaxBackoff time.Duration
+	// Metrics receive the reconcile metrics; nil makes private ones.
+	Metrics *Metrics
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+	Clock  clock.WithTicker
+}
+
+// AppStatus is what /status shows for one app.
+type AppStatus struct {
+	App       string    `json:"app"`
+	Source    string    `json:"source"`
+	Revision  string    `json:"revision,omitempty"`
+	Result    string    `json:"result"` // pending, ok, conflicts, failed
+	Error     string    `json:"error,omitempty"`
+	Objects   int       `json:"objects"`
+	Changed   int       `json:"changed"`
+	Conflicts int       `json:"conflicts"`
+	Findings  int       `json:"findings"`
+	LastRun   time.Time `json:"lastRun,omitzero"`
+	Attempts  int       `json:"attempts,omitempty"`
+}
+
+// Daemon keeps the apps of a config in sync: each source is polled on its
+// interval or schedule (or on Trigger), and every app of a source whose
+// revision moved — or that failed before — is rendered and applied.
+// Errors back off per app without stalling the others. The config file is
+// re-read when it changes; an invalid new config is rejected and the old
+// one keeps running.
+type Daemon struct {
+	opts DaemonOptions
+	log  *slog.Logger
+	m    *Metrics
+
+	mu        sync.Mutex
+	status    map[string]*AppStatus
+	ready     bool
+	scheduler *source.Scheduler
+	cfgErr    string
+}
+
+// NewDaemon checks the options.
+func NewDaemon(opts DaemonOptions) (*Daemon, error) {
+	if opts.ConfigPath == "" {
+		return nil, errors.New("daemon: ConfigPath is required")
+	}
+	if opts.Cluster.Dynamic == nil || opts.Cluster.Mapper == nil {
+		return nil, errors.New("daemon: Cluster needs a dynamic client and a REST mapper")
+	}
+	if opts.Shards > 1 && (opts.Shard < 0 || opts.Shard >= opts.Shards) {
+		return nil, fmt.Errorf("daemon: shard %d is out of range for %d shards (0..%d)", opts.Shard, opts.Shards, opts.Shards-1)
+	}
+	if opts.ConfigCheck <= 0 {
+		opts.ConfigCheck = 5 * time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(nil)
+	}
+	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}}, nil
+}
+
+// InShard reports whether an app belongs to this replica's shard.
+func (d *Daemon) InShard(app string) bool {
+	return ShardOf(app, d.opts.Shards) == d.opts.Shard || d.opts.Shards <= 1
+}
+
+// ShardOf returns the shard of an app for n shards (stable across
+// processes and versions: FNV-1a of the name).
+func ShardOf(app string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(app))
+	return int(h.Sum32() % uint32(n))
+}
+
+// Status returns every app's status, sorted by app.
+func (d *Daemon) Status() []AppStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]AppStatus, 0, len(d.status))
+	for _, s := range d.status {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].App < out[j].App })
+	return out
+}
+
+// ConfigError returns the error of the last rejected config change.
+func (d *Daemon) ConfigError() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfgErr
+}
+
+// Ready reports whether the first reconcile of every app of this shard
+// finished (successfully or not).
+func (d *Daemon) Ready() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.ready {
+		return false
+	}
+	for _, s := range d.status {
+		if s.Result == "pending" {
+			return false
+		}
+	}
+	return true
+}
+
+// Trigger polls a source now (a push webhook arrived). Unknown sources are
+// an error.
+func (d *Daemon) Trigger(sourceName string) error {
+	d.mu.Lock()
+	s := d.scheduler
+	d.mu.Unlock()
+	if s == nil {
+		return errors.New("daemon: not running")
+	}
+	return s.Trigger(sourceName)
+}
+
+// Sources returns the names and URLs of the running config's sources, for
+// matching webhook payloads.
+func (d *Daemon) Sources() map[string]string {
+	cfg, err := config.Load(d.opts.ConfigPath)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, s := range cfg.Sources {
+		out[s.Name] = s.Git.URL
+	}
+	return out
+}
+
+// Run runs until ctx ends. It returns an error only when the first config
+// cannot be loaded.
+func (d *Daemon) Run(ctx context.Context) error {
+	cfg, sum, err := loadConfig(d.opts.ConfigPath)
+	if err != nil {
+		return err
+	}
+	for {
+		genCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.runGeneration(genCtx, cfg)
+		}()
+		next, nextSum := d.waitConfigChange(ctx, sum)
+		cancel()
+		<-done
+		if next == nil {
+			return nil
+		}
+		d.log.Info("config changed: restarting app loops", "config", d.opts.ConfigPath)
+		cfg, sum = next, nextSum
+	}
+}
+
+// waitConfigChange polls the config file; it returns a new valid config
+// when the file changes, or nil when ctx ends. An invalid change is logged
+// and recorded, and the running config stays.
+func (d *Daemon) waitConfigChange(ctx context.Context, sum [32]byte) (*config.Config, [32]byte) {
+	t := d.opts.Clock.NewTicker(d.opts.ConfigCheck)
+	defer t.Stop()
+	rejected := [32]byte{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, sum
+		case <-t.C():
+		}
+		data, err := os.ReadFile(d.opts.ConfigPath)
+		if err != nil {
+			continue
+		}
+		s := sha256.Sum256(data)
+		if s == sum || s == rejected {
+			continue
+		}
+		cfg, err := config.Parse(data, d.opts.ConfigPath)
+		if err != nil {
+			rejected = s
+			d.log.Error("new config rejected; the previous config keeps running", "config", d.opts.ConfigPath, "error", err)
+			d.mu.Lock()
+			d.cfgErr = err.Error()
+			d.mu.Unlock()
+			continue
+		}
+		d.mu.Lock()
+		d.cfgErr = ""
+		d.mu.Unlock()
+		return cfg, s
+	}
+}
+
+func loadConfig(path string) (*config.Config, [32]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, [32]byte{}, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := config.Parse(data, path)
+	if err != nil {
+		return nil, [32]byte{}, err
+	}
+	return cfg, sha256.Sum256(data), nil
+}
+
+// appWork is one app's pending reconcile.
+type appWork struct {
+	app config.App
+	rev source.Revision
+}
+
+// runGeneration runs one config until ctx ends.
+func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
+	runner, err := New(cfg, d.opts.Cluster, d.opts.Options)
+	if err != nil {
+		d.log.Error("config cannot run", "error", err)
+		return
+	}
+	appsBySource := map[string][]config.App{}
+	d.mu.Lock()
+	keep := map[string]bool{}
+	for _, app := range cfg.Apps {
+		if !d.InShard(app.Name) {
+			continue
+		}
+		appsBySource[app.Source] = append(appsBySource[app.Source], app)
+		keep[app.Name] = true
+		if _, ok := d.status[app.Name]; !ok {
+			d.status[app.Name] = &AppStatus{App: app.Name, Source: app.Source, Result: "pending"}
+		}
+	}
+	for name := range d.status {
+		if !keep[name] {
+			delete(d.status, name)
+		}
+	}
+	d.mu.Unlock()
+
+	queues := map[string]chan appWork{}
+	var wg sync.WaitGroup
+	for _, apps := range appsBySource {
+		for _, app := range apps {
+			q := make(chan appWork, 1)
+			queues[app.Name] = q
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.appLoop(ctx, runner, q)
+			}()
+		}
+	}
+	var jobs []source.Job
+	for _, sc := range cfg.Sources {
+		if len(appsBySource[sc.Name]) == 0 {
+			continue
+		}
+		jobs = append(jobs, runner.Source(sc.Name).Job())
+	}
+	sched, err := source.NewScheduler(jobs, source.SchedulerOptions{
+		Clock: d.opts.Clock,
+		OnPoll: func(ev source.Event) {
+			d.onPoll(ev, appsBySource[ev.Source], queues)
+		},
+	})
+	if err != nil {
+		d.log.Error("config cannot run", "error", err)
+		return
+	}
+	d.mu.Lock()
+	d.scheduler = sched
+	d.ready = true
+	d.mu.Unlock()
+	_ = sched.Run(ctx)
+	wg.Wait()
+}
+
+// onPoll hands a polled revision to the apps of the source. A failed poll
+// keeps the last good revision in force: nothing is applied or pruned, the
+// error is recorded for each app.
+func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]chan appWork) {
+	if ev.Err != nil {
+		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "error", ev.Err)
+		for _, app := range apps {
+			d.m.Errors.WithLabelValues(app.Name, "source").Inc()
+			d.setStatus(app.Name, func(s *AppStatus) {
+				s.Error = ev.Err.Error()
+				if s.Result == "pending" {
+					s.Result = "failed"
+				}
+			})
+		}
+		return
+	}
+	d.m.SourceRevision.DeletePartialMatch(map[string]string{"source": ev.Source})
+	d.m.SourceRevision.WithLabelValues(ev.Source, ev.Revision.SHA).Set(1)
+	if ev.Result.Change == source.Rewritten {
+		d.log.Warn("branch history was rewritten (force-push); following it", "source", ev.Source, "previous", ev.Result.Previous, "revision", ev.Revision.SHA)
+	}
+	for _, app := range apps {
+		q := queues[app.Name]
+		// Keep only the newest revision: drop a queued older one.
+		select {
+		case <-q:
+		default:
+		}
+		q <- appWork{app: app, rev: ev.Revision}
+	}
+}
+
+// appLoop reconciles one app for each revision handed to it, retrying
+// failures with capped exponential backoff.
+func (d *Daemon) appLoop(ctx context.Context, runner *Runner, q chan appWork) {
+	backoff := time.Duration(0)
+	var retry <-chan time.Time
+	var pending *appWork
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case w := <-q:
+			pending = &w
+			backoff, retry = 0, nil
+		case <-retry:
+			retry = nil
+		}
+		if pending == nil {
+			continue
+		}
+		err := d.reconcile(ctx, runner, pending.app, pending.rev)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			pending, backoff = nil, 0
+			continue
+		}
+		if backoff == 0 {
+			backoff = 5 * time.Second
+		} else if backoff *= 2; backoff > d.opts.MaxBackoff {
+			backoff = d.opts.MaxBackoff
+		}
+		d.setStatus(pending.app.Name, func(s *AppStatus) { s.Attempts++ })
+		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", backoff.String())
+		retry = d.opts.Clock.After(backoff)
+	}
+}
+
+// reconcile renders and applies one app at one revision.
+func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, rev source.Revision) error {
+	start := d.opts.Clock.Now()
+	log := d.log.With("app", app.Name, "revision", rev.SHA)
+	rendered, err := runner.RenderAt(ctx, app, rev)
+	if err != nil {
+		d.m.Errors.WithLabelValues(app.Name, "render").Inc()
+		d.finish(app, rev, start, "failed", err, nil)
+		log.Error("render failed; nothing applied, nothing pruned", "error", err)
+		return err
+	}
+	log.Info("applying", "objects", len(rendered.Plan.Objects))
+	cs, err := runner.ApplyRendered(ctx, app, rendered, false)
+	result := "ok"
+	switch {
+	case err != nil:
+		result = "failed"
+	case len(cs.Failures()) > 0:
+		result, err = "failed", fmt.Errorf("%d object(s) failed: %w", len(cs.Failures()), cs.Failures()[0].Err)
+	case len(cs.Conflicts()) > 0:
+		result, err = "conflicts", fmt.Errorf("%d object(s) blocked by field conflicts: %w", len(cs.Conflicts()), cs.Conflicts()[0].Err)
+	}
+	if err != nil {
+		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
+	}
+	d.finish(app, rev, start, result, err, cs)
+	if cs != nil {
+		for _, c := range cs.Changes {
+			if c.Action == applier.Unchanged || c.Action == applier.Skipped {
+				continue
+			}
+			log.Info("object "+string(c.Action), "object", c.Object.String(), "manager", string(c.Manager))
+		}
+	}
+	if err != nil {
+		log.Error("reconcile failed", "result", result, "error", err)
+		return err
+	}
+	log.Info("reconciled", "duration", d.opts.Clock.Since(start).String())
+	return nil
+}
+
+func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result string, err error, cs *applier.ChangeSet) {
+	d.m.ReconcileDuration.WithLabelValues(app.Name, result).Observe(d.opts.Clock.Since(start).Seconds())
+	if result == "ok" {
+		d.m.LastSuccess.WithLabelValues(app.Name).Set(float64(d.opts.Clock.Now().Unix()))
+	}
+	counts := map[applier.Action]int{}
+	if cs != nil {
+		for _, c := range cs.Changes {
+			counts[c.Action]++
+			d.m.Conflicts.WithLabelValues(app.Name, "force").Add(float64(len(c.Forced)))
+			d.m.Conflicts.WithLabelValues(app.Name, "yield").Add(float64(len(c.Yielded)))
+			d.m.Conflicts.WithLabelValues(app.Name, "fail").Add(float64(len(c.Conflicts)))
+		}
+		d.m.Objects.DeletePartialMatch(map[string]string{"app": app.Name})
+		for a, n := range counts {
+			d.m.Objects.WithLabelValues(app.Name, string(a)).Set(float64(n))
+		}
+	}
+	d.setStatus(app.Name, func(s *AppStatus) {
+		s.Revision, s.Result, s.LastRun = rev.SHA, result, d.opts.Clock.Now()
+		s.Error = ""
+		if err != nil {
+			s.Error = err.Error()
+		} else {
+			s.Attempts = 0
+		}
+		if cs != nil {
+			s.Objects = len(cs.Changes)
+			s.Changed = counts[applier.Created] + counts[applier.Configured] + counts[applier.Forced] + counts[applier.Recreated]
+			s.Conflicts = counts[applier.Conflicted]
+		}
+	})
+}
+
+func (d *Daemon) setStatus(app string, f func(*AppStatus)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.status[app]; ok {
+		f(s)
+	}
+}

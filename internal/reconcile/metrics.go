@@ -1,0 +1,52 @@
+package reconcile
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the daemon's Prometheus metrics.
+type Metrics struct {
+	ReconcileDuration *prometheus.HistogramVec
+	Objects           *prometheus.GaugeVec
+	Conflicts         *prometheus.CounterVec
+	Errors            *prometheus.CounterVec
+	SourceRevision    *prometheus.GaugeVec
+	LastSuccess       *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers them on reg (nil: a new
+// private registry, for tests).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{
+		ReconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "syncd_reconcile_duration_seconds",
+			Help:    "Time one reconcile of an app took (render, apply, prune), by result.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+		}, []string{"app", "result"}),
+		Objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_objects",
+			Help: "Objects of an app by the action of its last reconcile (created, configured, unchanged, conflict, ...).",
+		}, []string{"app", "action"}),
+		Conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncd_conflicts_total",
+			Help: "Field conflicts met while applying, by app and policy outcome (fail, force, yield).",
+		}, []string{"app", "outcome"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncd_reconcile_errors_total",
+			Help: "Failed reconciles by app and stage (source, render, apply, prune).",
+		}, []string{"app", "stage"}),
+		SourceRevision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_source_revision_info",
+			Help: "The revision each source resolved last (value 1).",
+		}, []string{"source", "revision"}),
+		LastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_last_success_timestamp_seconds",
+			Help: "Unix time of the last fully successful reconcile of an app.",
+		}, []string{"app"}),
+	}
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.LastSuccess)
+	return m
+}
