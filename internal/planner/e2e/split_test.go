@@ -12,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -272,54 +274,126 @@ func TestSplitMatchesServer(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			app := config.App{Name: "web", Namespace: ns, Split: tc.split}
-			p, err := planner.New(app, planner.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ms []planner.Manifest
-			for i, doc := range strings.Split(tc.docs, "\n---\n") {
-				u := &unstructured.Unstructured{}
-				if err := u.UnmarshalJSON(yamlToJSON(t, doc)); err != nil {
-					t.Fatal(err)
-				}
-				ms = append(ms, planner.Manifest{File: "test.yaml", Index: i + 1, Object: u})
-			}
-			plan, err := p.Plan(context.Background(), ms)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range plan.Warnings {
-				t.Logf("warning: %s", w)
-			}
-			for _, o := range plan.Objects {
-				if o.Ref.GroupKind() == (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
-					c.apply(t, o.Desired, o.Slices[0].Manager)
-					c.waitEstablished(t, o.Desired)
-					continue
-				}
-				def := o.Slices[0]
-				c.apply(t, o.Desired, def.Manager) // create whole: required fields are all there
-				for _, s := range o.Slices[1:] {
-					c.apply(t, s.Object, s.Manager)
-				}
-				live := c.apply(t, def.Object, def.Manager)
-
-				owned := applyFields(t, live)
-				if len(owned) != len(o.Slices) {
-					t.Errorf("%s: %d managers own fields, want %d: %v", o.Ref, len(owned), len(o.Slices), owned)
-				}
-				for _, s := range o.Slices {
-					got, ok := owned[s.Manager]
-					if !ok {
-						t.Errorf("%s: manager %s owns nothing", o.Ref, s.Manager)
-						continue
-					}
-					if !got.Equals(s.Fields) {
-						t.Errorf("%s: ownership of %s differs from the plan:\n%s", o.Ref, s.Manager, setDiff(s.Fields, got))
-					}
-				}
-				contains(t, o, live)
-			}
+			c.applyAndCompare(t, planDocs(t, app, planner.Options{}, tc.docs), false)
 		})
 	}
+}
+
+// planDocs decodes YAML documents and plans them.
+func planDocs(t *testing.T, app config.App, opts planner.Options, docs string) *planner.Plan {
+	t.Helper()
+	p, err := planner.New(app, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []planner.Manifest
+	for i, doc := range strings.Split(docs, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(yamlToJSON(t, doc)); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, planner.Manifest{File: "test.yaml", Index: i + 1, Object: u})
+	}
+	plan, err := p.Plan(context.Background(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range plan.Warnings {
+		t.Logf("warning: %s", w)
+	}
+	return plan
+}
+
+// applyAndCompare applies every object of plan the way the applier creates
+// a split object (the whole object as the default manager, then each split
+// slice, then the default slice) and checks the server's managedFields
+// against each slice's Fields. CRD objects are applied whole and waited
+// for; their field sets are compared only when checkCRDs is set (offline
+// they are typed with a deduced schema, documented as approximate).
+func (c *cluster) applyAndCompare(t *testing.T, plan *planner.Plan, checkCRDs bool) {
+	t.Helper()
+	crdGK := schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	for _, o := range plan.Objects {
+		isCRD := o.Ref.GroupKind() == crdGK
+		def := o.Slices[0]
+		c.apply(t, o.Desired, def.Manager) // create whole: required fields are all there
+		for _, s := range o.Slices[1:] {
+			c.apply(t, s.Object, s.Manager)
+		}
+		live := c.apply(t, def.Object, def.Manager)
+		if isCRD {
+			c.waitEstablished(t, o.Desired)
+			if !checkCRDs {
+				continue
+			}
+		}
+		owned := applyFields(t, live)
+		if len(owned) != len(o.Slices) {
+			t.Errorf("%s: %d managers own fields, want %d: %v", o.Ref, len(owned), len(o.Slices), owned)
+		}
+		for _, s := range o.Slices {
+			got, ok := owned[s.Manager]
+			if !ok {
+				t.Errorf("%s: manager %s owns nothing", o.Ref, s.Manager)
+				continue
+			}
+			if !got.Equals(s.Fields) {
+				t.Errorf("%s: ownership of %s differs from the plan:\n%s", o.Ref, s.Manager, setDiff(s.Fields, got))
+			}
+		}
+		if !isCRD {
+			contains(t, o, live)
+		}
+	}
+}
+
+// TestSplitMatchesServerOnline plans with the cluster's own schema
+// (NewClusterConverter) and scope (a discovery REST mapper), for a custom
+// kind whose CRD is installed but not in the render, and for the CRD
+// object itself.
+func TestSplitMatchesServerOnline(t *testing.T) {
+	ns := env.Namespace(t)
+	group := strings.ReplaceAll(ns, "-", "") + ".example.com"
+	c := connect(t)
+	docs := strings.SplitN(crdDocs(group), "\n---\n", 2)
+	app := config.App{Name: "routes", Namespace: ns, Split: []config.SplitRule{
+		{Manager: "syncd-routes-weights", Kinds: []string{group + "/Route"}, Paths: []string{".spec.backends[*].weight", ".spec.hosts"}},
+	}}
+	// Install the CRD first, as another app would.
+	c.applyAndCompare(t, planDocs(t, app, planner.Options{}, docs[0]), false)
+
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server publishes a new CRD's OpenAPI document shortly after the
+	// CRD is established: poll until the converter knows the kind.
+	route := planDocs(t, config.App{Name: "probe", Namespace: ns}, planner.Options{}, docs[1]).Objects[0].Desired
+	var conv managedfields.TypeConverter
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		conv, err = planner.NewClusterConverter(context.Background(), openapi.ToClientWithContext(dc.OpenAPIV3()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = conv.ObjectToTyped(route); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster's schema never covered %s: %v", route.GroupVersionKind(), err)
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval
+	}
+	c.mapper.Reset()
+	opts := planner.Options{Converter: conv, Mapper: c.mapper}
+	t.Run("custom resource without its CRD in the render", func(t *testing.T) {
+		c.applyAndCompare(t, planDocs(t, app, opts, docs[1]), true)
+	})
+	t.Run("CRD object and built-in kinds", func(t *testing.T) {
+		// Same app name as above: the CRD keeps its one manager.
+		web := config.App{Name: "routes", Namespace: ns, Split: []config.SplitRule{
+			{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
+		}}
+		c.applyAndCompare(t, planDocs(t, web, opts, docs[0]+"\n---\n"+deployment), true)
+	})
 }
