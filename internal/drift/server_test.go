@@ -252,3 +252,26 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
 }
+
+// TestHandoffPendingServer runs the handoff hold of SSA_SEQUENCES.md: the
+// replicas field leaves Git, syncd-web-handoff holds it, and the report
+// says so as information, not drift.
+func TestHandoffPendingServer(t *testing.T) {
+	c := newCluster(t)
+	ns := env.Namespace(t)
+	app := config.App{Name: "web", Namespace: ns}
+	before := mustPlan(t, app, deployment)
+	c.applyPlan(t, before, false)
+	c.apply(t, obj(t, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: %s}, spec: {replicas: 2}}`, ns)), "syncd-web"+HandoffSuffix, false)
+	after := mustPlan(t, app, strings.Replace(deployment, "  replicas: 2\n", "", 1))
+	c.applyPlan(t, after, false)
+
+	r := Detect(after, c.live(t, after), Options{})
+	want := []found{{Object: "Deployment/web", Path: ".spec.replicas", Class: "handoff-pending", Live: int64(2)}}
+	if diff := cmp.Diff(want, summarize(r)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	if r.HasDrift() {
+		t.Error("HasDrift = true for a pending handoff")
+	}
+}
