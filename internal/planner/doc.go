@@ -28,10 +28,20 @@
 // selfLink, deletionTimestamp, deletionGracePeriodSeconds); a null
 // creationTimestamp is stripped silently.
 //
-// Not guaranteed: offline (no Options.Converter), custom kinds whose CRD is
-// not in the render are typed with a deduced schema in which every list is
-// atomic, and a CRD's metadata is typed with a reduced ObjectMeta schema;
-// the field sets then may differ from the server's. The planner does no I/O
+// Schemas: with Options.Converter from NewClusterConverter (the cluster's
+// OpenAPI v3), every slice's Fields equals what the API server records
+// (checked against a real kube-apiserver in the e2e package). Offline, the
+// same holds for built-in kinds (client-go's schema) and for custom
+// resources whose CRD is in the render (its openAPIV3Schema, list types
+// included).
+//
+// Not guaranteed: offline, custom kinds whose CRD is not in the render, and
+// CustomResourceDefinition objects themselves, are typed with a deduced
+// schema: they cannot be split and their Fields are approximate. A CRD's
+// custom resources get a reduced ObjectMeta schema offline (names, labels,
+// annotations, finalizers, ownerReferences). Status is stripped only for
+// kinds known to serve it as a subresource (built-in kinds, CRDs in the
+// render); for other kinds it is left in the apply configuration. The planner does no I/O
 // against the cluster: scope and schema come from Options. Slices are
 // computed from Git alone; whether an apply of them conflicts with other
 // managers is the applier's business.
