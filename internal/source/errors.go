@@ -49,6 +49,9 @@ const (
 	// KindCache: the cache directory could not be written (disk full,
 	// permissions).
 	KindCache Kind = "CacheWriteFailed"
+	// KindFetch: a fetch failed for a reason that is neither a transport
+	// failure nor a corrupt cache (for example a pack go-git cannot read).
+	KindFetch Kind = "FetchFailed"
 	// KindCanceled: the context was canceled during the poll.
 	KindCanceled Kind = "Canceled"
 )
@@ -133,7 +136,7 @@ func scrub(err error, secrets ...string) error {
 	}
 	msg := err.Error()
 	// Server-sent reasons end in newlines; keep messages on one line.
-	oneLine := strings.Join(strings.Fields(msg), " ")
+	oneLine := strings.TrimRight(strings.Join(strings.Fields(msg), " "), ":")
 	changed := oneLine != msg
 	msg = oneLine
 	for _, s := range secrets {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -195,5 +196,24 @@ func TestPollRecoversCorruptCache(t *testing.T) {
 	}
 	if !isDir(rev1.Dir) {
 		t.Error("the previous tree was removed during recovery")
+	}
+}
+
+func TestPollMissingRepositoryAndCanceledContext(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+
+	s := newSource(t, config.GitSource{URL: srv.URL + "/missing.git", Branch: "main"})
+	pollErr(t, s, KindRepositoryNotFound)
+
+	s = newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := s.Poll(ctx)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindCanceled {
+		t.Errorf("Poll with a canceled context = %v, want kind %s", err, KindCanceled)
 	}
 }

@@ -22,11 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-// KindFetch: a fetch failed for a reason that is neither a transport
-// failure nor a corrupt cache (for example the server sent a pack go-git
-// cannot read).
-const KindFetch Kind = "FetchFailed"
-
 // target is what the configured ref resolves to on the server.
 type target struct {
 	commit plumbing.Hash          // the commit (tags peeled)
@@ -55,7 +50,8 @@ func (s *Source) transportError(op string, err error, creds credentials) *Error 
 // new revision the one in force.
 //
 // On error the revision in force (see Last) and its directory are kept,
-// and the error is an *Error whose Kind says why.
+// and the error is an *Error whose Kind says why. ctx bounds the network
+// calls: give it a deadline (the Scheduler does).
 func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -125,9 +126,10 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 		t.Fatal(err)
 	}
 	backend := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Root: "/",
-		Env:  append(gitEnv(u.home), "GIT_PROJECT_ROOT="+u.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_TRACE_PACKET="+os.Getenv("TEST_TRACE_PACKET"), "GIT_TRACE="+os.Getenv("TEST_TRACE")),
+		Path:   filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Root:   "/",
+		Stderr: io.Discard,
+		Env:    append(gitEnv(u.home), "GIT_PROJECT_ROOT="+u.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_TRACE_PACKET="+os.Getenv("TEST_TRACE_PACKET"), "GIT_TRACE="+os.Getenv("TEST_TRACE")),
 	}
 	s := &httpServer{}
 	s.token.Store(&token)

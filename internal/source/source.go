@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"k8s.io/utils/clock"
 
 	"syncd.dev/syncd/internal/config"
 )
@@ -86,12 +85,11 @@ type Revision struct {
 	Dir string
 }
 
-// Options are the dependencies and tunables of a Source.
+// Options are the dependencies of a Source. (A Source reads no clock:
+// scheduling, and its clock, belong to the Scheduler.)
 type Options struct {
 	// CacheDir holds one directory per source (required).
 	CacheDir string
-	// Clock is used for timestamps; default the real clock.
-	Clock clock.PassiveClock
 }
 
 // refKind is which of branch/tag/semver/commit the config set.
@@ -115,7 +113,6 @@ type Source struct {
 	refName    string // branch, tag, range or SHA
 	constraint *semver.Constraints
 	dir        string
-	clk        clock.PassiveClock
 
 	pollMu sync.Mutex // serialises Poll
 
@@ -140,10 +137,7 @@ func New(src config.Source, opts Options) (*Source, error) {
 		return nil, errors.New("source: Options.CacheDir is required")
 	}
 	g := src.Git
-	s := &Source{cfg: src, name: src.Name, url: g.URL, clk: opts.Clock}
-	if s.clk == nil {
-		s.clk = clock.RealClock{}
-	}
+	s := &Source{cfg: src, name: src.Name, url: g.URL}
 
 	disp, scheme, err := displayURL(g.URL)
 	if err != nil {
