@@ -362,3 +362,44 @@ func TestResliceKeepsKeys(t *testing.T) {
 		t.Errorf("reslice (-want +got):\n%s", diff)
 	}
 }
+
+// TestOrderIndependent checks that the plan does not depend on the order
+// manifests come in: reversed input gives the same objects, slices and
+// hashes.
+func TestOrderIndependent(t *testing.T) {
+	dir := filepath.Join("testdata", "plan", "split")
+	ms, err := Render(filepath.Join(dir, "manifests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := decodeAll(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n---\n"+configMap)
+	ms = append(ms, more...)
+	reversed := make([]Manifest, len(ms))
+	for i, m := range ms {
+		reversed[len(ms)-1-i] = m
+	}
+	p, err := New(loadApp(t, dir), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := p.Plan(context.Background(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Plan(context.Background(), reversed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(plan *Plan) []string {
+		var out []string
+		for _, o := range plan.Objects {
+			for _, s := range o.Slices {
+				out = append(out, fmt.Sprintf("%s %s %s %s", o.Stage, o.Ref, s.Manager, s.Hash))
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(summary(a), summary(b)); diff != "" {
+		t.Errorf("plans differ with reversed input (-in order +reversed):\n%s", diff)
+	}
+}
