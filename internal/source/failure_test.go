@@ -166,36 +166,58 @@ func TestPollWrongTokenIsAuthErrorWithoutTheToken(t *testing.T) {
 }
 
 func TestPollRecoversCorruptCache(t *testing.T) {
-	u := newUpstream(t)
-	u.commit("one", map[string]string{"f": "1"})
-	u.push("main")
-	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
-	rev1, _ := poll(t, s)
-
-	// Overwrite every object file in the cache with garbage.
-	err := filepath.Walk(filepath.Join(s.dir, "repo", "objects"), func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
+	eachObjectFile := func(fn func(p string, size int64) error) func(repo string) error {
+		return func(repo string) error {
+			return filepath.Walk(filepath.Join(repo, "objects"), func(p string, fi os.FileInfo, err error) error {
+				if err != nil || fi.IsDir() {
+					return err
+				}
+				if err := os.Chmod(p, 0o644); err != nil {
+					return err
+				}
+				return fn(p, fi.Size())
+			})
 		}
-		_ = os.Chmod(p, 0o644)
-		return os.WriteFile(p, []byte("garbage"), 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	want := u.commit("two", map[string]string{"f": "2"})
-	u.push("main")
-	rev2, res := poll(t, s)
-	if rev2.SHA != want || readTree(t, rev2.Dir)["f"] != "2" {
-		t.Fatalf("poll after corruption = %s, want %s with f=2", rev2.SHA, want)
+	tests := map[string]struct {
+		corrupt func(repo string) error
+		// Without any objects the fetch simply asks for everything: no
+		// corruption is seen, the result is still right.
+		wantRecovered bool
+	}{
+		"garbage objects": {eachObjectFile(func(p string, _ int64) error { return os.WriteFile(p, []byte("garbage"), 0o644) }), true},
+		"truncated packs": {eachObjectFile(func(p string, size int64) error { return os.Truncate(p, size/2) }), true},
+		"broken config": {func(repo string) error {
+			return os.WriteFile(filepath.Join(repo, "config"), []byte("[remote \"origin"), 0o644)
+		}, true},
+		"objects deleted": {func(repo string) error { return os.RemoveAll(filepath.Join(repo, "objects")) }, false},
 	}
-	var e *Error
-	if !errors.As(res.CacheRecovered, &e) || e.Kind != KindCorruptCache {
-		t.Errorf("Result.CacheRecovered = %v, want *Error of kind %s", res.CacheRecovered, KindCorruptCache)
-	}
-	if !isDir(rev1.Dir) {
-		t.Error("the previous tree was removed during recovery")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			u := newUpstream(t)
+			u.commit("one", map[string]string{"f": "1"})
+			u.push("main")
+			srv := newHTTPServer(t, u, "")
+			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+			rev1, _ := poll(t, s)
+
+			if err := tc.corrupt(filepath.Join(s.dir, "repo")); err != nil {
+				t.Fatal(err)
+			}
+			want := u.commit("two", map[string]string{"f": "2"})
+			u.push("main")
+			rev2, res := poll(t, s)
+			if rev2.SHA != want || readTree(t, rev2.Dir)["f"] != "2" {
+				t.Fatalf("poll after corruption = %s, want %s with f=2", rev2.SHA, want)
+			}
+			var e *Error
+			if got := errors.As(res.CacheRecovered, &e) && e.Kind == KindCorruptCache; got != tc.wantRecovered {
+				t.Errorf("Result.CacheRecovered = %v, want a %s error: %v", res.CacheRecovered, KindCorruptCache, tc.wantRecovered)
+			}
+			if !isDir(rev1.Dir) {
+				t.Error("the previous tree was removed during recovery")
+			}
+		})
 	}
 }
 

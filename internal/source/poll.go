@@ -347,7 +347,9 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	}
 	if ferr := s.fetch(ctx, repo, creds, tgt, depth); ferr != nil {
 		e := s.transportError("fetch", ferr, creds)
-		if e.Kind == KindFetch {
+		// A broken cache can fail a fetch with what looks like a network
+		// error (a truncated pack reads as an unexpected EOF): check.
+		if e.Kind == KindFetch || e.Kind == KindUnreachable {
 			if herr := checkHealth(repo); herr != nil {
 				return Revision{}, 0, fmt.Errorf("%w (fetch failed: %s)", herr, e.Err.Error()), nil
 			}
