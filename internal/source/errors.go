@@ -97,12 +97,17 @@ func (e *Error) Unwrap() error { return e.Err }
 // PathError is returned by Revision.AppDir when an app's path does not
 // exist at the revision or leaves the repository tree.
 type PathError struct {
-	App    string
-	Path   string
+	// App is the app whose path was checked.
+	App string
+	// Path is the app's path as configured.
+	Path string
+	// Source and SHA name the revision it was checked against.
 	Source string
 	SHA    string
+	// Reason says what is wrong and what to do.
 	Reason string
-	Err    error
+	// Err is the underlying filesystem error, if any.
+	Err error
 }
 
 // Error implements error.
