@@ -121,6 +121,10 @@ func TestBadInputs(t *testing.T) {
 			},
 			want: []string{"kustomization.yaml: generators", "KRM function"},
 		},
+		"kustomization below a plain directory": {
+			files: map[string]string{"a.yaml": configMap, "overlay/kustomization.yaml": "resources: [../a.yaml]\n"},
+			want:  []string{"overlay/kustomization.yaml: a kustomization below a plain manifest directory is not built"},
+		},
 		"kustomization with Helm": {
 			files: map[string]string{"kustomization.yaml": "helmCharts:\n- name: nginx\n  repo: https://charts.example.com\n"},
 			want:  []string{"kustomization.yaml: helmCharts", "Helm chart inflation is disabled"},

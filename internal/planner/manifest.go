@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -75,7 +76,8 @@ var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // ReadDir reads every .yaml, .yml and .json file below dir (recursively, in
 // lexical order), splits multi-document files and decodes each document.
 // Empty documents are skipped; directories whose name starts with "." are
-// skipped. A file larger than MaxFileSize, and a symlink that leads out of
+// skipped. A kustomization file below dir is an error (ReadDir does not
+// build kustomizations; Render does). A file larger than MaxFileSize, and a symlink that leads out of
 // dir, are errors; symlinks to directories are not followed. Any problem in
 // any document fails the whole directory: the returned error is a
 // ManifestErrors listing all of them.
@@ -86,6 +88,10 @@ func ReadDir(dir string) ([]Manifest, error) {
 	}
 	var out []Manifest
 	for _, f := range files {
+		if isKustomizationName(path.Base(f.rel)) {
+			errs = append(errs, &ManifestError{File: f.rel, Err: errors.New("a kustomization below a plain manifest directory is not built: point the app's path at its directory, or add a kustomization.yaml at the top that lists it under resources")})
+			continue
+		}
 		if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
 			continue
 		}
