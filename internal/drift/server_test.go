@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/config"
 )
@@ -197,6 +198,36 @@ spec:
 			},
 			want: []found{{Object: "Secret/creds", Path: ".data.token", Class: "taken-over", Culprit: "rotator", Operation: "Update",
 				Desired: Redacted, Live: Redacted}},
+		},
+		"a write under syncd's own manager name is value drift": {
+			docs: []string{deployment},
+			change: func(t *testing.T, c *cluster, ns string) {
+				// Stands in for a writer syncd cannot name: the field
+				// stays with a syncd manager, only the value moved.
+				_, err := env.Clientset(t).AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType,
+					[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"example.com/web:mutated"}]}}}}`),
+					metav1.PatchOptions{FieldManager: "syncd-web"})
+				if err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []found{{Object: "Deployment/web", Path: image, Class: "value-drift",
+				Desired: "example.com/web:v1.4", Live: "example.com/web:mutated"}},
+		},
+		// The image keeps its value, so syncd keeps it (an Update takes
+		// only what it changed); the fields the patch dropped are owned
+		// by nobody: the server does not record who removed them.
+		"a JSON merge patch replacing the containers removes declared fields": {
+			docs: []string{deployment},
+			change: func(t *testing.T, c *cluster, ns string) {
+				c.mergePatch(t, obj(t, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: %s}}`, ns)),
+					"patcher", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"example.com/web:v1.4"}]}}}}`)
+			},
+			want: []found{
+				{Object: "Deployment/web", Path: `.spec.template.spec.containers[name="app"].ports[containerPort=8080,protocol="TCP"].containerPort`, Class: "taken-over", Desired: int64(8080)},
+				{Object: "Deployment/web", Path: `.spec.template.spec.containers[name="app"].resources.limits.cpu`, Class: "taken-over", Desired: "0.5"},
+				{Object: "Deployment/web", Path: `.spec.template.spec.containers[name="app"].resources.limits.memory`, Class: "taken-over", Desired: "128Mi"},
+			},
 		},
 		"deleted out of band": {
 			docs: []string{service},
