@@ -343,15 +343,49 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		}
 	}
 
+	// The first phase of a move: each manager applies its new fields
+	// plus the ones it is giving to another of the app's managers, so
+	// that no field is ever left without an owner (the API server would
+	// delete it, reset it to its default, or refuse the request when it is
+	// required, like a container's image).
+	phase1 := func(i int) (next planner.Slice, needed bool, err error) {
+		s := sl[i]
+		mine := own.applied(s.Manager).Leaves()
+		keep := mine.Intersection(desiredAll).Difference(s.Fields)
+		if keep.Empty() {
+			return s, !s.Fields.Leaves().Difference(mine).Empty(), nil
+		}
+		next, err = obj.Reslice(s.Manager, s.Fields.Union(keep))
+		if err != nil {
+			return planner.Slice{}, false, err
+		}
+		return withExtras(obj, next, s), true, nil
+	}
+
 	// Predict conflicts before writing anything. One slice and nothing
 	// moving: the real non-forced apply is the prediction, since a request
 	// that conflicts writes nothing. Otherwise dry-run every slice first,
-	// so that a failing policy leaves the object untouched.
+	// so that a failing policy leaves the object untouched. During a move
+	// the first-phase slices are dry-run: an exact slice that gives a field
+	// away would be refused while nobody else owns the field yet.
 	force := make([]bool, len(sl))
 	predict := len(sl) > 1 || moving || dry
 	if predict {
 		for i := range sl {
-			if _, err := r.a.send(ctx, ri, obj.Ref, sl[i].Manager, sl[i].Object, false, true); err != nil {
+			next := func() (planner.Slice, error) {
+				if !moving {
+					return sl[i], nil
+				}
+				p, _, err := phase1(i)
+				return p, err
+			}
+			p, err := next()
+			if err != nil {
+				changes[i].Action, changes[i].Err = Failed, err
+				return nil
+			}
+			res, err := r.a.send(ctx, ri, obj.Ref, p.Manager, p.Object, false, true)
+			if err != nil {
 				cs := FieldConflicts(err)
 				if cs == nil {
 					changes[i].Action, changes[i].Err = Failed, err
@@ -360,30 +394,46 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
 					return nil
 				}
+				if dry && moving {
+					if p, err = next(); err == nil {
+						res, err = r.a.send(ctx, ri, obj.Ref, p.Manager, p.Object, force[i], true)
+					}
+					if err != nil {
+						setFailed(&changes[i], err)
+						return nil
+					}
+				}
 			}
+			if dry && moving {
+				// A dry run cannot chain the two phases: the first
+				// phase's preview is the answer.
+				changes[i].Action = r.action(live, res, live.GetResourceVersion(), &changes[i])
+			}
+		}
+		if dry && moving {
+			return live
 		}
 	}
 
-	// Phase 1 of a move: every manager gains its new fields while keeping
-	// the ones it is giving to another of the app's managers.
+	// Phase 1 of a move.
+	moved := make([]bool, len(sl))
 	if moving && !dry {
-		for i, s := range sl {
-			keep := own.applied(s.Manager).Leaves().Intersection(desiredAll).Difference(s.Fields)
-			if keep.Empty() {
-				continue
-			}
-			union, err := obj.Reslice(s.Manager, s.Fields.Union(keep))
+		for i := range sl {
+			p, needed, err := phase1(i)
 			if err != nil {
 				changes[i].Action, changes[i].Err = Failed, err
 				return nil
 			}
-			if i == 0 && r.ao.RecordManagers {
-				union.Object.SetAnnotations(s.Object.GetAnnotations())
+			if !needed {
+				continue
 			}
-			if _, err := r.a.send(ctx, ri, obj.Ref, s.Manager, union.Object, true, false); err != nil {
+			res, err := r.a.send(ctx, ri, obj.Ref, p.Manager, p.Object, true, false)
+			if err != nil {
 				setFailed(&changes[i], err)
 				return nil
 			}
+			moved[i] = res.GetResourceVersion() != live.GetResourceVersion()
+			live = res
 		}
 	}
 
@@ -426,6 +476,9 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			return nil
 		}
 		changes[i].Action = r.action(live, res, rv, &changes[i])
+		if moved[i] && changes[i].Action == Unchanged {
+			changes[i].Action = Configured
+		}
 		rv = res.GetResourceVersion()
 		live = res
 	}
@@ -484,12 +537,18 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, force *bool, cs Conflicts, ours func(string) bool) bool {
 	var failed, yielded, forced Conflicts
 	var drop []fieldpath.Path
+	internal := false
 	for _, conflict := range cs {
+		if ours(conflict.Manager) {
+			// A field moving between the app's own managers (split
+			// change, rename, a handoff hold being taken back): always
+			// taken, and not reported as a forced conflict.
+			internal = true
+			continue
+		}
 		fp := findPath(s.Fields, conflict.Path)
 		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
-		if ours(conflict.Manager) {
-			action = config.ActionForce
-		} else if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
+		if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
 			action = config.ActionFail
 		}
 		switch action {
@@ -517,38 +576,49 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 			c.Action, c.Err = Failed, err
 			return false
 		}
-		if ann := s.Object.GetAnnotations(); ann != nil {
-			merged := ns.Object.GetAnnotations()
-			if merged == nil {
-				merged = map[string]string{}
-			}
-			for k, v := range ann {
-				if strings.HasPrefix(k, ManagersAnnotationPrefix) {
-					merged[k] = v
-				}
-			}
-			ns.Object.SetAnnotations(merged)
-			ns.Fields = ns.Fields.Union(annotationFields(s.Fields))
-		}
-		*s = ns
+		*s = withExtras(obj, ns, *s)
 	}
 	c.Yielded = append(c.Yielded, yielded...)
 	c.Forced = append(c.Forced, forced...)
-	if len(forced) > 0 {
+	if len(forced) > 0 || internal {
 		*force = true
 	}
 	return true
 }
 
-// annotationFields returns the managers-annotation paths in set.
-func annotationFields(set *fieldpath.Set) *fieldpath.Set {
-	out := fieldpath.NewSet()
-	set.Iterate(func(p fieldpath.Path) {
-		if len(p) == 3 && p[0].FieldName != nil && *p[0].FieldName == "metadata" && p[2].FieldName != nil && strings.HasPrefix(*p[2].FieldName, ManagersAnnotationPrefix) {
-			out.Insert(p.Copy())
+// withExtras returns next with the labels and annotations that prepare
+// added to s and that are not in the object's desired state (the managers
+// annotation, the inventory's labels): a slice cut again from the desired
+// state would lose them, and applying it would remove them from the
+// object.
+func withExtras(obj *planner.Object, next, s planner.Slice) planner.Slice {
+	fields := next.Fields
+	u := next.Object.DeepCopy()
+	for _, md := range []struct {
+		name    string
+		desired map[string]string
+		get     func(*unstructured.Unstructured) map[string]string
+		set     func(*unstructured.Unstructured, map[string]string)
+	}{
+		{"labels", obj.Desired.GetLabels(), (*unstructured.Unstructured).GetLabels, (*unstructured.Unstructured).SetLabels},
+		{"annotations", obj.Desired.GetAnnotations(), (*unstructured.Unstructured).GetAnnotations, (*unstructured.Unstructured).SetAnnotations},
+	} {
+		merged := md.get(u)
+		for k, v := range md.get(s.Object) {
+			if _, ok := md.desired[k]; ok {
+				continue
+			}
+			if merged == nil {
+				merged = map[string]string{}
+			}
+			merged[k] = v
+			fields = fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", md.name, k)))
 		}
-	})
-	return out
+		if merged != nil {
+			md.set(u, merged)
+		}
+	}
+	return planner.Slice{Manager: next.Manager, Object: u, Fields: fields, Hash: next.Hash}
 }
 
 // hold keeps fields that manager m is about to drop at their live value,
