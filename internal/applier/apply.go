@@ -133,9 +133,19 @@ func (a *Applier) outcome(before, after *unstructured.Unstructured) Action {
 
 // comparable drops what changes on every write without changing the
 // object's meaning: managedFields timestamps, resourceVersion, generation.
+// Ownership is kept: a dry run that only moves fields between managers
+// previews a real change (a real run would bump the resourceVersion).
 func comparable(u *unstructured.Unstructured) map[string]any {
 	c := u.DeepCopy()
-	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	entries, _, _ := unstructured.NestedSlice(c.Object, "metadata", "managedFields")
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok {
+			delete(m, "time")
+		}
+	}
+	if entries != nil {
+		_ = unstructured.SetNestedSlice(c.Object, entries, "metadata", "managedFields")
+	}
 	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
 	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
 	return c.Object

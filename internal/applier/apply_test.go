@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
 )
 
 var crdCounter atomic.Int64
@@ -80,7 +81,7 @@ spec:
 	if diff := cmp.Diff(map[string]any{"size": int64(3), "color": "red"}, spec); diff != "" {
 		t.Errorf("Widget spec (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(planOwners(plan, "w1", false), owners(t, live)); diff != "" {
+	if diff := cmp.Diff(planOwners(plan, "w1", ApplyOptions{}), owners(t, live)); diff != "" {
 		t.Errorf("Widget managedFields (-plan +live):\n%s", diff)
 	}
 
@@ -237,7 +238,7 @@ func TestCancelledMidApply(t *testing.T) {
 					"ConfigMap":   configMaps,
 				}[o.Ref.Kind]
 				live := admin.get(t, gvr, o.Ref.Namespace, o.Ref.Name)
-				if diff := cmp.Diff(planOwners(plan, o.Ref.Name, true), without(owners(t, live), deployControllers...)); diff != "" {
+				if diff := cmp.Diff(planOwners(plan, o.Ref.Name, ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 					t.Errorf("%s: managedFields (-plan +live):\n%s", o.Ref, diff)
 				}
 				for _, f := range []string{"data", "rules"} {
@@ -255,5 +256,47 @@ func TestCancelledMidApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDryRun: with Options.DryRun nothing is persisted, and the change set
+// previews what a real run would do, moves included.
+func TestDryRun(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	dry := c.applier(t, Options{DryRun: true})
+	run := func(plan *planner.Plan) *ChangeSet {
+		t.Helper()
+		cs, err := dry.Apply(context.Background(), plan, ApplyOptions{RecordManagers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cs.DryRun {
+			t.Error("ChangeSet.DryRun = false")
+		}
+		return cs
+	}
+	split := c.plan(t, webApp(ns, "syncd-web", releaseImages), deployment("web", 3, "nginx:1.27"))
+	wantChanges(t, run(split), "Deployment web syncd-web created", "Deployment web syncd-web-release created")
+	if _, err := c.resource(t, deployments, ns).Get(context.Background(), "web", metav1.GetOptions{}); err == nil {
+		t.Fatal("dry-run created the Deployment")
+	}
+
+	whole := c.plan(t, webApp(ns, "syncd-web"), deployment("web", 3, "nginx:1.27"))
+	c.apply(t, whole, ApplyOptions{RecordManagers: true})
+	before := c.get(t, deployments, ns, "web")
+	wantChanges(t, run(whole), "Deployment web syncd-web unchanged")
+	wantChanges(t, run(split), "Deployment web syncd-web configured", "Deployment web syncd-web-release configured")
+	patched := c.plan(t, webApp(ns, "syncd-web"), deployment("web", 4, "nginx:1.27"))
+	wantChanges(t, run(patched), "Deployment web syncd-web configured")
+	if got := c.get(t, deployments, ns, "web"); got.GetResourceVersion() != before.GetResourceVersion() {
+		t.Errorf("dry-run wrote the object (resourceVersion %s -> %s)", before.GetResourceVersion(), got.GetResourceVersion())
+	}
+
+	other := c.plan(t, config.App{Name: "other", Namespace: ns}, deployment("web", 5, "nginx:1.27"))
+	cs := run(other)
+	wantChanges(t, cs, "Deployment web syncd-other conflict")
+	if diff := cmp.Diff(Conflicts{{Manager: "syncd-web", Path: ".spec.replicas", Operation: "Apply"}}, cs.Changes[0].Conflicts); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
 }

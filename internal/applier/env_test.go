@@ -185,9 +185,9 @@ func without(o map[string][]string, drop ...string) map[string][]string {
 }
 
 // planOwners is what managedFields must say after a plan object is
-// applied: each slice's leaf fields under its manager, plus the managers
-// annotation on the default manager when recorded.
-func planOwners(plan *planner.Plan, ref string, recorded bool) map[string][]string {
+// applied with ao: each slice's leaf fields under its manager, plus the
+// managers annotation and the extra labels on the default manager.
+func planOwners(plan *planner.Plan, ref string, ao ApplyOptions) map[string][]string {
 	out := map[string][]string{}
 	for _, o := range plan.Objects {
 		if o.Ref.Name != ref {
@@ -195,8 +195,13 @@ func planOwners(plan *planner.Plan, ref string, recorded bool) map[string][]stri
 		}
 		for i, s := range o.Slices {
 			set := s.Fields
-			if i == 0 && recorded {
+			if i == 0 && ao.RecordManagers {
 				set = set.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", managersAnnotation(plan.App))))
+			}
+			for k := range ao.Labels {
+				if i == 0 {
+					set = set.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "labels", k)))
+				}
 			}
 			out[string(s.Manager)] = leaves(set)
 		}

@@ -147,7 +147,7 @@ func TestHPAHandoff(t *testing.T) {
 		if diff := cmp.Diff([]string{".spec.replicas"}, owners(t, live)["syncd-web-handoff"]); diff != "" {
 			t.Errorf("handoff manager owns (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(planOwners(noReplicas, "web", true)["syncd-web"], owners(t, live)["syncd-web"]); diff != "" {
+		if diff := cmp.Diff(planOwners(noReplicas, "web", ApplyOptions{RecordManagers: true})["syncd-web"], owners(t, live)["syncd-web"]); diff != "" {
 			t.Errorf("syncd-web owns (-want +got):\n%s", diff)
 		}
 

@@ -48,10 +48,10 @@ func noValueChanged(t *testing.T, seen []*unstructured.Unstructured) {
 	}
 }
 
-func wantPlanOwners(t *testing.T, c *cluster, plan *planner.Plan, ns, name string, recorded bool) {
+func wantPlanOwners(t *testing.T, c *cluster, plan *planner.Plan, ns, name string, ao ApplyOptions) {
 	t.Helper()
 	live := c.get(t, deployments, ns, name)
-	if diff := cmp.Diff(planOwners(plan, name, recorded), without(owners(t, live), deployControllers...)); diff != "" {
+	if diff := cmp.Diff(planOwners(plan, name, ao), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields of %s differ from the plan (-plan +live):\n%s", name, diff)
 	}
 }
@@ -64,7 +64,7 @@ func TestSplitCreate(t *testing.T) {
 	plan := c.plan(t, webApp(ns, "syncd-web", releaseImages), deployment("web", 3, "nginx:1.27"))
 	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web created", "Deployment web syncd-web-release created")
-	wantPlanOwners(t, c, plan, ns, "web", true)
+	wantPlanOwners(t, c, plan, ns, "web", ApplyOptions{RecordManagers: true})
 	live := c.get(t, deployments, ns, "web")
 	if got := ownersOf(t, live, `.spec.template.spec.containers[name="app"].image`); !cmp.Equal(got, []string{"syncd-web-release"}) {
 		t.Errorf("image owned by %v, want only syncd-web-release", got)
@@ -79,7 +79,7 @@ func TestSplitCreate(t *testing.T) {
 	plan2 := c.plan(t, webApp(ns, "syncd-web", releaseImages), deployment("web", 3, "nginx:1.28"))
 	cs = c.apply(t, plan2, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web unchanged", "Deployment web syncd-web-release configured")
-	wantPlanOwners(t, c, plan2, ns, "web", true)
+	wantPlanOwners(t, c, plan2, ns, "web", ApplyOptions{RecordManagers: true})
 }
 
 // TestOwnershipMoves: fields move between the app's managers (split
@@ -121,12 +121,12 @@ func TestOwnershipMoves(t *testing.T) {
 			c := newCluster(t, env.Config)
 			ns := env.Namespace(t)
 			tc.from.Namespace, tc.to.Namespace = ns, ns
-			ao := ApplyOptions{RecordManagers: true}
+			ao := ApplyOptions{RecordManagers: true, Labels: map[string]string{"applyset.kubernetes.io/part-of": "applyset-web"}}
 			before := c.plan(t, tc.from, deployment("web", 3, "nginx:1.27"))
 			if cs := c.apply(t, before, ao); !cs.OK() {
 				t.Fatalf("create: %v%s", changes(cs), errs(cs))
 			}
-			wantPlanOwners(t, c, before, ns, "web", true)
+			wantPlanOwners(t, c, before, ns, "web", ao)
 
 			w := c.watchObject(t, deployments, ns, "web")
 			after := c.plan(t, tc.to, deployment("web", 3, "nginx:1.27"))
@@ -137,7 +137,7 @@ func TestOwnershipMoves(t *testing.T) {
 			}
 			seen := w.stop(c, deployments)
 			noValueChanged(t, seen)
-			wantPlanOwners(t, c, after, ns, "web", true)
+			wantPlanOwners(t, c, after, ns, "web", ao)
 			if got := c.get(t, deployments, ns, "web").GetAnnotations()[managersAnnotation("web")]; got != managerList(&after.Objects[0]) {
 				t.Errorf("managers annotation = %q, want %q", got, managerList(&after.Objects[0]))
 			}
@@ -199,7 +199,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
 		t.Errorf("%s still set after the takeover", lastAppliedAnnotation)
 	}
-	if diff := cmp.Diff(planOwners(plan, "web", true), without(owners(t, live), deployControllers...)); diff != "" {
+	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after the takeover (-plan +live):\n%s", diff)
 	}
 
@@ -212,7 +212,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	if env, ok := containers[0].(map[string]any)["env"]; ok {
 		t.Errorf("env %v still set after Git dropped it", env)
 	}
-	if diff := cmp.Diff(planOwners(plan, "web", true), without(owners(t, live), deployControllers...)); diff != "" {
+	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after dropping env (-plan +live):\n%s", diff)
 	}
 }
