@@ -185,6 +185,9 @@ func TestFlapping(t *testing.T) {
 	if !hasFinding(r.Findings, ".data.color", Flapping, "fighter") {
 		t.Errorf("Detect with the detector has no flapping finding: %+v", r.Findings)
 	}
+	if testing.Verbose() {
+		_ = r.WriteText(testWriter{t})
+	}
 }
 
 // waitFlaps waits until the detector last saw owner on the seed's
