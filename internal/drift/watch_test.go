@@ -247,3 +247,33 @@ func benchmarkWatchLatency(b *testing.B, debounce time.Duration) {
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/publish")
 }
+
+// TestWatcherSetPlan checks that findings of an object that leaves the
+// plan are resolved, and that the watcher keeps watching the new plan.
+func TestWatcherSetPlan(t *testing.T) {
+	c := newCluster(t)
+	ns := env.Namespace(t)
+	plan := seedPlan(t, ns)
+	c.applyPlan(t, plan, false)
+	c.mergePatch(t, plan.Objects[1].Desired, "operator", `{"data":{"color":"green"}}`)
+	w, rec := startWatcher(t, c, plan, Options{})
+	i := rec.waitFor(t, 0, 30*time.Second, "the existing take-over", func(ch Change) bool {
+		return hasFinding(ch.New, ".data.color", TakenOver, "operator")
+	})
+
+	only := *plan
+	only.Objects = plan.Objects[:1] // "quiet" stays, "seed" leaves
+	if err := w.SetPlan(&only, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	i = rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved by SetPlan", func(ch Change) bool {
+		return hasFinding(ch.Resolved, ".data.color", TakenOver, "operator")
+	})
+	c.mergePatch(t, plan.Objects[0].Desired, "operator", `{"data":{"k":"changed"}}`)
+	rec.waitFor(t, i+1, 30*time.Second, "a take-over on the remaining object", func(ch Change) bool {
+		return hasFinding(ch.New, ".data.k", TakenOver, "operator")
+	})
+	if got := w.Report(); len(got.Findings) != 1 || got.Findings[0].Path != ".data.k" {
+		t.Errorf("Report after SetPlan: %+v", got.Findings)
+	}
+}
