@@ -141,6 +141,7 @@ func TestHPAHandoff(t *testing.T) {
 		}
 		t.Logf("drop replicas: %s held=%v", cs.Changes[0], cs.Changes[0].Held)
 		live := c.get(t, deployments, ns, "web")
+		t.Logf("owners while held: %v", without(owners(t, live), deployControllers...))
 		if diff := cmp.Diff([]string{"syncd-web-handoff"}, ownersOf(t, live, ".spec.replicas")); diff != "" {
 			t.Errorf("owners of .spec.replicas (-want +got):\n%s", diff)
 		}
@@ -162,6 +163,7 @@ func TestHPAHandoff(t *testing.T) {
 		scaleAs(t, ns, "web", "hpa-sim", 7)
 		live = c.get(t, deployments, ns, "web")
 		o := owners(t, live)
+		t.Logf("owners after /scale: %v", without(o, deployControllers...))
 		if _, ok := o["syncd-web-handoff"]; ok {
 			t.Errorf("handoff manager still has an entry after /scale took replicas: %v", o)
 		}

@@ -141,7 +141,8 @@ func TestOwnershipMoves(t *testing.T) {
 			if got := c.get(t, deployments, ns, "web").GetAnnotations()[managersAnnotation("web")]; got != managerList(&after.Objects[0]) {
 				t.Errorf("managers annotation = %q, want %q", got, managerList(&after.Objects[0]))
 			}
-			t.Logf("%d versions seen during the move; changes %v", len(seen), changes(cs))
+			t.Logf("%d versions seen during the move; changes %v; owners before %v after %v", len(seen), changes(cs),
+				without(owners(t, seen[0]), deployControllers...), without(owners(t, c.get(t, deployments, ns, "web")), deployControllers...))
 
 			// Converged: the next run does nothing.
 			live := c.get(t, deployments, ns, "web")
@@ -186,6 +187,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Logf("owners after client-side apply: %v", without(owners(t, c.get(t, deployments, ns, "web")), deployControllers...))
 	w := c.watchObject(t, deployments, ns, "web")
 	plan := c.plan(t, app, string(docWithEnv))
 	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
@@ -199,6 +201,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
 		t.Errorf("%s still set after the takeover", lastAppliedAnnotation)
 	}
+	t.Logf("takeover: %v migrated=%v; owners after: %v", changes(cs), cs.Changes[0].Migrated, without(owners(t, live), deployControllers...))
 	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after the takeover (-plan +live):\n%s", diff)
 	}
