@@ -219,6 +219,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		if f.Owners == nil {
 			f.Owners = []Owner{}
 		}
+		f.Differs = !equalDeclared(f.Desired, f.Live)
 		if secret && secretPath(f.Path) {
 			f.Redacted = true
 			if f.Desired != nil {

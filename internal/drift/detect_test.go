@@ -130,7 +130,7 @@ func TestReportOutputs(t *testing.T) {
 		{
 			App: "web", Object: Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "web"},
 			Path: `.spec.template.spec.containers[name="app"].image`, Class: TakenOver, DeclaredBy: "syncd-web",
-			Desired: "v1.4", Live: "v1.5-hotfix", Culprit: "kubectl-edit",
+			Desired: "v1.4", Live: "v1.5-hotfix", Differs: true, Culprit: "kubectl-edit",
 			Owners: []Owner{{Manager: "kubectl-edit", Operation: "Update", Time: ptime(at)}},
 		},
 		{

@@ -125,6 +125,10 @@ type Finding struct {
 	// Culprit is the first owner (by manager name) that is not one of
 	// syncd's managers; empty when there is none.
 	Culprit string `json:"-"`
+	// Differs reports whether Desired and Live differ after
+	// normalisation; it is computed before redaction, so a report can say
+	// that a redacted value differs without showing it.
+	Differs bool `json:"-"`
 	// Redacted is true when Desired and Live were hidden because the
 	// field may hold secret data.
 	Redacted bool `json:"-"`

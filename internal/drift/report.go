@@ -220,14 +220,20 @@ func (f Finding) Sentence() string {
 			}
 			return f.Path + " is owned by no manager (managedFields were edited, or the schema differs); it is " + live + ", Git says " + desired
 		}
-		if f.Redacted {
+		if f.Redacted && f.Differs {
 			return f.Path + " was taken over by " + by + "; the value differs from Git (redacted)"
 		}
-		if equalDeclared(f.Desired, f.Live) {
+		if !f.Differs {
+			if f.Redacted {
+				return f.Path + " was taken over by " + by + " with the value Git declares (redacted)"
+			}
 			return f.Path + " was taken over by " + by + " with the value Git declares (" + desired + ")"
 		}
 		return f.Path + " was changed from " + desired + " to " + live + " by " + by + "; Git says " + desired
 	case Shared:
+		if f.Redacted {
+			return f.Path + " is shared by " + f.DeclaredBy + " with " + by + " (value redacted); neither can change or drop it alone"
+		}
 		return f.Path + " is shared by " + f.DeclaredBy + " with " + by + "; neither can change or drop it alone"
 	case ValueDrift:
 		if f.Redacted {
