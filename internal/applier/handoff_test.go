@@ -3,12 +3,14 @@ package applier
 import (
 	"context"
 	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/config"
 )
@@ -82,6 +84,12 @@ func scaleAs(t *testing.T, ns, name, manager string, n int32) {
 // deployControllers are the managers of the Deployment controller, which
 // runs in the test control plane and is not part of any scenario.
 var deployControllers = []string{"kube-controller-manager"}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
 
 func ownersOf(t *testing.T, u *unstructured.Unstructured, field string) []string {
 	var out []string
@@ -190,6 +198,53 @@ func TestHPAHandoff(t *testing.T) {
 		}
 		if got := ownersOf(t, live, ".spec.replicas"); got != nil {
 			t.Errorf("replicas owned by %v, want nobody", got)
+		}
+	})
+
+	t.Run("shared by another Apply: the hold is released on the next sync", func(t *testing.T) {
+		ns := env.Namespace(t)
+		app.Namespace = ns
+		c.apply(t, c.plan(t, app, deployment("web", 3, "nginx:1.27")), ApplyOptions{})
+		noReplicas := c.plan(t, app, deployment("web", -1, "nginx:1.27"))
+		wantChanges(t, c.apply(t, noReplicas, ApplyOptions{}), "Deployment web syncd-web handoff-pending")
+		w := c.watchObject(t, deployments, ns, "web")
+		force := false
+		other := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":3}}`)
+		if _, err := c.resource(t, deployments, ns).Patch(context.Background(), "web", types.ApplyPatchType, other, metav1.PatchOptions{FieldManager: "autoscaler", Force: &force}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ownersOf(t, c.get(t, deployments, ns, "web"), ".spec.replicas"); !cmp.Equal(sorted(got), []string{"autoscaler", "syncd-web-handoff"}) {
+			t.Errorf("replicas owned by %v, want shared by autoscaler and syncd-web-handoff", got)
+		}
+		cs := c.apply(t, noReplicas, ApplyOptions{})
+		if !cs.OK() {
+			t.Fatalf("apply: %v%s", changes(cs), errs(cs))
+		}
+		live := c.get(t, deployments, ns, "web")
+		if got := ownersOf(t, live, ".spec.replicas"); !cmp.Equal(got, []string{"autoscaler"}) {
+			t.Errorf("replicas owned by %v, want [autoscaler]", got)
+		}
+		if _, ok := owners(t, live)["syncd-web-handoff"]; ok {
+			t.Error("handoff manager still has an entry")
+		}
+		if diff := cmp.Diff([]int64{3}, replicaHistory(w.stop(c, deployments))); diff != "" {
+			t.Errorf("replicas over time (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("handoff release lets an existing hold go", func(t *testing.T) {
+		ns := env.Namespace(t)
+		app.Namespace = ns
+		c.apply(t, c.plan(t, app, deployment("web", 3, "nginx:1.27")), ApplyOptions{})
+		noReplicas := c.plan(t, app, deployment("web", -1, "nginx:1.27"))
+		wantChanges(t, c.apply(t, noReplicas, ApplyOptions{}), "Deployment web syncd-web handoff-pending")
+		c.apply(t, noReplicas, ApplyOptions{ReleaseHandoff: true})
+		live := c.get(t, deployments, ns, "web")
+		if _, ok := owners(t, live)["syncd-web-handoff"]; ok {
+			t.Error("handoff manager still has an entry after handoff: release")
+		}
+		if got := replicas(live); got != 1 {
+			t.Errorf("replicas = %d after the hold was released, want the default 1", got)
 		}
 	})
 
