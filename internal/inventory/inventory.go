@@ -1,0 +1,209 @@
+package inventory
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// FormatVersion is the version of the inventory blob written in the
+// parent's data; a reader refuses versions it does not know.
+const FormatVersion = 1
+
+// DataKey is the key of the parent Secret's data holding the inventory: a
+// gzip-compressed JSON document (see Inventory).
+const DataKey = "inventory.json.gz"
+
+// maxBlob bounds what a reader inflates (a Secret holds at most 1 MiB
+// compressed; 64 MiB of JSON is far beyond any real inventory).
+const maxBlob = 64 << 20
+
+// SliceHash is the hash of one manager's last applied slice.
+type SliceHash struct {
+	Manager string `json:"manager"`
+	Hash    string `json:"hash"`
+}
+
+// Member is one object of an app's inventory.
+type Member struct {
+	Group     string        `json:"group,omitempty"`
+	Version   string        `json:"version"`
+	Kind      string        `json:"kind"`
+	Namespace string        `json:"namespace,omitempty"`
+	Name      string        `json:"name"`
+	Stage     planner.Stage `json:"stage"`
+	// Adopted is true when the object existed before syncd first applied
+	// it; such objects are orphaned, not deleted, when they leave Git
+	// (unless the app says adopted: delete).
+	Adopted bool `json:"adopted,omitempty"`
+	// Slices are the hashes of the slices syncd last applied, in the
+	// plan's order; empty while an apply is pending.
+	Slices []SliceHash `json:"slices,omitempty"`
+	// ResourceVersion is the object's resourceVersion right after syncd's
+	// last apply; empty while an apply is pending.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Blocked says why the last prune left this object alone although it
+	// left Git (a guard's reason); empty for objects still in Git.
+	Blocked string `json:"blocked,omitempty"`
+}
+
+// Ref returns the member's object reference.
+func (m *Member) Ref() planner.ObjectRef {
+	return planner.ObjectRef{Group: m.Group, Version: m.Version, Kind: m.Kind, Namespace: m.Namespace, Name: m.Name}
+}
+
+// Key identifies an object independently of its API version.
+type Key struct {
+	Group, Kind, Namespace, Name string
+}
+
+// KeyOf returns the key of a ref.
+func KeyOf(r planner.ObjectRef) Key {
+	return Key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// Inventory is what an app's parent records: every object syncd applied
+// for the app and not yet pruned.
+type Inventory struct {
+	// App is the app's name.
+	App string `json:"app"`
+	// ID is the ApplySet ID (also the parent's applyset.kubernetes.io/id
+	// label and every member's part-of label).
+	ID      string    `json:"id"`
+	Version int       `json:"version"`
+	Members []*Member `json:"members"`
+}
+
+// Index returns the members by key.
+func (inv *Inventory) Index() map[Key]*Member {
+	out := make(map[Key]*Member, len(inv.Members))
+	for _, m := range inv.Members {
+		out[KeyOf(m.Ref())] = m
+	}
+	return out
+}
+
+// Sort orders the members by stage, then group, kind, namespace and name:
+// the plan's apply order.
+func (inv *Inventory) Sort() {
+	sort.SliceStable(inv.Members, func(i, j int) bool {
+		a, b := inv.Members[i], inv.Members[j]
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		return a.Ref().Less(b.Ref())
+	})
+}
+
+// GroupKinds returns the contains-group-kinds annotation value: the
+// members' "<Kind>.<group>" ("<Kind>" for the core group), sorted, unique.
+func (inv *Inventory) GroupKinds() string {
+	seen := map[string]bool{}
+	for _, m := range inv.Members {
+		gk := m.Kind
+		if m.Group != "" {
+			gk += "." + m.Group
+		}
+		seen[gk] = true
+	}
+	return joinSorted(seen)
+}
+
+// Namespaces returns the additional-namespaces annotation value: the
+// members' namespaces other than parentNS, sorted, unique.
+func (inv *Inventory) Namespaces(parentNS string) string {
+	seen := map[string]bool{}
+	for _, m := range inv.Members {
+		if m.Namespace != "" && m.Namespace != parentNS {
+			seen[m.Namespace] = true
+		}
+	}
+	return joinSorted(seen)
+}
+
+func joinSorted(set map[string]bool) string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// Encode returns the gzip-compressed JSON of the inventory.
+func (inv *Inventory) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	c := *inv
+	c.Version = FormatVersion
+	if err := json.NewEncoder(zw).Encode(&c); err != nil {
+		return nil, fmt.Errorf("inventory %s: encode: %w", inv.App, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads an inventory written by Encode. where names the parent for
+// error messages.
+func Decode(where string, data []byte) (*Inventory, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: data[%s] is not gzip: %w; delete the key (syncd rebuilds the inventory from the next apply, without pruning) or restore it", where, DataKey, err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, maxBlob+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: data[%s]: %w", where, DataKey, err)
+	}
+	if len(raw) > maxBlob {
+		return nil, fmt.Errorf("%s: data[%s] inflates to more than %d MiB; it is not a syncd inventory", where, DataKey, maxBlob>>20)
+	}
+	inv := &Inventory{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(inv); err != nil {
+		return nil, fmt.Errorf("%s: data[%s]: %w", where, DataKey, err)
+	}
+	if inv.Version != FormatVersion {
+		return nil, fmt.Errorf("%s: inventory format version %d, this syncd reads version %d; run a syncd that knows it", where, inv.Version, FormatVersion)
+	}
+	for i, m := range inv.Members {
+		if m == nil || m.Kind == "" || m.Name == "" || m.Version == "" {
+			return nil, fmt.Errorf("%s: data[%s]: members[%d] lacks version, kind or name", where, DataKey, i)
+		}
+	}
+	return inv, nil
+}
+
+// sameApplied reports whether the member records exactly the slices of obj.
+func sameApplied(m *Member, obj *planner.Object) bool {
+	if len(m.Slices) != len(obj.Slices) {
+		return false
+	}
+	for i, s := range obj.Slices {
+		if m.Slices[i].Manager != string(s.Manager) || m.Slices[i].Hash != s.Hash {
+			return false
+		}
+	}
+	return true
+}
+
+// hashesOf returns the slice hashes of a plan object.
+func hashesOf(obj *planner.Object) []SliceHash {
+	out := make([]SliceHash, len(obj.Slices))
+	for i, s := range obj.Slices {
+		out[i] = SliceHash{Manager: string(s.Manager), Hash: s.Hash}
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+)
+
+// DefaultConcurrency bounds the reads and deletes the inventory sends at
+// once when Options.Concurrency is zero.
+const DefaultConcurrency = 16
+
+// DefaultSyncTimeout is how long a new watch may take to list before
+// reads of its objects fall back to GETs.
+const DefaultSyncTimeout = 30 * time.Second
+
+// Options tune a Manager.
+type Options struct {
+	// Namespace holds the apps' parent Secrets (syncd's own namespace);
+	// required.
+	Namespace string
+	// Version is syncd's version for the tooling annotation
+	// ("syncd/<version>"); default "v0".
+	Version string
+	// Registerer receives the prune metrics; nil registers them nowhere.
+	Registerer prometheus.Registerer
+	// PruneBudget, when set, overrides every app's pruneBudget for this
+	// process (the --prune-budget flag), in percent.
+	PruneBudget *int
+	// Concurrency bounds the reads and deletes sent at once (default
+	// DefaultConcurrency).
+	Concurrency int
+	// NoWatch turns the watch cache off: every object is read with a GET
+	// before it is applied.
+	NoWatch bool
+	// SyncTimeout bounds a new watch's first list (default
+	// DefaultSyncTimeout).
+	SyncTimeout time.Duration
+}
+
+// Manager keeps the inventories of the apps of one cluster: it reads and
+// writes their parents, watches their members, and prunes.
+type Manager struct {
+	dyn     dynamic.Interface
+	md      metadata.Interface
+	mapper  meta.RESTMapper
+	opts    Options
+	store   *store
+	tracker *tracker
+	metrics *metrics
+}
+
+// New returns a Manager. dyn, md and mapper are required.
+func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, opts Options) (*Manager, error) {
+	switch {
+	case dyn == nil:
+		return nil, errors.New("inventory: dynamic client is nil")
+	case md == nil:
+		return nil, errors.New("inventory: metadata client is nil")
+	case mapper == nil:
+		return nil, errors.New("inventory: REST mapper is nil")
+	case opts.Namespace == "":
+		return nil, errors.New("inventory: Namespace is required: the namespace that holds the apps' parent Secrets (syncd's own)")
+	case opts.Concurrency < 0:
+		return nil, fmt.Errorf("inventory: Concurrency must be positive, got %d", opts.Concurrency)
+	case opts.PruneBudget != nil && (*opts.PruneBudget < 0 || *opts.PruneBudget > 100):
+		return nil, fmt.Errorf("inventory: PruneBudget must be a percentage from 0 to 100, got %d", *opts.PruneBudget)
+	}
+	if opts.Version == "" {
+		opts.Version = "v0"
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
+	}
+	reg := opts.Registerer
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: register metrics: %w", err)
+	}
+	return &Manager{
+		dyn:     dyn,
+		md:      md,
+		mapper:  mapper,
+		opts:    opts,
+		store:   &store{dyn: dyn, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version},
+		tracker: newTracker(md, opts.SyncTimeout),
+		metrics: m,
+	}, nil
+}
+
+// Stop stops the watches. The Manager must not be used afterwards.
+func (m *Manager) Stop() { m.tracker.stop() }
+
+// ID returns the ApplySet ID of an app.
+func (m *Manager) ID(app string) string { return AppID(app, m.opts.Namespace) }
+
+// Namespace returns the namespace of the parent Secrets.
+func (m *Manager) Namespace() string { return m.opts.Namespace }
+
+// Load reads an app's inventory (empty when the app has none yet).
+func (m *Manager) Load(ctx context.Context, app string) (*Inventory, error) {
+	l, err := m.store.load(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return l.inv, nil
+}
+
+// Refuse records that an app's prune did not run because its source or
+// render failed (reason ReasonSourceFailed or ReasonRenderFailed), and
+// returns the report saying so. Nothing is sent to the cluster.
+func (m *Manager) Refuse(app string, reason Reason, cause error) *Report {
+	m.metrics.blocked.WithLabelValues(string(reason)).Inc()
+	return &Report{App: app, Refused: &Refusal{Reason: reason, Message: refusalMessage(reason, cause)}}
+}

@@ -1,0 +1,437 @@
+package inventory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// protectedKinds are deleted only with syncd.dev/prune: allow on the
+// object: deleting them deletes data (a namespace's contents, every
+// custom resource of a CRD, a volume).
+var protectedKinds = sets.New(
+	planner.ObjectRef{Kind: "Namespace"}.GroupKind(),
+	planner.ObjectRef{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}.GroupKind(),
+	planner.ObjectRef{Kind: "PersistentVolumeClaim"}.GroupKind(),
+)
+
+// candidate is a member that left Git, with what prune decided for it.
+type candidate struct {
+	mem    *Member
+	ri     metadata.ResourceInterface
+	live   *metav1.PartialObjectMetadata
+	action string // "delete", "orphan", "gone" or "" (spared)
+	spared *Spared
+}
+
+// Finish ends a reconcile after the applier ran: it prunes the members
+// that left Git when every guard allows it, and writes the inventory of
+// the new member set (members prune spared stay in it). cs and applyErr
+// are the applier's results; cs may be nil when the applier never ran.
+//
+// Guards, in order: an incomplete apply (applyErr, or cs not OK) prunes
+// nothing; an empty plan prunes nothing unless the app sets allowEmpty;
+// prune: false deletes nothing; a prune deleting more than the budget's
+// share of the app's objects is refused whole. Per object: an object no
+// longer labelled as a member, or in which no manager of the app owns a
+// field, is left alone; Namespaces, CRDs and PVCs need
+// syncd.dev/prune: allow; adopted objects are orphaned unless the app
+// says adopted: delete. Objects are removed in reverse stage order, each
+// delete preconditioned on the UID and resourceVersion prune read.
+func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error) (*Report, error) {
+	rep := &Report{App: r.app.Name, DryRun: r.dryRun}
+	inPlan := make(map[Key]bool, len(r.plan.Objects))
+	for i := range r.plan.Objects {
+		inPlan[KeyOf(r.plan.Objects[i].Ref)] = true
+	}
+	next := &Inventory{App: r.app.Name, ID: r.id}
+	next.Members = r.applied(cs)
+	var left []*Member
+	for _, mem := range r.prev.inv.Members {
+		if !inPlan[KeyOf(mem.Ref())] {
+			left = append(left, mem)
+		}
+	}
+
+	refuse := func(reason Reason, msg string) {
+		rep.Refused = &Refusal{Reason: reason, Message: msg}
+		r.m.metrics.blocked.WithLabelValues(string(reason)).Inc()
+		for _, mem := range left {
+			rep.Spared = append(rep.Spared, Spared{Object: mem.Ref(), Reason: reason, Message: msg})
+		}
+	}
+	switch {
+	case applyErr != nil || cs == nil || !cs.OK():
+		cause := "some objects were not applied"
+		if applyErr != nil {
+			cause = applyErr.Error()
+		} else if cs != nil {
+			cause = fmt.Sprintf("%d conflict(s), %d failure(s), %d skipped", cs.Count(applier.Conflicted), cs.Count(applier.Failed), cs.Count(applier.Skipped))
+		}
+		if len(left) > 0 {
+			refuse(ReasonApplyIncomplete, "not pruning: the apply did not complete ("+cause+"); pruning after a partial apply could delete what the failed objects need")
+		}
+	case len(r.plan.Objects) == 0 && len(left) > 0 && !r.app.AllowEmpty:
+		refuse(ReasonEmptyRender, fmt.Sprintf("not pruning: the render is empty and would delete all %d objects of the app; set allowEmpty: true on app %s if that is intended", len(left), r.app.Name))
+	case len(left) > 0 && !r.app.PruneEnabled():
+		refuse(ReasonDisabled, fmt.Sprintf("not pruning: app %s sets prune: false; the objects stay in the inventory and are pruned once prune is enabled", r.app.Name))
+	case len(left) > 0:
+		if err := r.prune(ctx, rep, left); err != nil {
+			return rep, err
+		}
+	}
+	// Members prune did not remove stay, with their reason.
+	removed := sets.New[Key]()
+	for _, refs := range [][]planner.ObjectRef{rep.Deleted, rep.Orphaned, rep.Gone} {
+		for _, ref := range refs {
+			removed.Insert(KeyOf(ref))
+		}
+	}
+	spared := map[Key]Reason{}
+	for _, s := range rep.Spared {
+		spared[KeyOf(s.Object)] = s.Reason
+	}
+	for _, mem := range left {
+		k := KeyOf(mem.Ref())
+		if removed.Has(k) && !r.dryRun {
+			continue
+		}
+		c := *mem
+		c.Blocked = string(spared[k])
+		next.Members = append(next.Members, &c)
+	}
+	if r.dryRun {
+		return rep, nil
+	}
+	wrote, err := r.m.store.save(ctx, r.prev, next)
+	rep.InventoryWritten = wrote
+	return rep, err
+}
+
+// applied returns the plan's members after the apply: the slice hashes
+// and resourceVersion of every object applied completely; objects whose
+// apply failed keep no hashes, so the next run applies them again.
+func (r *Run) applied(cs *applier.ChangeSet) []*Member {
+	type result struct {
+		ok bool
+		rv string
+	}
+	res := map[Key]*result{}
+	if cs != nil {
+		for _, c := range cs.Changes {
+			k := KeyOf(c.Object)
+			x := res[k]
+			if x == nil {
+				x = &result{ok: true}
+				res[k] = x
+			}
+			switch c.Action {
+			case applier.Failed, applier.Conflicted, applier.Skipped, applier.Yielded, applier.HandoffPending:
+				// Yielded and handoff-pending objects are not as the plan
+				// says yet: apply them again next time.
+				x.ok = false
+			}
+			if c.ResourceVersion != "" {
+				x.rv = c.ResourceVersion
+			}
+		}
+	}
+	out := make([]*Member, 0, len(r.plan.Objects))
+	for i := range r.plan.Objects {
+		obj := &r.plan.Objects[i]
+		k := KeyOf(obj.Ref)
+		mem := &Member{
+			Group: obj.Ref.Group, Version: obj.Ref.Version, Kind: obj.Ref.Kind,
+			Namespace: obj.Ref.Namespace, Name: obj.Ref.Name, Stage: obj.Stage,
+			Adopted: r.adopted[k],
+		}
+		if p := r.prevIdx[k]; p != nil {
+			mem.Adopted = p.Adopted
+		}
+		if x := res[k]; x != nil && x.ok && x.rv != "" && !r.dryRun {
+			mem.Slices, mem.ResourceVersion = hashesOf(obj), x.rv
+		} else if p := r.prevIdx[k]; p != nil && r.dryRun {
+			mem.Slices, mem.ResourceVersion = p.Slices, p.ResourceVersion
+		}
+		out = append(out, mem)
+	}
+	return out
+}
+
+// prune decides and carries out the removal of the members that left Git.
+func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
+	cands := make([]*candidate, len(left))
+	for i, mem := range left {
+		cands[i] = &candidate{mem: mem}
+	}
+	// Read every candidate's metadata (managedFields, labels,
+	// annotations, UID, resourceVersion).
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.m.opts.Concurrency)
+	for _, c := range cands {
+		eg.Go(func() error {
+			_, ri, err := r.resource(c.mem.Ref())
+			if err != nil {
+				if isNoMatch(err) {
+					// Its kind is gone (CRD deleted): so is the object.
+					c.action = "gone"
+					return nil
+				}
+				c.spare(ReasonError, err.Error())
+				return nil
+			}
+			c.ri = ri
+			live, err := ri.Get(ectx, c.mem.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				c.action = "gone"
+			case err != nil:
+				c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
+			default:
+				c.live = live
+				r.decide(c)
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// The budget counts deletions against the app's size before this run.
+	deletes := 0
+	for _, c := range cands {
+		if c.action == "delete" {
+			deletes++
+		}
+	}
+	budget := r.app.PruneBudgetPercent()
+	if r.m.opts.PruneBudget != nil {
+		budget = *r.m.opts.PruneBudget
+	}
+	total := len(r.prev.inv.Members)
+	if deletes*100 > budget*total {
+		msg := fmt.Sprintf("not pruning: it would delete %d of the app's %d objects (%d%%), more than the prune budget of %d%%; if that is intended, raise pruneBudget on app %s or run once with --prune-budget=%d",
+			deletes, total, deletes*100/total, budget, r.app.Name, (deletes*100+total-1)/total)
+		rep.Refused = &Refusal{Reason: ReasonBudget, Message: msg}
+		r.m.metrics.blocked.WithLabelValues(string(ReasonBudget)).Inc()
+		for _, c := range cands {
+			rep.Spared = append(rep.Spared, Spared{Object: c.mem.Ref(), Reason: ReasonBudget, Message: msg})
+		}
+		return nil
+	}
+
+	// Reverse stage order: namespaced objects first, CRDs last; within a
+	// stage, concurrently.
+	slices.SortStableFunc(cands, func(a, b *candidate) int {
+		if a.mem.Stage != b.mem.Stage {
+			return int(b.mem.Stage) - int(a.mem.Stage)
+		}
+		if b.mem.Ref().Less(a.mem.Ref()) {
+			return -1
+		}
+		if a.mem.Ref().Less(b.mem.Ref()) {
+			return 1
+		}
+		return 0
+	})
+	for start := 0; start < len(cands); {
+		end := start
+		for end < len(cands) && cands[end].mem.Stage == cands[start].mem.Stage {
+			end++
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(r.m.opts.Concurrency)
+		for _, c := range cands[start:end] {
+			if c.action != "delete" && c.action != "orphan" || r.dryRun {
+				continue
+			}
+			g.Go(func() error {
+				r.remove(gctx, c)
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if err := ctx.Err(); err != nil {
+			r.collect(rep, cands)
+			return err
+		}
+		start = end
+	}
+	r.collect(rep, cands)
+	return nil
+}
+
+// collect fills the report and counts the outcomes.
+func (r *Run) collect(rep *Report, cands []*candidate) {
+	for _, c := range cands {
+		ref := c.mem.Ref()
+		switch {
+		case c.spared != nil:
+			rep.Spared = append(rep.Spared, *c.spared)
+			r.m.metrics.blocked.WithLabelValues(string(c.spared.Reason)).Inc()
+		case c.action == "gone":
+			rep.Gone = append(rep.Gone, ref)
+		case c.action == "delete":
+			rep.Deleted = append(rep.Deleted, ref)
+			if !r.dryRun {
+				r.m.metrics.pruned.WithLabelValues("deleted").Inc()
+			}
+		case c.action == "orphan":
+			rep.Orphaned = append(rep.Orphaned, ref)
+			if !r.dryRun {
+				r.m.metrics.pruned.WithLabelValues("orphaned").Inc()
+			}
+		}
+	}
+}
+
+func (c *candidate) spare(reason Reason, msg string) {
+	c.action = ""
+	c.spared = &Spared{Object: c.mem.Ref(), Reason: reason, Message: msg}
+}
+
+// decide applies the per-object guards to a candidate read from the
+// cluster.
+func (r *Run) decide(c *candidate) {
+	live := c.live
+	if got := live.Labels[LabelPartOf]; got != r.id {
+		c.spare(ReasonNotMember, fmt.Sprintf("not deleted: it no longer carries %s=%s (now %q), so it is no longer this app's; it is dropped from prune once relabelled or deleted by hand", LabelPartOf, r.id, got))
+		return
+	}
+	if !r.ownsAny(live) {
+		c.spare(ReasonUnowned, fmt.Sprintf("not deleted: no field manager of app %s owns any field of it any more (someone took it over); remove the %s label to release it, or delete it by hand", r.app.Name, LabelPartOf))
+		return
+	}
+	gk := c.mem.Ref().GroupKind()
+	if protectedKinds.Has(gk) && live.Annotations[PruneAnnotation] != PruneAllow {
+		c.spare(ReasonProtected, fmt.Sprintf("not deleted: a %s is deleted by prune only when it carries the annotation %s: %s (deleting it deletes what it holds); add it in Git first, or delete it by hand", gk.Kind, PruneAnnotation, PruneAllow))
+		return
+	}
+	if c.mem.Adopted && !r.app.DeleteAdopted() {
+		c.action = "orphan"
+		return
+	}
+	c.action = "delete"
+}
+
+// ours returns the names of the app's managers on an object: the
+// configured ones, those its managers annotation lists, and their handoff
+// managers.
+func (r *Run) ours(live *metav1.PartialObjectMetadata) sets.Set[string] {
+	set := sets.New(r.app.Managers()...)
+	if v := live.Annotations[applier.ManagersAnnotationPrefix+trim63(r.app.Name)]; v != "" {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				set.Insert(m)
+			}
+		}
+	}
+	for _, m := range set.UnsortedList() {
+		set.Insert(string(applier.HandoffManager(planner.FieldManager(m))))
+	}
+	return set
+}
+
+func trim63(s string) string {
+	if len(s) > 63 {
+		return s[:63]
+	}
+	return s
+}
+
+// ownsAny reports whether a manager of the app owns a field of live.
+func (r *Run) ownsAny(live *metav1.PartialObjectMetadata) bool {
+	ours := r.ours(live)
+	for _, e := range live.ManagedFields {
+		if ours.Has(e.Manager) {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes or orphans one candidate.
+func (r *Run) remove(ctx context.Context, c *candidate) {
+	live := c.live
+	if c.action == "orphan" {
+		if err := r.orphan(ctx, c); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+				c.spare(ReasonChanged, fmt.Sprintf("not orphaned: it changed while being released; retried next run: %v", err))
+			} else {
+				c.spare(ReasonError, fmt.Sprintf("orphan: %v", err))
+			}
+		}
+		return
+	}
+	uid, rv := live.UID, live.ResourceVersion
+	policy := metav1.DeletePropagationBackground
+	err := c.ri.Delete(ctx, c.mem.Name, metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+		PropagationPolicy: &policy,
+	})
+	switch {
+	case err == nil:
+	case apierrors.IsNotFound(err):
+		c.action = "gone"
+	case apierrors.IsConflict(err):
+		c.spare(ReasonChanged, "not deleted: it changed after prune read it; it is checked again on the next run")
+	default:
+		c.spare(ReasonError, fmt.Sprintf("delete: %v", err))
+	}
+}
+
+// orphan releases an adopted object: one JSON patch, preconditioned on
+// the resourceVersion read, removes the part-of label, the app's managers
+// annotation and the app's managedFields entries. Unlike an identity-only
+// apply it changes no value: fields only syncd owned keep their values,
+// owned by no one, as they were before syncd adopted the object.
+func (r *Run) orphan(ctx context.Context, c *candidate) error {
+	live := c.live
+	ours := r.ours(live)
+	var keep []metav1.ManagedFieldsEntry
+	for _, e := range live.ManagedFields {
+		if !ours.Has(e.Manager) {
+			keep = append(keep, e)
+		}
+	}
+	var mf any = keep
+	if len(keep) == 0 {
+		// An empty list means "unchanged" to the API server; [{}] clears.
+		mf = []map[string]any{{}}
+	}
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.ResourceVersion},
+		{"op": "remove", "path": "/metadata/labels/" + escape(LabelPartOf)},
+	}
+	if _, ok := live.Annotations[applier.ManagersAnnotationPrefix+trim63(r.app.Name)]; ok {
+		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + escape(applier.ManagersAnnotationPrefix+trim63(r.app.Name))})
+	}
+	ops = append(ops, map[string]any{"op": "replace", "path": "/metadata/managedFields", "value": mf})
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	_, err = c.ri.Patch(ctx, c.mem.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: StoreManager})
+	return err
+}
+
+// escape escapes a JSON pointer token.
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

@@ -1,0 +1,125 @@
+package inventory
+
+import (
+	"fmt"
+	"strings"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// Reason names a prune guard. Each is also the reason label of
+// syncd_prune_blocked_total.
+type Reason string
+
+// Guards that refuse a whole prune.
+const (
+	// ReasonSourceFailed: the source could not be fetched or verified.
+	ReasonSourceFailed Reason = "source-failed"
+	// ReasonRenderFailed: the manifests could not be rendered or planned.
+	ReasonRenderFailed Reason = "render-failed"
+	// ReasonApplyIncomplete: some object was not applied (conflict,
+	// failure, cancellation).
+	ReasonApplyIncomplete Reason = "apply-incomplete"
+	// ReasonEmptyRender: the render has no objects and the app does not
+	// set allowEmpty.
+	ReasonEmptyRender Reason = "empty-render"
+	// ReasonBudget: the prune would delete more than the budget allows.
+	ReasonBudget Reason = "budget"
+	// ReasonDisabled: the app sets prune: false.
+	ReasonDisabled Reason = "disabled"
+)
+
+// Guards that spare one object.
+const (
+	// ReasonProtected: a Namespace, CustomResourceDefinition or
+	// PersistentVolumeClaim without syncd.dev/prune: allow.
+	ReasonProtected Reason = "protected"
+	// ReasonUnowned: no manager of the app owns a field of the object any
+	// more.
+	ReasonUnowned Reason = "unowned"
+	// ReasonNotMember: the object no longer carries the app's part-of
+	// label.
+	ReasonNotMember Reason = "not-member"
+	// ReasonChanged: the object changed between the read and the delete
+	// (the delete's preconditions failed); it is retried next time.
+	ReasonChanged Reason = "changed"
+	// ReasonError: the delete or orphaning request failed.
+	ReasonError Reason = "error"
+)
+
+// Refusal says why a whole prune did not run.
+type Refusal struct {
+	Reason  Reason
+	Message string
+}
+
+// Spared is an object that left Git but that prune did not delete.
+type Spared struct {
+	Object  planner.ObjectRef
+	Reason  Reason
+	Message string
+}
+
+// String returns "object: message".
+func (s Spared) String() string { return s.Object.String() + ": " + s.Message }
+
+// Report is what one prune did.
+type Report struct {
+	App    string
+	DryRun bool
+	// Refused is set when no object was pruned because a guard refused
+	// the whole prune; the objects that left Git are listed in Spared.
+	Refused *Refusal
+	// Deleted and Orphaned are the objects removed from the app;
+	// Orphaned ones stay in the cluster without syncd's label and
+	// managers. In a dry run they are what would happen.
+	Deleted, Orphaned []planner.ObjectRef
+	// Gone are inventory members already absent from the cluster.
+	Gone []planner.ObjectRef
+	// Spared are objects that left Git and stay, with the reason; they
+	// stay in the inventory and are retried on the next run.
+	Spared []Spared
+	// InventoryWritten tells whether the parent was written this run.
+	InventoryWritten bool
+}
+
+// String summarises the report in one line.
+func (r *Report) String() string {
+	if r == nil {
+		return "prune: not run"
+	}
+	var parts []string
+	if r.Refused != nil {
+		parts = append(parts, "refused: "+r.Refused.Message)
+	}
+	verb := ""
+	if r.DryRun {
+		verb = "would be "
+	}
+	if n := len(r.Deleted); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %sdeleted", n, verb))
+	}
+	if n := len(r.Orphaned); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %sorphaned", n, verb))
+	}
+	if n := len(r.Gone); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d already gone", n))
+	}
+	if n := len(r.Spared); n > 0 && r.Refused == nil {
+		parts = append(parts, fmt.Sprintf("%d spared", n))
+	}
+	if len(parts) == 0 {
+		return "prune: nothing to do"
+	}
+	return "prune: " + strings.Join(parts, "; ")
+}
+
+func refusalMessage(reason Reason, cause error) string {
+	switch reason {
+	case ReasonSourceFailed:
+		return fmt.Sprintf("not pruning: the source failed, so what Git holds is unknown: %v", cause)
+	case ReasonRenderFailed:
+		return fmt.Sprintf("not pruning: the manifests did not render, so what Git holds is unknown: %v", cause)
+	}
+	return fmt.Sprintf("not pruning: %v", cause)
+}

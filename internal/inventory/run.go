@@ -1,0 +1,288 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// listThreshold is how many unknown objects of one resource and namespace
+// make one paginated LIST cheaper than a GET each.
+const listThreshold = 16
+
+// listPage is the page size of those LISTs.
+const listPage = 500
+
+// Run is one reconcile of one app: Begin, then the applier with Hooks,
+// then Finish.
+type Run struct {
+	m      *Manager
+	app    config.App
+	plan   *planner.Plan
+	dryRun bool
+	id     string
+
+	prev    *loaded
+	prevIdx map[Key]*Member
+	// adopted holds the plan objects new to the inventory that existed
+	// before this run without the app's part-of label.
+	adopted map[Key]bool
+
+	mu sync.Mutex
+	// known holds what Begin read for objects the watch cache does not
+	// hold; a nil value means absent.
+	known map[Key]*unstructured.Unstructured
+}
+
+// Begin starts a reconcile of app: it reads the inventory, makes sure the
+// app's members are watched, reads the objects the watch does not hold
+// (new ones, with one LIST per resource and namespace when there are
+// many), and — unless dryRun — records every object the plan may create
+// in the inventory before anything is applied, so that an interrupted run
+// never leaves an object syncd created outside the inventory.
+func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan, dryRun bool) (*Run, error) {
+	prev, err := m.store.load(ctx, app.Name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{
+		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID,
+		prev: prev, prevIdx: prev.inv.Index(),
+		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
+	}
+	if err := r.prefetch(ctx); err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return r, nil
+	}
+	// The superset: every previous member plus every plan object, so a
+	// crash between apply and Finish cannot lose track of a new object.
+	super := &Inventory{App: app.Name, ID: r.id}
+	for _, mem := range prev.inv.Members {
+		c := *mem
+		super.Members = append(super.Members, &c)
+	}
+	for i := range plan.Objects {
+		obj := &plan.Objects[i]
+		k := KeyOf(obj.Ref)
+		if r.prevIdx[k] != nil {
+			continue
+		}
+		super.Members = append(super.Members, &Member{
+			Group: obj.Ref.Group, Version: obj.Ref.Version, Kind: obj.Ref.Kind,
+			Namespace: obj.Ref.Namespace, Name: obj.Ref.Name, Stage: obj.Stage,
+			Adopted: r.adopted[k],
+		})
+	}
+	if _, err := m.store.save(ctx, prev, super); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ID returns the app's ApplySet ID.
+func (r *Run) ID() string { return r.id }
+
+// Hooks returns ao with the inventory's hooks set: the part-of label on
+// every object, reads from the watch cache, and the skip of objects that
+// did not change since syncd last applied them.
+func (r *Run) Hooks(ao applier.ApplyOptions) applier.ApplyOptions {
+	labels := map[string]string{}
+	for k, v := range ao.Labels {
+		labels[k] = v
+	}
+	labels[LabelPartOf] = r.id
+	ao.Labels = labels
+	ao.Live = r
+	ao.Skip = r.skip
+	return ao
+}
+
+// skip reports whether obj is exactly as syncd left it: the same slices
+// (manager and hash) as last applied, the same resourceVersion as right
+// after that apply, and still labelled as a member.
+func (r *Run) skip(obj *planner.Object, live *unstructured.Unstructured) bool {
+	mem := r.prevIdx[KeyOf(obj.Ref)]
+	return mem != nil && mem.ResourceVersion != "" &&
+		mem.ResourceVersion == live.GetResourceVersion() &&
+		live.GetLabels()[LabelPartOf] == r.id &&
+		sameApplied(mem, obj)
+}
+
+var _ applier.LiveReader = (*Run)(nil)
+
+// Live answers the applier's read of an object: from the watch cache,
+// else from what Begin read, else with a GET of its metadata.
+func (r *Run) Live(ctx context.Context, ref planner.ObjectRef) (*unstructured.Unstructured, error) {
+	wk, ri, err := r.resource(ref)
+	if err != nil {
+		return nil, err
+	}
+	if !r.m.opts.NoWatch {
+		if pom, ok := r.m.tracker.get(wk, ref.Name); ok {
+			return toUnstructured(ref, pom)
+		}
+	}
+	k := KeyOf(ref)
+	r.mu.Lock()
+	u, ok := r.known[k]
+	delete(r.known, k)
+	r.mu.Unlock()
+	if ok {
+		if u == nil {
+			return nil, apierrors.NewNotFound(wk.gvr.GroupResource(), ref.Name)
+		}
+		return u, nil
+	}
+	return r.get(ctx, ri, ref)
+}
+
+func (r *Run) get(ctx context.Context, ri metadata.ResourceInterface, ref planner.ObjectRef) (*unstructured.Unstructured, error) {
+	pom, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return toUnstructured(ref, pom)
+}
+
+// resource maps a ref to its watch key and metadata client.
+func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterface, error) {
+	mapping, err := r.m.mapper.RESTMapping(ref.GroupKind(), ref.Version)
+	if err != nil {
+		return watchKey{}, nil, fmt.Errorf("%s: map kind: %w", ref, err)
+	}
+	k := watchKey{gvr: mapping.Resource, id: r.id}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		k.namespace = ref.Namespace
+		return k, r.m.md.Resource(mapping.Resource).Namespace(ref.Namespace), nil
+	}
+	return k, r.m.md.Resource(mapping.Resource), nil
+}
+
+// prefetch starts the watches of the plan's resources and namespaces and
+// reads the plan objects they do not hold.
+func (r *Run) prefetch(ctx context.Context) error {
+	type group struct {
+		ri   metadata.ResourceInterface
+		objs []*planner.Object
+	}
+	groups := map[watchKey]*group{}
+	var order []watchKey
+	for i := range r.plan.Objects {
+		obj := &r.plan.Objects[i]
+		wk, ri, err := r.resource(obj.Ref)
+		if err != nil {
+			// A kind the cluster does not know yet (its CRD is in this
+			// plan): nothing of it exists, the applier reads it itself.
+			if isNoMatch(err) {
+				continue
+			}
+			return err
+		}
+		if !r.m.opts.NoWatch {
+			r.m.tracker.ensure(ctx, wk)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if _, ok := r.m.tracker.get(wk, obj.Ref.Name); ok {
+				continue
+			}
+		}
+		g := groups[wk]
+		if g == nil {
+			g = &group{ri: ri}
+			groups[wk] = g
+			order = append(order, wk)
+		}
+		g.objs = append(g.objs, obj)
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.m.opts.Concurrency)
+	for _, wk := range order {
+		g := groups[wk]
+		if len(g.objs) >= listThreshold {
+			eg.Go(func() error { return r.list(ectx, wk, g.ri, g.objs) })
+			continue
+		}
+		for _, obj := range g.objs {
+			eg.Go(func() error {
+				u, err := r.get(ectx, g.ri, obj.Ref)
+				if apierrors.IsNotFound(err) {
+					u, err = nil, nil
+				}
+				if err != nil {
+					return fmt.Errorf("%s: read before apply: %w", obj.Ref, err)
+				}
+				r.remember(obj, u)
+				return nil
+			})
+		}
+	}
+	return eg.Wait()
+}
+
+// list reads every object of one resource and namespace (metadata only,
+// paginated) and remembers the ones the plan names.
+func (r *Run) list(ctx context.Context, wk watchKey, ri metadata.ResourceInterface, objs []*planner.Object) error {
+	want := make(map[string]*planner.Object, len(objs))
+	for _, o := range objs {
+		want[o.Ref.Name] = o
+	}
+	opts := metav1.ListOptions{Limit: listPage}
+	for {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list %s in %q before apply: %w", wk.gvr, wk.namespace, err)
+		}
+		for i := range list.Items {
+			if o := want[list.Items[i].Name]; o != nil {
+				u, err := toUnstructured(o.Ref, &list.Items[i])
+				if err != nil {
+					return err
+				}
+				r.remember(o, u)
+				delete(want, o.Ref.Name)
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	for _, o := range want {
+		r.remember(o, nil)
+	}
+	return nil
+}
+
+// remember stores what was read for obj and notes adoption: an object new
+// to the inventory that exists without the app's part-of label.
+func (r *Run) remember(obj *planner.Object, u *unstructured.Unstructured) {
+	k := KeyOf(obj.Ref)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.known[k] = u
+	if u != nil && r.prevIdx[k] == nil && u.GetLabels()[LabelPartOf] != r.id {
+		r.adopted[k] = true
+	}
+}
+
+// isNoMatch reports whether err says the cluster does not know a kind.
+func isNoMatch(err error) bool {
+	var nk *meta.NoKindMatchError
+	var nr *meta.NoResourceMatchError
+	return errors.As(err, &nk) || errors.As(err, &nr)
+}
