@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
@@ -217,5 +218,48 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	}
 	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after dropping env (-plan +live):\n%s", diff)
+	}
+}
+
+// TestSplitConflict: a conflict on one slice of a split object is decided
+// before anything is written, so fail leaves the whole object untouched.
+func TestSplitConflict(t *testing.T) {
+	tests := map[string]struct {
+		policy       config.Action
+		want         []string
+		wantImage    string
+		wantReplicas int64
+	}{
+		"fail":  {config.ActionFail, []string{"Deployment web syncd-web skipped", "Deployment web syncd-web-release conflict"}, "nginx:1.29", 3},
+		"yield": {config.ActionYield, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release yielded"}, "nginx:1.29", 4},
+		"force": {config.ActionForce, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release forced"}, "nginx:1.27", 4},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, env.Config)
+			ns := env.Namespace(t)
+			app := webApp(ns, "syncd-web", releaseImages)
+			c.apply(t, c.plan(t, app, deployment("web", 3, "nginx:1.27")), ApplyOptions{})
+			// kubectl set image: an Update that takes the image.
+			patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.29"}]}}}}`
+			if _, err := c.resource(t, deployments, ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+				t.Fatal(err)
+			}
+			before := c.get(t, deployments, ns, "web")
+			cs := c.apply(t, c.plan(t, app, deployment("web", 4, "nginx:1.27")), ApplyOptions{Policy: policyOf(t, tc.policy)})
+			wantChanges(t, cs, tc.want...)
+			t.Logf("%s: %v %v", name, changes(cs), errs(cs))
+			live := c.get(t, deployments, ns, "web")
+			if tc.policy == config.ActionFail && live.GetResourceVersion() != before.GetResourceVersion() {
+				t.Error("object written although a slice failed")
+			}
+			containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+			if got := containers[0].(map[string]any)["image"]; got != tc.wantImage {
+				t.Errorf("image = %v, want %s", got, tc.wantImage)
+			}
+			if got := replicas(live); got != tc.wantReplicas {
+				t.Errorf("replicas = %d, want %d", got, tc.wantReplicas)
+			}
+		})
 	}
 }
