@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -211,8 +214,10 @@ func failedAny(cs []Change) bool {
 }
 
 // describeError makes API errors actionable: Forbidden names the verb,
-// resource and namespace and the RBAC rule to add; admission denials are
-// shown verbatim.
+// resource and namespace and the RBAC rule to add (applying needs get and
+// patch, creating through apply needs create as well, and list/watch serve
+// the live cache; a refused verb outside those, like delete for a
+// recreate, is added); admission denials are shown verbatim.
 func describeError(ref planner.ObjectRef, op string, err error) error {
 	var status apierrors.APIStatus
 	if apierrors.IsForbidden(err) && errors.As(err, &status) {
@@ -229,7 +234,15 @@ func describeError(ref planner.ObjectRef, op string, err error) error {
 		if group == "" {
 			group = `""`
 		}
-		return fmt.Errorf("%s: %s: %w; grant the identity a rule {apiGroups: [%s], resources: [%s], verbs: [get, list, watch, patch]} %s", ref, op, err, group, resource, where)
+		verbs := []string{"get", "list", "watch", "create", "patch"}
+		if m := forbiddenVerb.FindStringSubmatch(status.Status().Message); m != nil && !slices.Contains(verbs, m[1]) {
+			verbs = append(verbs, m[1])
+		}
+		return fmt.Errorf("%s: %s: %w; grant the identity a rule {apiGroups: [%s], resources: [%s], verbs: [%s]} %s", ref, op, err, group, resource, strings.Join(verbs, ", "), where)
 	}
 	return fmt.Errorf("%s: %s: %w", ref, op, err)
 }
+
+// forbiddenVerb finds the verb in the API server's Forbidden message
+// (`User "u" cannot delete resource "configmaps" ...`).
+var forbiddenVerb = regexp.MustCompile(`cannot ([a-z]+) resource`)

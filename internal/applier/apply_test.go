@@ -148,13 +148,21 @@ func TestForbidden(t *testing.T) {
 	}
 	c := newCluster(t, cfg)
 	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: aHVudGVyMg==\n"
-	plan := c.plan(t, appOf("app", ns), configMap("cfg", map[string]string{"a": "1"}), secret)
+	plan := c.plan(t, appOf("app", ns), configMap("cfg", map[string]string{"a": "1"}), configMap("new", map[string]string{"b": "2"}), secret)
 	cs := c.apply(t, plan, ApplyOptions{})
-	wantChanges(t, cs, "ConfigMap cfg syncd-app configured", "Secret creds syncd-app failed")
+	wantChanges(t, cs, "ConfigMap cfg syncd-app configured", "ConfigMap new syncd-app failed", "Secret creds syncd-app failed")
+	// Creating through apply needs the create verb as well.
+	err = cs.Changes[1].Err
+	t.Logf("forbidden create: %v", err)
+	for _, want := range []string{"ConfigMap " + ns + "/new", `cannot create resource "configmaps"`, "resources: [configmaps], verbs: [get, list, watch, create, patch]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
+	}
 	if cs.OK() {
 		t.Error("OK() = true with a failed object")
 	}
-	err = cs.Changes[1].Err
+	err = cs.Changes[2].Err
 	t.Logf("forbidden: %v", err)
 	for _, want := range []string{"Secret " + ns + "/creds", `cannot get resource "secrets"`, "in namespace " + ns, "resources: [secrets]", `apiGroups: [""]`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -168,6 +176,22 @@ func TestForbidden(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"a": "1"}, data(c.get(t, configMaps, ns, "cfg"))); diff != "" {
 		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+	}
+
+	// A recreate needs delete, which the identity lacks: the advice says so.
+	immutable := true
+	if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "frozen"}, Immutable: &immutable, Data: map[string]string{"k": "v1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	frozen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frozen\nimmutable: true\ndata:\n  k: v2\n"
+	cs = c.apply(t, c.plan(t, appOf("app", ns), frozen), ApplyOptions{Recreate: true, Policy: policyOf(t, config.ActionForce)})
+	wantChanges(t, cs, "ConfigMap frozen syncd-app failed")
+	err = cs.Changes[0].Err
+	t.Logf("forbidden delete: %v", err)
+	for _, want := range []string{"ConfigMap " + ns + "/frozen", "delete to recreate (immutable data)", `cannot delete resource "configmaps"`, "verbs: [get, list, watch, create, patch, delete]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %q", err, want)
+		}
 	}
 }
 

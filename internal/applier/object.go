@@ -770,7 +770,7 @@ func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, 
 	}
 	propagation := metav1.DeletePropagationForeground
 	if err := ri.Delete(ctx, obj.Ref.Name, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil && !apierrors.IsNotFound(err) {
-		changes[0].Action, changes[0].Err = Failed, fmt.Errorf("%s: delete to recreate (immutable %s): %w", obj.Ref, fields, err)
+		changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "delete to recreate (immutable "+fields+")", err)
 		return nil
 	}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
