@@ -57,7 +57,9 @@ func run() error {
 
 	step("Building syncd")
 	bin := filepath.Join(env.Dir, "syncd")
-	build := exec.Command(filepath.Join(root, "hack", "build.sh"), bin)
+	// A plain build shares the Go build cache with `go run` of this demo;
+	// hack/build.sh (static, trimmed) is for release images.
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=demo", "-o", bin, "./cmd/syncd")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build syncd: %w", err)
