@@ -22,18 +22,33 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags="$ldflags -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
 
-build() { # build NAME MODULE_DIR PACKAGE
-  local name=$1 moddir=$2 pkg=$3
-  if [ -x "$dir/$name" ]; then return; fi
-  echo "controlplane: building $name (first time only)..." >&2
-  local start=$SECONDS
-  (cd "$root/$moddir" && go build -trimpath -ldflags "$ldflags" -o "$dir/$name.tmp" "$pkg")
-  mv "$dir/$name.tmp" "$dir/$name"
-  echo "controlplane: built $name in $((SECONDS - start))s" >&2
+# build MODULE_DIR NAME... : builds the missing commands of one tool module
+# in a single go build, so the packages they share compile once.
+build() {
+  local moddir=$1; shift
+  local pkgs=() names=()
+  for name in "$@"; do
+    [ -x "$dir/$name" ] && continue
+    names+=("$name")
+    case $name in
+      etcd) pkgs+=(go.etcd.io/etcd/server/v3) ;;
+      *) pkgs+=("k8s.io/kubernetes/cmd/$name") ;;
+    esac
+  done
+  [ ${#pkgs[@]} -eq 0 ] && return
+  echo "controlplane: building ${names[*]} (first time only, several minutes)..." >&2
+  local start=$SECONDS tmp
+  tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  (cd "$root/$moddir" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}")
+  for name in "${names[@]}"; do
+    src=$name
+    [ "$name" = etcd ] && src=server
+    mv "$tmp/$src" "$dir/$name"
+  done
+  rmdir "$tmp"
+  echo "controlplane: built ${names[*]} in $((SECONDS - start))s" >&2
 }
 
-build etcd tools/etcd go.etcd.io/etcd/server/v3
-build kube-apiserver tools/controlplane k8s.io/kubernetes/cmd/kube-apiserver
-build kube-controller-manager tools/controlplane k8s.io/kubernetes/cmd/kube-controller-manager
-build kubectl tools/controlplane k8s.io/kubernetes/cmd/kubectl
+build tools/etcd etcd
+build tools/controlplane kube-apiserver kube-controller-manager kubectl
 echo "$dir"
