@@ -215,8 +215,10 @@ func (c *cancellingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 // TestCancelledMidApply: a context cancelled part-way leaves earlier
 // requests applied; a re-run converges to exactly the plan.
 func TestCancelledMidApply(t *testing.T) {
-	for _, n := range []int64{1, 2, 4, 5, 6} {
-		t.Run(fmt.Sprintf("after %d patches", n), func(t *testing.T) {
+	type tc struct{ n, concurrency int64 }
+	for _, tc := range []tc{{1, 1}, {2, 1}, {4, 1}, {5, 1}, {6, 1}, {3, 8}, {7, 8}} {
+		n := tc.n
+		t.Run(fmt.Sprintf("after %d patches, concurrency %d", n, tc.concurrency), func(t *testing.T) {
 			ns := env.Namespace(t)
 			role := fmt.Sprintf("syncd-cancel-%s", ns)
 			admin := newCluster(t, env.Config)
@@ -240,7 +242,7 @@ func TestCancelledMidApply(t *testing.T) {
 			cfg := rest.CopyConfig(env.Config)
 			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { ct.next = rt; return ct })
 			c := newCluster(t, cfg)
-			a := c.applier(t, Options{Concurrency: 1})
+			a := c.applier(t, Options{Concurrency: int(tc.concurrency)})
 			cs, err := a.Apply(ctx, plan, ApplyOptions{RecordManagers: true})
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("Apply after cancel: err = %v, want context.Canceled", err)
@@ -322,5 +324,15 @@ func TestDryRun(t *testing.T) {
 	wantChanges(t, cs, "Deployment web syncd-other conflict")
 	if diff := cmp.Diff(Conflicts{{Manager: "syncd-web", Path: ".spec.replicas", Operation: "Apply"}}, cs.Changes[0].Conflicts); diff != "" {
 		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+}
+
+// TestWait: with Wait, each object is polled until kstatus says Current.
+func TestWait(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	cs := c.apply(t, c.plan(t, appOf("app", ns), configMap("cfg", map[string]string{"a": "1"})), ApplyOptions{Wait: true})
+	if got := cs.Changes[0].Health; got != "Current" {
+		t.Errorf("Health = %q, want Current", got)
 	}
 }
