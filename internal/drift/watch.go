@@ -133,6 +133,8 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 // SetPlan makes the watcher watch plan's objects and detect with opts from
 // now on (a new revision, a new config, new yielded fields). Every object
 // is recomputed; findings of objects that left the plan are resolved. An
+// object of the plan that does not exist yet is reported Deleted, so call
+// it after the plan was applied. An
 // error names the kind that could not be mapped to a resource, and leaves
 // the previous plan in place.
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
