@@ -1,0 +1,131 @@
+package preview
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// Redaction markers shown instead of Secret values.
+const (
+	Redacted        = "<redacted>"
+	RedactedChanged = "<redacted, changed>"
+)
+
+// lastApplied is client-side apply's copy of the object, which for a
+// Secret holds its values.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Diff returns a unified diff of live against after as YAML, both cleaned
+// of server bookkeeping and with Secret values redacted. A nil live is an
+// object to create; a nil after (a refused dry run) or two equal objects
+// give an empty diff.
+func Diff(live, after *unstructured.Unstructured) (string, error) {
+	if after == nil {
+		return "", nil
+	}
+	var a, b map[string]any
+	if live != nil {
+		a = clean(live)
+	}
+	b = clean(after)
+	if equality.Semantic.DeepEqual(a, b) {
+		return "", nil
+	}
+	redactSecrets(a, b)
+	ay, err := toYAML(a)
+	if err != nil {
+		return "", err
+	}
+	by, err := toYAML(b)
+	if err != nil {
+		return "", err
+	}
+	from := "live"
+	if live == nil {
+		from = "/dev/null"
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: lines(ay), B: lines(by),
+		FromFile: from, ToFile: "dry-run", Context: 3,
+	})
+}
+
+func toYAML(m map[string]any) (string, error) {
+	if m == nil {
+		return "", nil
+	}
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode as YAML: %w", err)
+	}
+	return string(b), nil
+}
+
+// clean returns a copy of u without what the server maintains.
+func clean(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy().Object
+	delete(c, "status")
+	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
+		unstructured.RemoveNestedField(c, "metadata", f)
+	}
+	return c
+}
+
+// redactSecrets replaces the values of core Secrets' data and stringData
+// in place: a value is Redacted, or RedactedChanged in b when it differs
+// from a's. The last-applied-configuration annotation is redacted too.
+func redactSecrets(a, b map[string]any) {
+	if !isSecret(a) && !isSecret(b) {
+		return
+	}
+	before := map[string]any{}
+	for _, field := range []string{"data", "stringData"} {
+		if vals, ok := a[field].(map[string]any); ok {
+			for k, v := range vals {
+				before[field+"/"+k] = v
+			}
+		}
+	}
+	for _, field := range []string{"data", "stringData"} {
+		if vals, ok := a[field].(map[string]any); ok {
+			for k := range vals {
+				vals[k] = Redacted
+			}
+		}
+		if vals, ok := b[field].(map[string]any); ok {
+			for k, v := range vals {
+				old, existed := before[field+"/"+k]
+				if existed && !equality.Semantic.DeepEqual(old, v) {
+					vals[k] = RedactedChanged
+				} else {
+					vals[k] = Redacted
+				}
+			}
+		}
+	}
+	for _, m := range []map[string]any{a, b} {
+		if m == nil {
+			continue
+		}
+		if _, found, _ := unstructured.NestedString(m, "metadata", "annotations", lastApplied); found {
+			_ = unstructured.SetNestedField(m, Redacted, "metadata", "annotations", lastApplied)
+		}
+	}
+}
+
+func isSecret(m map[string]any) bool {
+	return m != nil && m["apiVersion"] == "v1" && m["kind"] == "Secret"
+}
+
+// lines splits s into lines for difflib; an empty s has none.
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(s, "\n"))
+}

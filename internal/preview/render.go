@@ -1,0 +1,158 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MarkdownLimit is the largest comment body GitHub accepts, in
+// characters. WriteMarkdown stays below it.
+const MarkdownLimit = 65536
+
+// WriteJSON writes the report as one indented JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a terminal: one line per object that
+// changes, its conflicts, handoffs and ownership moves, its diff indented,
+// then a summary line.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "app %s: revision %s\n", r.App, r.Revision)
+	for _, o := range r.Objects {
+		if o.Action == Unchanged {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", o.Object, o.Action)
+		if o.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", o.Error)
+		}
+		for _, c := range o.Conflicts {
+			fmt.Fprintf(&b, "  conflict: %s is owned by %q: %s\n", c.Path, c.Manager, c.Outcome)
+		}
+		for _, h := range o.Handoffs {
+			fmt.Fprintf(&b, "  handoff: %s is no longer set from Git; syncd holds it at its live value until another manager owns it\n", h.Path)
+		}
+		for _, m := range o.Ownership {
+			fmt.Fprintf(&b, "  ownership: %s moves from %s to %s\n", m.Path, m.From, m.To)
+		}
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(o.Diff, "\n"), "\n") {
+			if line != "" {
+				b.WriteString("    " + strings.TrimSuffix(line, "\n") + "\n")
+			}
+		}
+	}
+	b.WriteString(r.summaryLine() + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) summaryLine() string {
+	s := r.Summary
+	line := fmt.Sprintf("%d to create, %d to update, %d unchanged", s.Create, s.Update, s.Unchanged)
+	if s.Recreate > 0 {
+		line += fmt.Sprintf(", %d to recreate", s.Recreate)
+	}
+	if s.Errors > 0 {
+		line += fmt.Sprintf(", %d refused", s.Errors)
+	}
+	return line + fmt.Sprintf(", %d conflict(s), %d handoff(s)", s.Conflicts, s.Handoffs)
+}
+
+// WriteMarkdown writes the report as a GitHub pull-request comment: a
+// summary table, then blocking conflicts, handoff warnings and other
+// conflicts, then one collapsed <details> block per changed object with
+// its diff. When the comment would exceed MarkdownLimit characters, the
+// remaining objects are left out with a note saying how many.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	_, err := io.WriteString(w, r.markdown(MarkdownLimit))
+	return err
+}
+
+func (r *Report) markdown(limit int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### syncd plan: app `%s` at `%s`\n\n", r.App, r.Revision)
+	s := r.Summary
+	b.WriteString("| Create | Update | Unchanged | Recreate | Refused | Conflicts | Handoffs |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Create, s.Update, s.Unchanged, s.Recreate, s.Errors, s.Conflicts, s.Handoffs)
+
+	var blocking, resolved, handoffs, errs []string
+	for _, o := range r.Objects {
+		for _, c := range o.Conflicts {
+			line := fmt.Sprintf("- `%s` `%s` is owned by `%s`", o.Object, c.Path, c.Manager)
+			switch c.Outcome {
+			case OutcomeFail:
+				blocking = append(blocking, line+": **fail**, the object is not applied")
+			case OutcomeForce:
+				resolved = append(resolved, line+": **force**, syncd takes the field")
+			default:
+				resolved = append(resolved, line+": **yield**, the field stays with `"+c.Manager+"`")
+			}
+		}
+		for _, h := range o.Handoffs {
+			handoffs = append(handoffs, fmt.Sprintf("- `%s` `%s` is no longer set from Git; the API server would reset it to its default, so syncd holds its live value until another manager (an HPA, a controller) owns it", o.Object, h.Path))
+		}
+		if o.Error != "" {
+			errs = append(errs, fmt.Sprintf("- `%s`: %s", o.Object, oneLine(o.Error)))
+		}
+	}
+	section := func(title string, lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		b.WriteString(title + "\n\n" + strings.Join(lines, "\n") + "\n\n")
+	}
+	section("#### :no_entry: Blocked by field conflicts", blocking)
+	section("#### :x: Refused by the API server", errs)
+	section("#### :warning: Handoff warnings", handoffs)
+	section("#### Conflicts resolved by policy", resolved)
+
+	var blocks []string
+	for _, o := range r.Objects {
+		if o.Action == Unchanged {
+			continue
+		}
+		blocks = append(blocks, objectBlock(o))
+	}
+	const noteRoom = 300
+	for i, blk := range blocks {
+		if b.Len()+len(blk) > limit-noteRoom {
+			fmt.Fprintf(&b, "> [!NOTE]\n> %d more changed object(s) not shown: the comment would exceed GitHub's %d-character limit. Run `syncd plan -o text` or `-o json` for the full preview.\n", len(blocks)-i, MarkdownLimit)
+			break
+		}
+		b.WriteString(blk)
+	}
+	return b.String()
+}
+
+func objectBlock(o Object) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code></summary>\n\n", o.Action, o.Object)
+	for _, m := range o.Ownership {
+		fmt.Fprintf(&b, "- ownership: `%s` moves from `%s` to `%s`\n", m.Path, m.From, m.To)
+	}
+	if len(o.Ownership) > 0 {
+		b.WriteString("\n")
+	}
+	if o.Diff != "" {
+		fence := "```"
+		for strings.Contains(o.Diff, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(&b, "%sdiff\n%s", fence, o.Diff)
+		if !strings.HasSuffix(o.Diff, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString(fence + "\n")
+	}
+	b.WriteString("\n</details>\n\n")
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

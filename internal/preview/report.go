@@ -1,0 +1,315 @@
+package preview
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// Action is what applying the plan would do to one object.
+type Action string
+
+// Actions an Object can report.
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Unchanged Action = "unchanged"
+	Recreate  Action = "recreate"
+	// Error means the dry run was refused for a reason other than a field
+	// conflict (an immutable field, admission, RBAC); Object.Error says
+	// why.
+	Error Action = "error"
+)
+
+// Outcomes of a conflict under the app's policy.
+const (
+	OutcomeFail  = "fail"
+	OutcomeForce = "force"
+	OutcomeYield = "yield"
+)
+
+// Report is the preview of one app.
+type Report struct {
+	App      string   `json:"app"`
+	Revision string   `json:"revision"`
+	Summary  Summary  `json:"summary"`
+	Objects  []Object `json:"objects"`
+}
+
+// Summary counts objects by action, and conflicts and handoffs over all
+// objects.
+type Summary struct {
+	Create    int `json:"create"`
+	Update    int `json:"update"`
+	Unchanged int `json:"unchanged"`
+	Recreate  int `json:"recreate,omitempty"`
+	Errors    int `json:"errors,omitempty"`
+	Conflicts int `json:"conflicts"`
+	Handoffs  int `json:"handoffs"`
+}
+
+// Ref names an object in the JSON report.
+type Ref struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// String returns "Kind ns/name" ("Kind name" when cluster-scoped).
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Conflict is a field another manager owns with a different value, and
+// what the app's policy does about it.
+type Conflict struct {
+	Path    string `json:"path"`
+	Manager string `json:"manager"`
+	// Outcome is fail (the object is not applied), force (syncd takes the
+	// field) or yield (the field stays with Manager).
+	Outcome string `json:"outcome"`
+}
+
+// Handoff is a field the app stops setting that the API server would
+// reset to a default rather than delete; syncd holds it at its live value
+// under the handoff manager until another manager owns it.
+type Handoff struct {
+	Path string `json:"path"`
+}
+
+// Move is a field whose owner changes: From gives it up, To takes it.
+type Move struct {
+	Path string `json:"path"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Object is the preview of one object.
+type Object struct {
+	Object Ref    `json:"object"`
+	Action Action `json:"action"`
+	// Diff is a unified diff of the live object against the dry-run
+	// result, as YAML; empty when unchanged.
+	Diff      string     `json:"diff"`
+	Conflicts []Conflict `json:"conflicts"`
+	Handoffs  []Handoff  `json:"handoffs"`
+	Ownership []Move     `json:"ownership"`
+	// Error is set for Action error.
+	Error string `json:"error,omitempty"`
+}
+
+// Blocked reports whether any conflict would stop the apply.
+func (r *Report) Blocked() bool {
+	for _, o := range r.Objects {
+		for _, c := range o.Conflicts {
+			if c.Outcome == OutcomeFail {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Changed reports whether applying the plan would change anything.
+func (r *Report) Changed() bool {
+	s := r.Summary
+	return s.Create+s.Update+s.Recreate > 0
+}
+
+// Build makes the report of an app's dry run from applier.Preview's
+// results, in plan order.
+func Build(app, revision string, previews []applier.ObjectPreview) (*Report, error) {
+	r := &Report{App: app, Revision: revision, Objects: []Object{}}
+	for _, p := range previews {
+		o, err := buildObject(app, p)
+		if err != nil {
+			return nil, err
+		}
+		switch o.Action {
+		case Create:
+			r.Summary.Create++
+		case Update:
+			r.Summary.Update++
+		case Unchanged:
+			r.Summary.Unchanged++
+		case Recreate:
+			r.Summary.Recreate++
+		case Error:
+			r.Summary.Errors++
+		}
+		r.Summary.Conflicts += len(o.Conflicts)
+		r.Summary.Handoffs += len(o.Handoffs)
+		r.Objects = append(r.Objects, o)
+	}
+	return r, nil
+}
+
+func refOf(ref planner.ObjectRef) Ref {
+	return Ref{APIVersion: ref.GVK().GroupVersion().String(), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+}
+
+func buildObject(app string, p applier.ObjectPreview) (Object, error) {
+	o := Object{Object: refOf(p.Object.Ref), Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}}
+	var errs []string
+	changed := false
+	for _, c := range p.Changes {
+		for _, x := range c.Conflicts {
+			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeFail})
+		}
+		for _, x := range c.Forced {
+			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeForce})
+			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.Manager, To: string(c.Manager)})
+		}
+		for _, x := range c.Yielded {
+			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeYield})
+		}
+		for _, h := range c.Held {
+			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
+		}
+		switch c.Action {
+		case applier.Failed:
+			if c.Err != nil {
+				errs = append(errs, c.Err.Error())
+			}
+		case applier.Unchanged, applier.Skipped:
+		default:
+			changed = true
+		}
+	}
+	moves, err := internalMoves(app, p)
+	if err != nil {
+		return o, err
+	}
+	o.Ownership = append(o.Ownership, moves...)
+	sortUnique(&o.Ownership)
+	sort.SliceStable(o.Conflicts, func(i, j int) bool { return o.Conflicts[i].Path < o.Conflicts[j].Path })
+
+	diff, err := Diff(p.Live, p.After)
+	if err != nil {
+		return o, fmt.Errorf("%s: %w", p.Object.Ref, err)
+	}
+	o.Diff = diff
+	switch {
+	case len(errs) > 0:
+		o.Action, o.Error = Error, strings.Join(errs, "; ")
+	case p.AfterErr != nil && len(o.Conflicts) == 0:
+		o.Action, o.Error = Error, p.AfterErr.Error()
+	case has(p.Changes, applier.Recreated):
+		o.Action = Recreate
+	case p.Live == nil:
+		o.Action = Create
+	case changed || diff != "" || len(o.Ownership) > 0:
+		o.Action = Update
+	default:
+		o.Action = Unchanged
+	}
+	return o, nil
+}
+
+func has(cs []applier.Change, a applier.Action) bool {
+	for _, c := range cs {
+		if c.Action == a {
+			return true
+		}
+	}
+	return false
+}
+
+// internalMoves lists fields a slice's manager takes from another of the
+// app's managers (a split change, a manager rename, a handoff hold taken
+// back), comparing the live managedFields with the plan's slices.
+func internalMoves(app string, p applier.ObjectPreview) ([]Move, error) {
+	if p.Live == nil {
+		return nil, nil
+	}
+	ours := map[string]bool{}
+	for _, s := range p.Object.Slices {
+		ours[string(s.Manager)] = true
+		ours[string(applier.HandoffManager(s.Manager))] = true
+	}
+	for _, m := range strings.Split(p.Live.GetAnnotations()[applier.ManagersAnnotationPrefix+app], ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			ours[m] = true
+			ours[string(applier.HandoffManager(planner.FieldManager(m)))] = true
+		}
+	}
+	owned, err := liveOwnership(p.Live)
+	if err != nil {
+		return nil, err
+	}
+	var out []Move
+	for _, s := range p.Object.Slices {
+		mine := owned[string(s.Manager)]
+		s.Fields.Leaves().Iterate(func(fp fieldpath.Path) {
+			if mine != nil && mine.Has(fp) {
+				return
+			}
+			for _, m := range sortedKeys(owned) {
+				if m != string(s.Manager) && ours[m] && owned[m].Has(fp) {
+					out = append(out, Move{Path: fp.String(), From: m, To: string(s.Manager)})
+				}
+			}
+		})
+	}
+	return out, nil
+}
+
+// liveOwnership returns, per manager, the fields it owns on the main
+// resource (Apply and Update entries together).
+func liveOwnership(u *unstructured.Unstructured) (map[string]*fieldpath.Set, error) {
+	out := map[string]*fieldpath.Set{}
+	for _, e := range u.GetManagedFields() {
+		if e.FieldsV1 == nil || e.Subresource != "" {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("%s %s: decode managedFields of %q: %w", u.GetKind(), u.GetName(), e.Manager, err)
+		}
+		if prev := out[e.Manager]; prev != nil {
+			set = set.Union(prev)
+		}
+		out[e.Manager] = set
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]*fieldpath.Set) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortUnique(ms *[]Move) {
+	s := *ms
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].Path != s[j].Path {
+			return s[i].Path < s[j].Path
+		}
+		if s[i].From != s[j].From {
+			return s[i].From < s[j].From
+		}
+		return s[i].To < s[j].To
+	})
+	out := s[:0]
+	for i, m := range s {
+		if i == 0 || m != s[i-1] {
+			out = append(out, m)
+		}
+	}
+	*ms = out
+}
