@@ -18,7 +18,7 @@ func openConfig(path, appName string, kube *kubeFlags, cacheDir string, concurre
 	if err != nil {
 		return nil, nil, err
 	}
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper}, reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency})
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -111,7 +111,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		ConfigPath: f.config,
-		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper},
+		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
 		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency},
 		Shards:     f.shards,
 		Shard:      f.shard,

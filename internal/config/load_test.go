@@ -201,7 +201,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, manager, name, namespace, path, prune, pruneBudget, source, split"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, serviceAccountName, source, split, timeout, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},

@@ -156,6 +156,14 @@ func TestParseRejects(t *testing.T) {
 				{13, "apps[0].adopted", `"keep" is not an adopted action`},
 			},
 		},
+		"apply settings out of range": {
+			yaml: header + "apps:\n  - name: web\n    source: repo\n    handoff: drop\n    timeout: 5m\n    serviceAccountName: deployer\n",
+			want: []wantErr{
+				{12, "apps[0].handoff", `"drop" is not a handoff mode`},
+				{13, "apps[0].timeout", "timeout only applies with wait: true"},
+				{14, "apps[0].serviceAccountName", "set namespace too"},
+			},
+		},
 		"a prune budget that is not a whole number": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    pruneBudget: 25%\n",
 			want: []wantErr{{12, "apps[0].pruneBudget", `expected a whole number, got "25%"`}},
@@ -170,7 +178,7 @@ func TestParseRejects(t *testing.T) {
 		},
 		"a list where a mapping belongs": {
 			yaml: header + "apps:\n  - [web, repo]\n",
-			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, conflicts, manager, name, namespace, path, prune, pruneBudget, source, split), got a list"}},
+			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, conflicts, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, serviceAccountName, source, split, timeout, wait), got a list"}},
 		},
 		"an interval that is a number": {
 			yaml: strings.Replace(header, "interval: 1m", "interval: 60", 1),

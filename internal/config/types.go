@@ -95,6 +95,25 @@ type App struct {
 	// Adopted says what prune does with objects that existed before syncd
 	// first applied them: AdoptedOrphan (default) or AdoptedDelete.
 	Adopted string `json:"adopted,omitempty"`
+	// Handoff says what happens to a field a manager stops declaring that
+	// nobody else owns and the server would reset to a default:
+	// HandoffHold (default) keeps it at its live value under
+	// "<manager>-handoff" until another manager owns it; HandoffRelease
+	// lets it go at once.
+	Handoff string `json:"handoff,omitempty"`
+	// Recreate allows deleting and re-creating an object when a change
+	// touches an immutable field; default false (the change fails with
+	// the field named).
+	Recreate bool `json:"recreate,omitempty"`
+	// Wait waits after applying until every object is Current (kstatus),
+	// up to Timeout (default 5m).
+	Wait    bool             `json:"wait,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// ServiceAccountName makes every request for this app run as the
+	// service account system:serviceaccount:<namespace>:<name> (by
+	// impersonation), so the app cannot write outside that account's
+	// RBAC. It needs the app's namespace.
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 	// Manager is the default field manager; default "syncd-<name>".
 	Manager string `json:"manager,omitempty"`
 	// Split hands some fields to additional managers.
@@ -201,6 +220,12 @@ func (a App) PruneBudgetPercent() int {
 	}
 	return *a.PruneBudget
 }
+
+// Values of App.Handoff.
+const (
+	HandoffHold    = "hold"
+	HandoffRelease = "release"
+)
 
 // DeleteAdopted reports whether prune deletes adopted objects instead of
 // orphaning them (default false).

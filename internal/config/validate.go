@@ -375,6 +375,23 @@ func (v *validator) app(p string, a App, c *Config) {
 	if a.Namespace != "" {
 		v.dnsLabel(p+".namespace", "namespace", a.Namespace)
 	}
+	switch a.Handoff {
+	case "", HandoffHold, HandoffRelease:
+	default:
+		v.errorf(p+".handoff", "%q is not a handoff mode; use hold (default) or release", a.Handoff)
+	}
+	if a.Timeout != nil && a.Timeout.Duration <= 0 {
+		v.errorf(p+".timeout", "timeout must be a positive duration such as 5m")
+	}
+	if a.Timeout != nil && !a.Wait {
+		v.errorf(p+".timeout", "timeout only applies with wait: true; set wait: true or drop timeout")
+	}
+	if a.ServiceAccountName != "" {
+		v.dnsLabel(p+".serviceAccountName", "service account name", a.ServiceAccountName)
+		if a.Namespace == "" {
+			v.errorf(p+".serviceAccountName", "the service account is looked up in the app's namespace: set namespace too")
+		}
+	}
 
 	def := a.DefaultManager()
 	splits := map[string]int{}

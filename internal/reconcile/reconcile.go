@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -21,6 +22,9 @@ import (
 type Cluster struct {
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
+	// Config, when set, lets apps with serviceAccountName run as that
+	// service account (impersonation); without it such apps fail.
+	Config *rest.Config
 }
 
 // Options tune a Runner.
@@ -150,7 +154,17 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 	if err != nil {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	return applier.ApplyOptions{Policy: policy, RecordManagers: true}, nil
+	ao := applier.ApplyOptions{
+		Policy:         policy,
+		RecordManagers: true,
+		ReleaseHandoff: app.Handoff == config.HandoffRelease,
+		Recreate:       app.Recreate,
+		Wait:           app.Wait,
+	}
+	if app.Timeout != nil {
+		ao.Timeout = app.Timeout.Duration
+	}
+	return ao, nil
 }
 
 // Apply renders the app and applies it. The plan is returned even when the
@@ -177,7 +191,11 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err != nil {
 		return nil, err
 	}
-	ap, err := applier.New(r.cluster.Dynamic, r.cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
+	dyn, err := r.dynamicFor(app)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applier.New(dyn, r.cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +218,21 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 		cs.Revision = rendered.Plan.Revision
 	}
 	return cs, err
+}
+
+// dynamicFor returns the client an app's requests go through: syncd's own,
+// or, with serviceAccountName, one impersonating that service account so
+// the app cannot write outside its RBAC.
+func (r *Runner) dynamicFor(app config.App) (dynamic.Interface, error) {
+	if app.ServiceAccountName == "" {
+		return r.cluster.Dynamic, nil
+	}
+	if r.cluster.Config == nil {
+		return nil, fmt.Errorf("app %s: serviceAccountName %q needs impersonation, but no client config was given", app.Name, app.ServiceAccountName)
+	}
+	cfg := rest.CopyConfig(r.cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
+	return dynamic.NewForConfig(cfg)
 }
 
 // ErrNoApps is returned when a config has no apps to run.
