@@ -177,34 +177,80 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 		cands[i] = &candidate{mem: mem}
 	}
 	// Read every candidate's metadata (managedFields, labels,
-	// annotations, UID, resourceVersion).
+	// annotations, UID, resourceVersion): one paginated LIST per resource
+	// and namespace holding many candidates, a GET for the others.
+	type group struct {
+		wk    watchKey
+		ri    metadata.ResourceInterface
+		cands []*candidate
+	}
+	groups := map[watchKey]*group{}
+	var order []watchKey
+	for _, c := range cands {
+		wk, ri, err := r.resource(c.mem.Ref())
+		if err != nil {
+			if isNoMatch(err) {
+				// Its kind is gone (CRD deleted): so is the object.
+				c.action = "gone"
+				continue
+			}
+			c.spare(ReasonError, err.Error())
+			continue
+		}
+		c.ri = ri
+		g := groups[wk]
+		if g == nil {
+			g = &group{wk: wk, ri: ri}
+			groups[wk] = g
+			order = append(order, wk)
+		}
+		g.cands = append(g.cands, c)
+	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.m.opts.Concurrency)
-	for _, c := range cands {
-		eg.Go(func() error {
-			_, ri, err := r.resource(c.mem.Ref())
-			if err != nil {
-				if isNoMatch(err) {
-					// Its kind is gone (CRD deleted): so is the object.
-					c.action = "gone"
-					return nil
+	for _, wk := range order {
+		g := groups[wk]
+		if len(g.cands) >= listThreshold {
+			eg.Go(func() error {
+				byName := make(map[string]*candidate, len(g.cands))
+				for _, c := range g.cands {
+					byName[c.mem.Name] = c
 				}
-				c.spare(ReasonError, err.Error())
+				opts := metav1.ListOptions{Limit: listPage, LabelSelector: LabelPartOf + "=" + r.id}
+				for {
+					list, err := g.ri.List(ectx, opts)
+					if err != nil {
+						for _, c := range byName {
+							c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
+						}
+						return nil
+					}
+					for i := range list.Items {
+						if c := byName[list.Items[i].Name]; c != nil {
+							c.live = &list.Items[i]
+							r.decide(c)
+							delete(byName, c.mem.Name)
+						}
+					}
+					if list.Continue == "" {
+						break
+					}
+					opts.Continue = list.Continue
+				}
+				// Not listed: gone, or no longer labelled; a GET tells.
+				for _, c := range byName {
+					r.read(ectx, c)
+				}
 				return nil
-			}
-			c.ri = ri
-			live, err := ri.Get(ectx, c.mem.Name, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				c.action = "gone"
-			case err != nil:
-				c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
-			default:
-				c.live = live
-				r.decide(c)
-			}
-			return nil
-		})
+			})
+			continue
+		}
+		for _, c := range g.cands {
+			eg.Go(func() error {
+				r.read(ectx, c)
+				return nil
+			})
+		}
 	}
 	if err := eg.Wait(); err != nil {
 		return err
@@ -275,6 +321,20 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 	}
 	r.collect(rep, cands)
 	return nil
+}
+
+// read reads one candidate with a GET and decides about it.
+func (r *Run) read(ctx context.Context, c *candidate) {
+	live, err := c.ri.Get(ctx, c.mem.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		c.action = "gone"
+	case err != nil:
+		c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
+	default:
+		c.live = live
+		r.decide(c)
+	}
 }
 
 // collect fills the report and counts the outcomes.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
@@ -44,6 +45,8 @@ type Run struct {
 	// known holds what Begin read for objects the watch cache does not
 	// hold; a nil value means absent.
 	known map[Key]*unstructured.Unstructured
+	// mappings caches the REST mappings of the run's kinds.
+	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
 
 // Begin starts a reconcile of app: it reads the inventory, makes sure the
@@ -158,11 +161,26 @@ func (r *Run) get(ctx context.Context, ri metadata.ResourceInterface, ref planne
 	return toUnstructured(ref, pom)
 }
 
-// resource maps a ref to its watch key and metadata client.
+// resource maps a ref to its watch key and metadata client. Mappings are
+// cached for the run: a discovery mapper's RESTMapping allocates a lot per
+// call, and a run asks for the same few kinds thousands of times.
 func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterface, error) {
-	mapping, err := r.m.mapper.RESTMapping(ref.GroupKind(), ref.Version)
-	if err != nil {
-		return watchKey{}, nil, fmt.Errorf("%s: map kind: %w", ref, err)
+	gvk := ref.GVK()
+	r.mu.Lock()
+	mapping, ok := r.mappings[gvk]
+	r.mu.Unlock()
+	if !ok {
+		var err error
+		mapping, err = r.m.mapper.RESTMapping(ref.GroupKind(), ref.Version)
+		if err != nil {
+			return watchKey{}, nil, fmt.Errorf("%s: map kind: %w", ref, err)
+		}
+		r.mu.Lock()
+		if r.mappings == nil {
+			r.mappings = map[schema.GroupVersionKind]*meta.RESTMapping{}
+		}
+		r.mappings[gvk] = mapping
+		r.mu.Unlock()
 	}
 	k := watchKey{gvr: mapping.Resource, id: r.id}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
