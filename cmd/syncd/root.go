@@ -17,6 +17,8 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newApplyCommand())
 	root.AddCommand(newRunCommand())
+	root.AddCommand(newDriftCommand())
 	root.AddCommand(newRenderCommand())
+	root.AddCommand(newPlanCommand())
 	return root
 }
