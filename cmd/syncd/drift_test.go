@@ -54,12 +54,12 @@ func TestDriftSeed(t *testing.T) {
 	}
 	var report struct {
 		Findings []struct {
-			App    string            `json:"app"`
-			Object map[string]string `json:"object"`
-			Path   string            `json:"path"`
-			Class  string            `json:"class"`
+			App           string            `json:"app"`
+			Object        map[string]string `json:"object"`
+			Path          string            `json:"path"`
+			Class         string            `json:"class"`
 			Desired, Live any
-			Owners []struct {
+			Owners        []struct {
 				Manager, Operation string
 			} `json:"owners"`
 		} `json:"findings"`
