@@ -1,0 +1,282 @@
+package install
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// TestBaseDryRun renders manifests/ and sends every object to the API
+// server with a server-side dry-run apply: all must be accepted.
+func TestBaseDryRun(t *testing.T) {
+	objs := kustomizeBuild(t, "manifests")
+	var got []string
+	for _, o := range objs {
+		got = append(got, describe(o))
+	}
+	sort.Strings(got)
+	want := []string{
+		"ClusterRole syncd-manager",
+		"ClusterRole syncd-manager-default",
+		"ClusterRoleBinding syncd-manager",
+		"ConfigMap syncd-system/syncd-config",
+		"Deployment syncd-system/syncd",
+		"Namespace syncd-system",
+		"PodDisruptionBudget syncd-system/syncd",
+		"Role syncd-system/syncd",
+		"RoleBinding syncd-system/syncd",
+		"Service syncd-system/syncd",
+		"ServiceAccount syncd-system/syncd",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects of manifests/ (-want +got):\n%s", diff)
+	}
+
+	ctx := context.Background()
+	c := newCluster(t, env.Config)
+	// The Namespace first: a dry-run cannot create it, so the namespaced
+	// objects are dry-run against the real one.
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			if _, err := c.apply(ctx, o, "install-test", true); err != nil {
+				t.Fatalf("dry-run %s: %v", describe(o), err)
+			}
+			if _, err := c.apply(ctx, o, "install-test", false); err != nil {
+				t.Fatalf("create %s: %v", describe(o), err)
+			}
+		}
+	}
+	for _, o := range objs {
+		if _, err := c.apply(ctx, o, "install-test", true); err != nil {
+			t.Errorf("dry-run %s: %v", describe(o), err)
+		}
+	}
+}
+
+// TestCIDryRun renders manifests/ci/ and dry-runs it the same way.
+func TestCIDryRun(t *testing.T) {
+	installBase(t)
+	objs := kustomizeBuild(t, "manifests/ci")
+	ctx := context.Background()
+	c := newCluster(t, env.Config)
+	ensureNamespace(t, "web")
+	for _, o := range objs {
+		if _, err := c.apply(ctx, o, "install-test", true); err != nil {
+			t.Errorf("dry-run %s: %v", describe(o), err)
+		}
+	}
+}
+
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
+	}}
+	if _, err := newCluster(t, env.Config).apply(context.Background(), ns, "install-test", false); err != nil {
+		t.Fatalf("namespace %s: %v", name, err)
+	}
+}
+
+func findObject(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s in the render", kind, name)
+	return nil
+}
+
+func syncdDeployment(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
+	t.Helper()
+	var d appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(findObject(t, objs, "Deployment", "syncd").Object, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+// TestDeploymentShape checks the Deployment's settings that the install
+// depends on and the API server would accept without them.
+func TestDeploymentShape(t *testing.T) {
+	objs := kustomizeBuild(t, "manifests")
+	d := syncdDeployment(t, objs)
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("containers: got %d, want 1", len(pod.Containers))
+	}
+	ctr := pod.Containers[0]
+	flag := func(name string) (string, bool) {
+		for _, a := range ctr.Args {
+			if a == "--"+name {
+				return "", true
+			}
+			if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	mountOf := func(volume string) string {
+		for _, m := range ctr.VolumeMounts {
+			if m.Name == volume {
+				return m.MountPath
+			}
+		}
+		return ""
+	}
+	volume := func(name string) corev1.Volume {
+		for _, v := range pod.Volumes {
+			if v.Name == name {
+				return v
+			}
+		}
+		t.Fatalf("no volume %q", name)
+		return corev1.Volume{}
+	}
+
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas: got %v, want 2", d.Spec.Replicas)
+	}
+	if pod.ServiceAccountName != "syncd" {
+		t.Errorf("serviceAccountName: got %q, want syncd", pod.ServiceAccountName)
+	}
+	if len(ctr.Args) == 0 || ctr.Args[0] != "run" {
+		t.Errorf("args: got %q, want the run command first", ctr.Args)
+	}
+	if _, ok := flag("leader-elect"); !ok {
+		t.Errorf("args %q: no --leader-elect", ctr.Args)
+	}
+	if v, _ := flag("listen"); v != ":8080" {
+		t.Errorf("--listen: got %q, want :8080 (the probes' and Service's port)", v)
+	}
+	// --cache-dir is the emptyDir "cache".
+	if v, _ := flag("cache-dir"); v != "/var/cache/syncd" || mountOf("cache") != v || volume("cache").EmptyDir == nil {
+		t.Errorf("--cache-dir %q, cache mount %q, emptyDir %v: want /var/cache/syncd on an emptyDir", v, mountOf("cache"), volume("cache").EmptyDir)
+	}
+	// --config is syncd.yaml in the mounted ConfigMap, which exists in the
+	// render and is a valid config.
+	cfgPath, _ := flag("config")
+	cfgVol := volume("config")
+	if cfgVol.ConfigMap == nil || mountOf("config")+"/syncd.yaml" != cfgPath {
+		t.Errorf("--config %q is not syncd.yaml in the ConfigMap volume mounted at %q", cfgPath, mountOf("config"))
+	} else {
+		cm := findObject(t, objs, "ConfigMap", cfgVol.ConfigMap.Name)
+		data, _, _ := unstructured.NestedString(cm.Object, "data", "syncd.yaml")
+		if _, err := config.Parse([]byte(data), "manifests/syncd.yaml"); err != nil {
+			t.Errorf("ConfigMap %s syncd.yaml: %v", cm.GetName(), err)
+		}
+	}
+	// Secrets are referenced, not shipped.
+	for _, o := range objs {
+		if o.GetKind() == "Secret" {
+			t.Errorf("manifests/ ships Secret %s: Secrets must be created by the installer", o.GetName())
+		}
+	}
+	for vol, secret := range map[string]string{"git-credentials": "syncd-git", "alerts": "syncd-alerts", "webhook": "syncd-webhook"} {
+		v := volume(vol)
+		if v.Secret == nil || v.Secret.SecretName != secret {
+			t.Errorf("volume %s: want Secret %s", vol, secret)
+		}
+	}
+	if v, _ := flag("webhook-secret-file"); !strings.HasPrefix(v, mountOf("webhook")+"/") {
+		t.Errorf("--webhook-secret-file %q is not in the webhook Secret's mount %q", v, mountOf("webhook"))
+	}
+	var podNS string
+	for _, e := range ctr.Env {
+		if e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			podNS = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if podNS != "metadata.namespace" {
+		t.Errorf("POD_NAMESPACE: got fieldRef %q, want metadata.namespace", podNS)
+	}
+	probe := func(p *corev1.Probe) string {
+		if p == nil || p.HTTPGet == nil {
+			return ""
+		}
+		return p.HTTPGet.Path + " " + p.HTTPGet.Port.String()
+	}
+	if got := probe(ctr.LivenessProbe); got != "/healthz http" {
+		t.Errorf("livenessProbe: got %q, want /healthz on port http", got)
+	}
+	if got := probe(ctr.ReadinessProbe); got != "/readyz http" {
+		t.Errorf("readinessProbe: got %q, want /readyz on port http", got)
+	}
+	if len(ctr.Ports) != 1 || ctr.Ports[0].Name != "http" || ctr.Ports[0].ContainerPort != 8080 {
+		t.Errorf("ports: got %+v, want http 8080", ctr.Ports)
+	}
+	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Requests.Memory().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources: got %+v, want cpu and memory requests and a memory limit", ctr.Resources)
+	}
+	sc := ctr.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("readOnlyRootFilesystem is not true")
+	}
+	if len(pod.TopologySpreadConstraints) == 0 {
+		t.Errorf("no topologySpreadConstraints")
+	}
+	// The Service and PDB select the Deployment's pods.
+	podLabels := d.Spec.Template.Labels
+	for _, kind := range []string{"Service", "PodDisruptionBudget"} {
+		o := findObject(t, objs, kind, "syncd")
+		sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+		if kind == "PodDisruptionBudget" {
+			sel, _, _ = unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+		}
+		if len(sel) == 0 {
+			t.Errorf("%s syncd: empty selector", kind)
+		}
+		for k, v := range sel {
+			if podLabels[k] != v {
+				t.Errorf("%s syncd: selector %s=%s does not match the pod labels %v", kind, k, v, podLabels)
+			}
+		}
+	}
+}
+
+// TestPodPassesRestricted creates (dry-run) a Pod from the Deployment's
+// template in syncd-system, whose namespace enforces the restricted Pod
+// Security profile: the API server's PodSecurity admission refuses it if
+// runAsNonRoot, capabilities, privilege escalation or seccomp are wrong.
+func TestPodPassesRestricted(t *testing.T) {
+	objs := installBase(t)
+	d := syncdDeployment(t, objs)
+	cs := env.Clientset(t)
+	ctx := context.Background()
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "syncd-system", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Fatalf("namespace syncd-system enforces %q, want restricted", got)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "syncd-restricted-check", Namespace: "syncd-system", Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	if _, err := cs.CoreV1().Pods("syncd-system").Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the Deployment's pod is refused in syncd-system: %v", err)
+	}
+
+	// The check can fail: the same pod with privilege escalation allowed
+	// is refused.
+	bad := pod.DeepCopy()
+	yes := true
+	bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &yes
+	_, err = cs.CoreV1().Pods("syncd-system").Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "restricted") {
+		t.Errorf("a pod allowing privilege escalation: got %v, want a PodSecurity refusal", err)
+	}
+}
