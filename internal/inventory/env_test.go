@@ -266,3 +266,6 @@ func names(refs []planner.ObjectRef) []string {
 	sort.Strings(out)
 	return out
 }
+
+// SharedEnv returns the package's control plane to the external tests.
+func SharedEnv() *testenv.Env { return env }
