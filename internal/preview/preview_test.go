@@ -94,13 +94,13 @@ func TestBuild(t *testing.T) {
 		"handoff": {
 			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}, owns("syncd-web", "a")), After: configMap(map[string]any{"a": "1"}),
 				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.HandoffPending, Held: []string{".spec.replicas"}}}},
-			want: Object{Action: Update, Handoffs: []Handoff{{".spec.replicas"}}},
+			want: Object{Action: Update, Handoffs: []Handoff{{".spec.replicas"}}, Ownership: []Move{{".spec.replicas", "syncd-web", "syncd-web-handoff"}}},
 		},
 		"field moves between the app's managers": {
 			preview: applier.ObjectPreview{
-				Object: object(map[string][]string{"syncd-web": {"a"}, "syncd-web-release": {"b"}}),
-				Live:   configMap(map[string]any{"a": "1", "b": "2"}, owns("syncd-web", "a", "b"), owns("someone", "a")),
-				After:  configMap(map[string]any{"a": "1", "b": "2"}),
+				Object:  object(map[string][]string{"syncd-web": {"a"}, "syncd-web-release": {"b"}}),
+				Live:    configMap(map[string]any{"a": "1", "b": "2"}, owns("syncd-web", "a", "b"), owns("someone", "a")),
+				After:   configMap(map[string]any{"a": "1", "b": "2"}),
 				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Configured}, {Manager: "syncd-web-release", Action: applier.Configured}}},
 			want: Object{Action: Update, Ownership: []Move{{".data.b", "syncd-web", "syncd-web-release"}}},
 		},

@@ -134,13 +134,26 @@ func (r *Report) markdown(limit int) string {
 func objectBlock(o Object) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code></summary>\n\n", o.Action, o.Object)
-	for _, m := range o.Ownership {
-		fmt.Fprintf(&b, "- ownership: `%s` moves from `%s` to `%s`\n", m.Path, m.From, m.To)
+	var notes []string
+	if o.Error != "" {
+		notes = append(notes, "- refused: "+oneLine(o.Error))
 	}
-	if len(o.Ownership) > 0 {
-		b.WriteString("\n")
+	for _, c := range o.Conflicts {
+		notes = append(notes, fmt.Sprintf("- conflict: `%s` is owned by `%s`: **%s**", c.Path, c.Manager, c.Outcome))
+	}
+	for _, h := range o.Handoffs {
+		notes = append(notes, fmt.Sprintf("- handoff: `%s` is held at its live value", h.Path))
+	}
+	for _, m := range o.Ownership {
+		notes = append(notes, fmt.Sprintf("- ownership: `%s` moves from `%s` to `%s`", m.Path, m.From, m.To))
+	}
+	if len(notes) > 0 {
+		b.WriteString(strings.Join(notes, "\n") + "\n")
 	}
 	if o.Diff != "" {
+		if len(notes) > 0 {
+			b.WriteString("\n")
+		}
 		fence := "```"
 		for strings.Contains(o.Diff, fence) {
 			fence += "`"

@@ -176,6 +176,7 @@ func buildObject(app string, p applier.ObjectPreview) (Object, error) {
 		}
 		for _, h := range c.Held {
 			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
+			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(applier.HandoffManager(c.Manager))})
 		}
 		switch c.Action {
 		case applier.Failed:
