@@ -288,8 +288,8 @@ func TestPlanMarkdownManyObjects(t *testing.T) {
 	if r.code != exitChanges {
 		t.Fatalf("code %d, want %d\n%s", r.code, exitChanges, r.stderr)
 	}
-	if n := len([]rune(r.stdout)); n > preview.MarkdownLimit {
-		t.Errorf("markdown is %d characters, over GitHub's %d", n, preview.MarkdownLimit)
+	if n := len([]rune(r.stdout)); n > preview.MarkdownBudget {
+		t.Errorf("markdown is %d characters, over the budget %d", n, preview.MarkdownBudget)
 	}
 	shown := strings.Count(r.stdout, "<details>")
 	if shown == 0 || shown >= 150 {

@@ -207,8 +207,8 @@ func TestMarkdownTruncates(t *testing.T) {
 				t.Fatal(err)
 			}
 			md := b.String()
-			if n := len([]rune(md)); n > MarkdownLimit {
-				t.Fatalf("markdown is %d characters, over %d", n, MarkdownLimit)
+			if n := len([]rune(md)); n > MarkdownBudget {
+				t.Fatalf("markdown is %d characters, over %d", n, MarkdownBudget)
 			}
 			if got := strings.Contains(md, "more changed object(s) not shown"); got != tc.truncated {
 				t.Errorf("truncation note present = %v, want %v", got, tc.truncated)
@@ -224,6 +224,24 @@ func TestMarkdownTruncates(t *testing.T) {
 				t.Errorf("unbalanced blocks: %d ```diff, %d </details>, %d <details>", strings.Count(md, "```diff"), strings.Count(md, "</details>"), shown)
 			}
 		})
+	}
+}
+
+func TestMarkdownCapsLists(t *testing.T) {
+	r := &Report{App: "web", Revision: "r"}
+	for i := range 3000 {
+		r.Objects = append(r.Objects, Object{Object: Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: fmt.Sprintf("cm-%04d", i)}, Action: Update,
+			Conflicts: []Conflict{{".data.color", "kubectl-edit", OutcomeFail}}})
+	}
+	var b bytes.Buffer
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > MarkdownBudget {
+		t.Errorf("markdown of 3000 conflicts is %d bytes, over %d", b.Len(), MarkdownBudget)
+	}
+	if !strings.Contains(b.String(), "more (see `syncd plan -o json`)") {
+		t.Errorf("the conflict list is not capped with a note")
 	}
 }
 

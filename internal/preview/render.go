@@ -8,8 +8,13 @@ import (
 )
 
 // MarkdownLimit is the largest comment body GitHub accepts, in
-// characters. WriteMarkdown stays below it.
+// characters.
 const MarkdownLimit = 65536
+
+// MarkdownBudget is the most WriteMarkdown writes, in bytes (never fewer
+// than characters): below MarkdownLimit with room for a CI wrapper's own
+// heading, status line and a short stderr excerpt.
+const MarkdownBudget = 60000
 
 // WriteJSON writes the report as one indented JSON document.
 func (r *Report) WriteJSON(w io.Writer) error {
@@ -67,10 +72,10 @@ func (r *Report) summaryLine() string {
 // WriteMarkdown writes the report as a GitHub pull-request comment: a
 // summary table, then blocking conflicts, handoff warnings and other
 // conflicts, then one collapsed <details> block per changed object with
-// its diff. When the comment would exceed MarkdownLimit characters, the
-// remaining objects are left out with a note saying how many.
+// its diff. When the comment would exceed MarkdownBudget, the remaining
+// objects are left out with a note saying how many.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	_, err := io.WriteString(w, r.markdown(MarkdownLimit))
+	_, err := io.WriteString(w, r.markdown(MarkdownBudget))
 	return err
 }
 
@@ -102,11 +107,21 @@ func (r *Report) markdown(limit int) string {
 			errs = append(errs, fmt.Sprintf("- `%s`: %s", o.Object, oneLine(o.Error)))
 		}
 	}
+	// The lists at the top may take half the budget; the rest is for
+	// the objects' details.
 	section := func(title string, lines []string) {
 		if len(lines) == 0 {
 			return
 		}
-		b.WriteString(title + "\n\n" + strings.Join(lines, "\n") + "\n\n")
+		b.WriteString(title + "\n\n")
+		for i, line := range lines {
+			if b.Len()+len(line) > limit/2 {
+				fmt.Fprintf(&b, "- ... and %d more (see `syncd plan -o json`)\n", len(lines)-i)
+				break
+			}
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("\n")
 	}
 	section("#### :no_entry: Blocked by field conflicts", blocking)
 	section("#### :x: Refused by the API server", errs)
