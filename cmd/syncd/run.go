@@ -116,6 +116,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Shards:     f.shards,
 		Shard:      f.shard,
 		Metrics:    reconcile.NewMetrics(reg),
+		Registerer: reg,
 		Logger:     log,
 	})
 	if err != nil {

@@ -12,7 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/alert"
+	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/planner"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -37,6 +42,11 @@ type DaemonOptions struct {
 	MaxBackoff time.Duration
 	// Metrics receive the reconcile metrics; nil makes private ones.
 	Metrics *Metrics
+	// Registerer receives the alert sinks' metrics (nil: not exported).
+	Registerer prometheus.Registerer
+	// DriftDebounce is how long the drift watcher folds events on one
+	// object before publishing (default 200 ms).
+	DriftDebounce time.Duration
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.WithTicker
@@ -227,7 +237,9 @@ func (d *Daemon) waitConfigChange(ctx context.Context, sum [32]byte) (*config.Co
 		if s == sum || s == rejected {
 			continue
 		}
-		cfg, err := config.Parse(data, d.opts.ConfigPath)
+		// Load (not Parse) so relative file names resolve against the
+		// config's directory, as at start.
+		cfg, err := config.Load(d.opts.ConfigPath)
 		if err != nil {
 			rejected = s
 			d.log.Error("new config rejected; the previous config keeps running", "config", d.opts.ConfigPath, "error", err)
@@ -248,7 +260,7 @@ func loadConfig(path string) (*config.Config, [32]byte, error) {
 	if err != nil {
 		return nil, [32]byte{}, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err := config.Parse(data, path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, [32]byte{}, err
 	}
@@ -268,6 +280,21 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 		d.log.Error("config cannot run", "error", err)
 		return
 	}
+	notifier, err := alert.New(cfg.Alerts, alert.Options{
+		Registerer:   d.opts.Registerer,
+		ErrorHandler: func(err error) { d.log.Warn("alert not delivered", "error", err) },
+	})
+	if err != nil {
+		d.log.Error("alerts cannot run; continuing without them", "error", err)
+		notifier = nil
+	}
+	defer func() {
+		if notifier != nil {
+			closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = notifier.Close(closeCtx)
+			cancel()
+		}
+	}()
 	appsBySource := map[string][]config.App{}
 	d.mu.Lock()
 	keep := map[string]bool{}
@@ -295,9 +322,10 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 			q := make(chan appWork, 1)
 			queues[app.Name] = q
 			wg.Add(1)
+			ar := &appRun{d: d, app: app, notifier: notifier}
 			go func() {
 				defer wg.Done()
-				d.appLoop(ctx, runner, q)
+				ar.loop(ctx, runner, q)
 			}()
 		}
 	}
@@ -359,9 +387,29 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 	}
 }
 
-// appLoop reconciles one app for each revision handed to it, retrying
+// appRun is the state of one app's loop.
+type appRun struct {
+	d        *Daemon
+	app      config.App
+	notifier *alert.Notifier
+	watcher  *drift.Watcher
+	revision string
+	failing  bool
+}
+
+func (a *appRun) notify(evs ...alert.Event) {
+	if a.notifier == nil {
+		return
+	}
+	for _, ev := range evs {
+		a.notifier.Notify(ev)
+	}
+}
+
+// loop reconciles the app for each revision handed to it, retrying
 // failures with capped exponential backoff.
-func (d *Daemon) appLoop(ctx context.Context, runner *Runner, q chan appWork) {
+func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
+	d := a.d
 	backoff := time.Duration(0)
 	var retry <-chan time.Time
 	var pending *appWork
@@ -378,7 +426,7 @@ func (d *Daemon) appLoop(ctx context.Context, runner *Runner, q chan appWork) {
 		if pending == nil {
 			continue
 		}
-		err := d.reconcile(ctx, runner, pending.app, pending.rev)
+		err := a.reconcile(ctx, runner, pending.rev)
 		if ctx.Err() != nil {
 			return
 		}
@@ -397,8 +445,86 @@ func (d *Daemon) appLoop(ctx context.Context, runner *Runner, q chan appWork) {
 	}
 }
 
+// reconcile renders and applies one app at one revision, then points the
+// drift watcher at what was applied and sends the alerts.
+func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revision) error {
+	d, app := a.d, a.app
+	err := a.d.reconcile(ctx, runner, app, rev, a)
+	now := d.opts.Clock.Now()
+	errEvent := alert.Event{Type: config.EventError, App: app.Name, Revision: rev.SHA, Time: now}
+	switch {
+	case err != nil:
+		a.failing = true
+		errEvent.Summary = err.Error()
+		a.notify(errEvent)
+	case a.failing:
+		a.failing = false
+		errEvent.Resolved = true
+		errEvent.Summary = "app " + app.Name + " reconciles again"
+		a.notify(errEvent)
+	}
+	return err
+}
+
+// watch points the app's drift watcher at the plan just applied.
+func (a *appRun) watch(ctx context.Context, plan *planner.Plan, rev string) {
+	d := a.d
+	a.revision = rev
+	if a.watcher == nil {
+		w, err := drift.NewWatcher(d.opts.Cluster.Dynamic, d.opts.Cluster.Mapper, drift.WatcherOptions{
+			Debounce: d.opts.DriftDebounce,
+			OnChange: func(ch drift.Change) { a.onDrift(ch) },
+			OnError:  func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
+		})
+		if err != nil {
+			d.log.Error("drift watcher cannot start", "app", a.app.Name, "error", err)
+			return
+		}
+		a.watcher = w
+		go func() { _ = w.Run(ctx) }()
+	}
+	var managers []planner.FieldManager
+	for _, m := range a.app.Managers() {
+		managers = append(managers, planner.FieldManager(m))
+	}
+	if err := a.watcher.SetPlan(plan, drift.Options{Managers: managers}); err != nil {
+		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
+	}
+	a.publishFindings()
+}
+
+func (a *appRun) onDrift(ch drift.Change) {
+	for _, f := range ch.New {
+		if f.Class.IsDrift() {
+			a.d.log.Warn("drift: "+f.Sentence(), "app", a.app.Name, "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)
+		}
+	}
+	a.notify(driftEvents(ch, a.revision)...)
+	a.publishFindings()
+}
+
+// publishFindings sets the findings count in /status and the metric.
+func (a *appRun) publishFindings() {
+	if a.watcher == nil {
+		return
+	}
+	counts := map[drift.Class]int{}
+	n := 0
+	for _, f := range a.watcher.Report().Findings {
+		counts[f.Class]++
+		if f.Class.IsDrift() {
+			n++
+		}
+	}
+	a.d.m.DriftFindings.DeletePartialMatch(map[string]string{"app": a.app.Name})
+	for c, k := range counts {
+		a.d.m.DriftFindings.WithLabelValues(a.app.Name, string(c)).Set(float64(k))
+	}
+	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings = n })
+}
+
 // reconcile renders and applies one app at one revision.
-func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, rev source.Revision) error {
+func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, rev source.Revision, ar *appRun) error {
 	start := d.opts.Clock.Now()
 	log := d.log.With("app", app.Name, "revision", rev.SHA)
 	rendered, err := runner.RenderAt(ctx, app, rev)
@@ -423,6 +549,13 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
 	}
 	d.finish(app, rev, start, result, err, cs)
+	if cs != nil {
+		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
+		ar.watch(ctx, rendered.Plan, rev.SHA)
+	}
+	if rendered.Prune != nil {
+		log.Info(rendered.Prune.String())
+	}
 	if cs != nil {
 		for _, c := range cs.Changes {
 			if c.Action == applier.Unchanged || c.Action == applier.Skipped {

@@ -12,6 +12,7 @@ type Metrics struct {
 	Errors            *prometheus.CounterVec
 	SourceRevision    *prometheus.GaugeVec
 	LastSuccess       *prometheus.GaugeVec
+	DriftFindings     *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: a new
@@ -46,7 +47,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "syncd_last_success_timestamp_seconds",
 			Help: "Unix time of the last fully successful reconcile of an app.",
 		}, []string{"app"}),
+		DriftFindings: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_drift_findings",
+			Help: "Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
+		}, []string{"app", "class"}),
 	}
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.LastSuccess)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.LastSuccess, m.DriftFindings)
 	return m
 }
