@@ -1,0 +1,73 @@
+// Command rss syncs N ConfigMaps with syncd's pipeline (first sync, then a
+// no-op) and prints its peak resident set size, for the memory benchmark.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"syscall"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"syncd.dev/syncd/bench/internal/syncdrun"
+	"syncd.dev/syncd/internal/config"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
+	ns := flag.String("namespace", "", "namespace (exists)")
+	n := flag.Int("n", 10000, "objects")
+	memprofile := flag.String("memprofile", "", "write a heap profile here after the first sync")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first sync here")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if err := run(*kubeconfig, *ns, *n, *memprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "rss:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig, ns string, n int, memprofile string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS = -1
+	s, err := syncdrun.New(cfg, config.App{Name: "rss", Namespace: ns}, 16)
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	objs := syncdrun.Objects(ns, n)
+	for i := range 2 {
+		if _, _, err := s.Sync(context.Background(), objs); err != nil {
+			return fmt.Errorf("sync %d: %w", i+1, err)
+		}
+		if i == 0 && memprofile != "" {
+			f, err := os.Create(memprofile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				return err
+			}
+			f.Close()
+		}
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return err
+	}
+	fmt.Printf("maxrss_kib %d\n", ru.Maxrss)
+	return nil
+}

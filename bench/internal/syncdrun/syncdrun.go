@@ -1,0 +1,91 @@
+// Package syncdrun runs syncd's pipeline (planner, inventory, applier) on
+// in-memory manifests, for the benchmarks.
+package syncdrun
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// Syncd is one app managed by syncd.
+type Syncd struct {
+	App     config.App
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	inv     *inventory.Manager
+	applier *applier.Applier
+}
+
+// New returns a Syncd for app (its namespace also holds the parent) with
+// the given applier concurrency.
+func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Syncd{App: app, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	if s.inv, err = inventory.New(dyn, md, s.mapper, inventory.Options{Namespace: app.Namespace, Concurrency: concurrency}); err != nil {
+		return nil, err
+	}
+	if s.applier, err = applier.New(dyn, s.mapper, applier.Options{Concurrency: concurrency}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stop stops the watches.
+func (s *Syncd) Stop() { s.inv.Stop() }
+
+// Sync plans objs and reconciles them (apply, then prune).
+func (s *Syncd) Sync(ctx context.Context, objs []*unstructured.Unstructured) (*applier.ChangeSet, *inventory.Report, error) {
+	p, err := planner.New(s.App, planner.Options{Mapper: s.mapper, Revision: "bench"})
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := make([]planner.Manifest, len(objs))
+	for i, o := range objs {
+		ms[i] = planner.Manifest{File: "bench.yaml", Index: i + 1, Object: o.DeepCopy()}
+	}
+	plan, err := p.Plan(ctx, ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := s.inv.Begin(ctx, s.App, plan, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true}))
+	rep, ferr := run.Finish(ctx, cs, err)
+	if err == nil {
+		err = ferr
+	}
+	if err == nil && !cs.OK() {
+		for _, c := range cs.Changes {
+			if c.Err != nil {
+				return cs, rep, fmt.Errorf("apply: %w", c.Err)
+			}
+		}
+		return cs, rep, fmt.Errorf("apply not OK")
+	}
+	return cs, rep, err
+}
