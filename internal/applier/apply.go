@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,45 +112,6 @@ func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref pl
 		return nil, describeError(ref, "apply as "+string(m), err)
 	}
 	return res, nil
-}
-
-// outcome compares the object before and after one apply. A real apply
-// that changed nothing does not bump the resourceVersion; a dry-run never
-// does, so there the content is compared instead.
-func (a *Applier) outcome(before, after *unstructured.Unstructured) Action {
-	if before == nil {
-		return Created
-	}
-	if !a.opts.DryRun {
-		if before.GetResourceVersion() == after.GetResourceVersion() {
-			return Unchanged
-		}
-		return Configured
-	}
-	if equality.Semantic.DeepEqual(comparable(before), comparable(after)) {
-		return Unchanged
-	}
-	return Configured
-}
-
-// comparable drops what changes on every write without changing the
-// object's meaning: managedFields timestamps, resourceVersion, generation.
-// Ownership is kept: a dry run that only moves fields between managers
-// previews a real change (a real run would bump the resourceVersion).
-func comparable(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy()
-	entries, _, _ := unstructured.NestedSlice(c.Object, "metadata", "managedFields")
-	for _, e := range entries {
-		if m, ok := e.(map[string]any); ok {
-			delete(m, "time")
-		}
-	}
-	if entries != nil {
-		_ = unstructured.SetNestedSlice(c.Object, entries, "metadata", "managedFields")
-	}
-	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
-	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
-	return c.Object
 }
 
 // resource maps an object's kind to its REST resource.

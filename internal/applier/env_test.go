@@ -346,3 +346,29 @@ func ctxT(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// written is what syncd's requests can change on an object: everything
+// but status, the resourceVersion and generation, the Deployment
+// controller's revision annotation, and the managedFields entries of the
+// controllers. Comparing it before and after a run tells whether the run
+// wrote anything even while controllers write the same object.
+func written(t *testing.T, u *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	c := u.DeepCopy()
+	ann := c.GetAnnotations()
+	delete(ann, "deployment.kubernetes.io/revision")
+	c.SetAnnotations(ann)
+	unstructured.RemoveNestedField(c.Object, "status")
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+	return map[string]any{"object": c.Object, "owners": without(owners(t, u), deployControllers...)}
+}
+
+// wantUnwritten fails when a run wrote the object.
+func wantUnwritten(t *testing.T, what string, before, after *unstructured.Unstructured) {
+	t.Helper()
+	if diff := cmp.Diff(written(t, before), written(t, after)); diff != "" {
+		t.Errorf("%s wrote the object (-before +after):\n%s", what, diff)
+	}
+}

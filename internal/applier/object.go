@@ -13,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
@@ -432,7 +434,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 				setFailed(&changes[i], err)
 				return nil
 			}
-			moved[i] = res.GetResourceVersion() != live.GetResourceVersion()
+			moved[i] = res.GetResourceVersion() != live.GetResourceVersion() && changedFor(p.Manager, live, res)
 			live = res
 		}
 	}
@@ -640,6 +642,15 @@ func (r *objectRun) hold(ctx context.Context, ri dynamic.ResourceInterface, obj 
 	dropped.Iterate(func(p fieldpath.Path) {
 		was, inLive := paths.Lookup(live.Object, p)
 		now, inPreview := paths.Lookup(preview.Object, p)
+		_, wasMap := was.(map[string]any)
+		_, nowMap := now.(map[string]any)
+		if wasMap && nowMap {
+			// A map the manager owned as a node (.metadata.annotations
+			// after client-side apply's annotation left it): its keys
+			// are separate fields with their own owners, so other keys
+			// changing is not a reset.
+			return
+		}
 		if inLive && inPreview && !equality.Semantic.DeepEqual(was, now) {
 			held.Insert(p.Copy())
 			names = append(names, p.String())
@@ -681,13 +692,33 @@ func (r *objectRun) action(before, after *unstructured.Unstructured, rv string, 
 	case len(c.Yielded) > 0:
 		return Yielded
 	}
-	if r.a.opts.DryRun {
-		return r.a.outcome(before, after)
-	}
-	if after.GetResourceVersion() == rv {
+	if (!r.a.opts.DryRun && after.GetResourceVersion() == rv) || !changedFor(c.Manager, before, after) {
 		return Unchanged
 	}
 	return Configured
+}
+
+// changedFor reports whether an apply by m changed the object: m's set of
+// fields or the value of a field m owns. A new resourceVersion alone does
+// not tell, since a controller (the Deployment controller writing status
+// and its revision annotation) may have written the object between the
+// read and the apply; an apply can only change what its manager owns
+// before or after it.
+func changedFor(m planner.FieldManager, before, after *unstructured.Unstructured) bool {
+	was, is := decodeOwnership(before).applied(m), decodeOwnership(after).applied(m)
+	if !was.Equals(is) {
+		return true
+	}
+	changed := false
+	is.Leaves().Iterate(func(p fieldpath.Path) {
+		if changed {
+			return
+		}
+		x, inBefore := paths.Lookup(before.Object, p)
+		y, inAfter := paths.Lookup(after.Object, p)
+		changed = inBefore != inAfter || !equality.Semantic.DeepEqual(x, y)
+	})
+	return changed
 }
 
 // takeOverClientSide moves fields owned by client-side kubectl apply (or
@@ -704,18 +735,36 @@ func (r *objectRun) takeOverClientSide(ctx context.Context, ri dynamic.ResourceI
 	if len(found) == 0 {
 		return live, nil, nil
 	}
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, clientSideManagers, string(obj.Slices[0].Manager))
+	// The patch is guarded by the resourceVersion it was computed from
+	// (csaupgrade puts it in); a controller writing the object meanwhile
+	// (the Deployment controller's status) makes it a 409: read again and
+	// recompute.
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !first {
+			fresh, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			live = fresh
+		}
+		first = false
+		patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, clientSideManagers, string(obj.Slices[0].Manager))
+		if err != nil || patch == nil {
+			return err
+		}
+		res, err := ri.Patch(ctx, obj.Ref.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		if err == nil {
+			live = res
+		}
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: take over client-side apply fields: %w", obj.Ref, err)
 	}
-	if patch != nil {
-		if live, err = ri.Patch(ctx, obj.Ref.Name, "application/json-patch+json", patch, metav1.PatchOptions{}); err != nil {
-			return nil, nil, fmt.Errorf("%s: take over client-side apply fields: %w", obj.Ref, err)
-		}
-	}
 	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
 		p := []byte(`[{"op":"remove","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}]`)
-		if live, err = ri.Patch(ctx, obj.Ref.Name, "application/json-patch+json", p, metav1.PatchOptions{}); err != nil {
+		if live, err = ri.Patch(ctx, obj.Ref.Name, types.JSONPatchType, p, metav1.PatchOptions{}); err != nil {
 			return nil, nil, fmt.Errorf("%s: drop %s: %w", obj.Ref, lastAppliedAnnotation, err)
 		}
 	}
