@@ -2,6 +2,8 @@ package install
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -278,5 +280,25 @@ func TestPodPassesRestricted(t *testing.T) {
 	_, err = cs.CoreV1().Pods("syncd-system").Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil || !strings.Contains(err.Error(), "restricted") {
 		t.Errorf("a pod allowing privilege escalation: got %v, want a PodSecurity refusal", err)
+	}
+}
+
+// TestKubectlApplyK runs the documented install command itself, `kubectl
+// apply -k`, with a server-side dry-run: kubectl's own embedded kustomize
+// must build both kustomizations and the API server accept the result.
+func TestKubectlApplyK(t *testing.T) {
+	installBase(t)
+	ensureNamespace(t, "web")
+	for _, dir := range []string{"manifests", "manifests/ci"} {
+		cmd := exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig,
+			"apply", "-k", repoPath(dir), "--dry-run=server", "--server-side", "--field-manager=install-test")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("kubectl apply -k %s --dry-run=server: %v\n%s", dir, err, out)
+			continue
+		}
+		if n := strings.Count(string(out), "(server dry run)"); n != len(kustomizeBuild(t, dir)) {
+			t.Errorf("kubectl apply -k %s: %d objects dry-run, want %d:\n%s", dir, n, len(kustomizeBuild(t, dir)), out)
+		}
 	}
 }
