@@ -15,6 +15,7 @@ import (
 
 type applyFlags struct {
 	kube        kubeFlags
+	inventory   inventoryFlags
 	config      string
 	app         string
 	cacheDir    string
@@ -51,6 +52,7 @@ Exit codes: 0 applied, 1 error, 3 field conflicts.`,
 	}
 	fs := cmd.Flags()
 	f.kube.register(fs)
+	f.inventory.register(fs, false)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml: apply its apps")
 	fs.StringVar(&f.app, "app", "", "with --config: only this app (default: every app, in config order)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "with --config: where Git sources are cached (default ~/.cache/syncd/sources)")
@@ -162,7 +164,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
-	runner, apps, err := openConfig(f.config, f.app, &f.kube, f.cacheDir, f.concurrency)
+	runner, apps, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, &f.inventory, f.cacheDir, f.concurrency)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -181,6 +183,9 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 		}
 		if cs != nil {
 			printChangeSet(out, cs)
+		}
+		if rendered != nil && rendered.Prune != nil {
+			fmt.Fprintln(out, rendered.Prune.String())
 		}
 		if err == nil && cs != nil {
 			err = changeSetExit(cs)

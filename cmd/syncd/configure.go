@@ -1,15 +1,66 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/inventory"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
+// inventoryFlags choose where each app's ApplySet inventory lives.
+type inventoryFlags struct {
+	namespace   string
+	pruneBudget int
+	noWatch     bool
+}
+
+func (f *inventoryFlags) register(fs *pflag.FlagSet, watch bool) {
+	def := os.Getenv("POD_NAMESPACE")
+	if def == "" {
+		def = "syncd-system"
+	}
+	fs.StringVar(&f.namespace, "inventory-namespace", def, "namespace of the apps' inventory Secrets (ApplySet parents); must exist")
+	fs.IntVar(&f.pruneBudget, "prune-budget", -1, "override every app's pruneBudget for this run (percent of the app's objects one prune may delete)")
+	if watch {
+		fs.BoolVar(&f.noWatch, "no-watch-cache", false, "read every object with a GET instead of a watch cache")
+	}
+}
+
+// newInventory builds the inventory manager, checking its namespace.
+func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prometheus.Registerer, oneShot bool) (*inventory.Manager, error) {
+	cs, err := kubernetes.NewForConfig(cl.config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, f.namespace, metav1.GetOptions{}); err != nil {
+		return nil, fmt.Errorf("inventory namespace %q: %w (create it, e.g. kubectl create namespace %s, or set --inventory-namespace)", f.namespace, err, f.namespace)
+	}
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return nil, err
+	}
+	opts := inventory.Options{Namespace: f.namespace, Version: version, Registerer: reg, NoWatch: oneShot || f.noWatch}
+	if f.pruneBudget >= 0 {
+		b := f.pruneBudget
+		opts.PruneBudget = &b
+	}
+	return inventory.New(cl.dynamic, md, cl.mapper, opts)
+}
+
 // openConfig loads the config, connects to the cluster and returns a
 // Runner with the selected apps (one app, or all in config order).
-func openConfig(path, appName string, kube *kubeFlags, cacheDir string, concurrency int) (*reconcile.Runner, []config.App, error) {
+func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv *inventoryFlags, cacheDir string, concurrency int) (*reconcile.Runner, []config.App, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -18,7 +69,13 @@ func openConfig(path, appName string, kube *kubeFlags, cacheDir string, concurre
 	if err != nil {
 		return nil, nil, err
 	}
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency})
+	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency}
+	if inv != nil {
+		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 	if err != nil {
 		return nil, nil, err
 	}

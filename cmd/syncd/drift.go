@@ -55,7 +55,7 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 	default:
 		return withCode(exitError, fmt.Errorf("-o %q: use text, json or markdown", f.output))
 	}
-	runner, apps, err := openConfig(f.config, f.app, &f.kube, f.cacheDir, 0)
+	runner, apps, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, nil, f.cacheDir, 0)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -5,7 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/testenv"
 )
@@ -20,9 +26,22 @@ type result struct {
 	stdout, stderr string
 }
 
+var inventoryNS sync.Once
+
 // syncd runs the command line in-process against the test control plane.
+// Config-driven applies get the inventory namespace syncd-system, created
+// once.
 func syncd(t *testing.T, args ...string) result {
 	t.Helper()
+	if len(args) > 0 && (args[0] == "apply" || args[0] == "run") && slices.Contains(args, "--config") && !slices.Contains(args, "--inventory-namespace") {
+		inventoryNS.Do(func() {
+			_, err := env.Clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("create syncd-system: %v", err)
+			}
+		})
+		args = append(args, "--inventory-namespace", "syncd-system")
+	}
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), append(args, "--kubeconfig", env.Kubeconfig), &out, &errOut)
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}

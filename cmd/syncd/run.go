@@ -28,6 +28,7 @@ import (
 
 type runFlags struct {
 	kube           kubeFlags
+	inventory      inventoryFlags
 	config         string
 	once           bool
 	cacheDir       string
@@ -73,6 +74,7 @@ command's exit codes.`,
 	}
 	fs := cmd.Flags()
 	f.kube.register(fs)
+	f.inventory.register(fs, true)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (required)")
 	fs.BoolVar(&f.once, "once", false, "run every app once and exit")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
@@ -96,7 +98,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, errors.New("--config is required"))
 	}
 	if f.once {
-		return runApplyConfig(cmd, &applyFlags{kube: f.kube, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency})
+		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency})
 	}
 	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
 	if f.logFormat == "text" {
@@ -109,10 +111,15 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	inv, err := newInventory(cmd.Context(), cl, &f.inventory, reg, false)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	defer inv.Stop()
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		ConfigPath: f.config,
 		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
-		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency},
+		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv},
 		Shards:     f.shards,
 		Shard:      f.shard,
 		Metrics:    reconcile.NewMetrics(reg),
