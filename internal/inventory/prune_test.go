@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 )
 
@@ -306,5 +307,35 @@ func TestProtectedKinds(t *testing.T) {
 	}
 	if n := f.blocked(ReasonProtected); n != 2 {
 		t.Errorf("syncd_prune_blocked_total{reason=protected} = %v, want 2", n)
+	}
+}
+
+// TestDryRunPrunesNothing checks that a dry run reports what prune would
+// do and changes neither the cluster nor the inventory.
+func TestDryRunPrunesNothing(t *testing.T) {
+	f := newFixture(t, config.App{}, Options{})
+	f.mustSync(f.plan(f.cms("a", "b", "c", "d")...))
+	plan := f.plan(f.cms("a", "b", "c")...)
+	ctx := context.Background()
+	run, err := f.m.Begin(ctx, f.app, plan, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := applier.New(f.dyn, f.mapper, applier.Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := dry.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true}))
+	rep, ferr := run.Finish(ctx, cs, err)
+	if err != nil || ferr != nil {
+		t.Fatalf("dry run: %v, %v", err, ferr)
+	}
+	got := outcomeOf(f, rep)
+	want := outcome{Deleted: []string{"d"}, Present: []string{"a", "b", "c", "d"}, Members: []string{"a", "b", "c", "d"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dry run (-want +got):\n%s", diff)
+	}
+	if !rep.DryRun || rep.InventoryWritten {
+		t.Errorf("report DryRun=%v InventoryWritten=%v, want true, false", rep.DryRun, rep.InventoryWritten)
 	}
 }
