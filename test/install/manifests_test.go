@@ -30,7 +30,9 @@ func TestBaseDryRun(t *testing.T) {
 	want := []string{
 		"ClusterRole syncd-manager",
 		"ClusterRole syncd-manager-default",
+		"ClusterRole syncd-own-namespace",
 		"ClusterRoleBinding syncd-manager",
+		"ClusterRoleBinding syncd-own-namespace",
 		"ConfigMap syncd-system/syncd-config",
 		"Deployment syncd-system/syncd",
 		"Namespace syncd-system",

@@ -152,6 +152,10 @@ func TestServiceAccountRights(t *testing.T) {
 			_, err := sa.apply(ctx, s, "syncd-inventory", false)
 			return err
 		}},
+		"get its own Namespace (the inventory's start check)": {allowed: true, do: func(ctx context.Context) error {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, "syncd-system", metav1.GetOptions{})
+			return err
+		}},
 		"create an Event in syncd-system": {allowed: true, do: func(ctx context.Context) error {
 			_, err := cs.CoreV1().Events("syncd-system").Create(ctx, &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{GenerateName: "syncd-"},
