@@ -3,11 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -20,6 +24,7 @@ type planFlags struct {
 	cacheDir    string
 	output      string
 	concurrency int
+	inventoryNS string
 }
 
 func newPlanCommand() *cobra.Command {
@@ -54,6 +59,11 @@ Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, 1 error.`,
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, markdown or json")
 	fs.IntVar(&f.concurrency, "concurrency", applier.DefaultConcurrency, "objects dry-run at once within a stage")
+	invNS := os.Getenv("POD_NAMESPACE")
+	if invNS == "" {
+		invNS = "syncd-system"
+	}
+	fs.StringVar(&f.inventoryNS, "inventory-namespace", invNS, "namespace of the apps' inventory Secrets, as the daemon runs with: objects get that ApplySet's part-of label (nothing is read from it)")
 	return cmd
 }
 
@@ -74,7 +84,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency})
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency})
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -91,7 +101,20 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	ap, err := applier.New(cl.dynamic, cl.mapper, applier.Options{DryRun: true, Concurrency: f.concurrency})
+	// A real apply labels every object as a member of the app's ApplySet;
+	// without the label the preview would show it being removed.
+	ao.Labels = map[string]string{inventory.LabelPartOf: inventory.AppID(app.Name, f.inventoryNS)}
+	dyn := cl.dynamic
+	if app.ServiceAccountName != "" {
+		// The dry runs go through the same identity as the real apply,
+		// so RBAC denials show up in the preview.
+		cfg := rest.CopyConfig(cl.config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
+		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+			return withCode(exitError, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err))
+		}
+	}
+	ap, err := applier.New(dyn, cl.mapper, applier.Options{DryRun: true, Concurrency: f.concurrency})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -342,4 +342,8 @@ func TestPlanPRComment(t *testing.T) {
 		t.Errorf("plan wrote to the cluster (-before +after):\n%s", diff)
 	}
 	t.Logf("markdown preview:\n%s", md)
+	if testing.Verbose() {
+		r = syncd(t, "plan", "--config", cfg, "--app", "web", "--path", dir, "-o", "json")
+		t.Logf("json preview:\n%s", strings.ReplaceAll(r.stdout, ns, "shop"))
+	}
 }
