@@ -141,6 +141,18 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, conflict := range c.Conflicts {
 			fmt.Fprintf(w, "  conflict: %s\n", conflict.Error())
 		}
+		for _, y := range c.Yielded {
+			fmt.Fprintf(w, "  yielded: %s\n", y.Error())
+		}
+		for _, f := range c.Forced {
+			fmt.Fprintf(w, "  forced: %s\n", f.Error())
+		}
+		for _, p := range c.Held {
+			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, applier.HandoffManager(c.Manager))
+		}
+		for _, m := range c.Migrated {
+			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
+		}
 		if c.Action == applier.Failed && c.Err != nil {
 			fmt.Fprintf(w, "  error: %v\n", c.Err)
 		}
@@ -149,7 +161,7 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		fmt.Fprintln(w, "  hint: syncd never forces; another manager owns these fields. Agree on one owner, drop the field from Git, or set a conflict policy (force/yield) in syncd.yaml.")
 	}
 	var parts []string
-	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Conflicted, applier.Failed, applier.Skipped} {
+	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Yielded, applier.Forced, applier.HandoffPending, applier.Recreated, applier.Conflicted, applier.Failed, applier.Skipped} {
 		if n := cs.Count(a); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, a))
 		}

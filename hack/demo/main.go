@@ -1,8 +1,10 @@
 // Command demo runs syncd end to end on an embedded local control plane:
 // it starts etcd and kube-apiserver on loopback (built by
-// hack/controlplane.sh), builds syncd, applies examples/plain with
-// `syncd apply`, shows what the API server recorded (objects and their
-// managedFields), shows a refused conflicting apply, and stops everything.
+// hack/controlplane.sh), builds syncd, makes a Git repository from
+// examples/plain, applies it with a split between two field managers, shows
+// what the API server recorded (managedFields), makes out-of-band changes and
+// reports them with `syncd drift`, applies a new commit, shows a refused
+// conflicting apply, and stops everything.
 //
 // Run it with hack/demo.sh.
 package main
@@ -18,7 +20,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -65,35 +69,109 @@ func run() error {
 		return fmt.Errorf("build syncd: %w", err)
 	}
 
-	examples := filepath.Join(root, "examples", "plain")
-	step("syncd apply --path examples/plain --manager syncd-web")
-	if _, err := syncd(bin, env, "apply", "--path", examples, "--manager", "syncd-web"); err != nil {
-		return err
-	}
-
-	step("Applying again: nothing changed, nothing written")
-	if _, err := syncd(bin, env, "apply", "--path", examples, "--manager", "syncd-web"); err != nil {
-		return err
-	}
-
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		return err
 	}
-	step("What the API server recorded: managedFields of ConfigMap demo/web-settings")
-	cm, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-settings", metav1.GetOptions{})
-	if err != nil {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	printManaged(cm.ManagedFields)
-	fmt.Println("data:", cm.Data)
 
-	step("managedFields of Deployment demo/web")
+	step("A Git repository holding examples/plain, and a syncd.yaml that splits the Deployment")
+	repo := filepath.Join(env.Dir, "repo")
+	if err := copyDir(filepath.Join(root, "examples", "plain"), filepath.Join(repo, "app")); err != nil {
+		return err
+	}
+	if err := git(repo, "init", "-q", "-b", "main"); err != nil {
+		return err
+	}
+	if err := gitCommit(repo, "first version"); err != nil {
+		return err
+	}
+	cfg := filepath.Join(env.Dir, "syncd.yaml")
+	cfgText := fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: demo
+  git:
+    url: file://%s
+    branch: main
+    interval: 1m
+apps:
+- name: web
+  source: demo
+  path: app
+  manager: syncd-web                 # the platform team owns the spec
+  split:
+  - manager: syncd-web-release       # the release pipeline owns the images
+    kinds: [apps/Deployment]
+    paths: [".spec.template.spec.containers[*].image"]
+  conflicts:
+    default: fail                    # never overwrite another manager silently...
+    rules:
+    - paths: [".spec.replicas"]      # ...but leave replicas to whoever scales,
+      action: yield
+    - paths: [".spec.template.spec.containers[*].image"]
+      managers: ["kubectl-*"]        # and take images back from hand edits
+      action: force
+`, repo)
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(cfgText)
+	base := []string{"--config", cfg, "--cache-dir", filepath.Join(env.Dir, "cache")}
+
+	step("syncd apply --config syncd.yaml: source → render → split → Server-Side Apply")
+	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
+		return err
+	}
+
+	step("Who owns what on Deployment demo/web (read back from the API server)")
 	dep, err := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	printManaged(dep.ManagedFields)
+
+	step("Applying again: nothing changed in Git, nothing is written")
+	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
+		return err
+	}
+
+	step("Out of band: someone scales to 5 (/scale) and hot-fixes the image with an Update")
+	scale, err := cs.AppsV1().Deployments("demo").GetScale(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	scale.Spec.Replicas = 5
+	if _, err := cs.AppsV1().Deployments("demo").UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
+		return err
+	}
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`)
+	if _, err := cs.AppsV1().Deployments("demo").Patch(ctx, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		return err
+	}
+
+	step("syncd drift: which field, who took it, how and when, Git vs live")
+	if _, err := syncd(bin, env, append([]string{"drift"}, base...)...); err != nil {
+		return err
+	}
+
+	step("A commit changes the ConfigMap in Git; syncd applies it, yields replicas to the scaler, forces the image back")
+	settings := filepath.Join(repo, "app", "web.yaml")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(settings, []byte(strings.Replace(string(data), "color: blue", "color: teal", 1)), 0o644); err != nil {
+		return err
+	}
+	if err := gitCommit(repo, "teal"); err != nil {
+		return err
+	}
+	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
+		return err
+	}
 
 	step("Another team (manager team-ops) tries to change .data.color: syncd refuses to force")
 	other := filepath.Join(env.Dir, "other")
@@ -108,7 +186,7 @@ func run() error {
 	if code != 3 {
 		return fmt.Errorf("conflicting apply exited %d, want 3 (%v)", code, err)
 	}
-	cm, err = cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-settings", metav1.GetOptions{})
+	cm, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-settings", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -116,16 +194,51 @@ func run() error {
 	return nil
 }
 
+func git(dir string, args ...string) error {
+	cmd := exec.Command("git", append([]string{"-c", "user.name=demo", "-c", "user.email=demo@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func gitCommit(dir, msg string) error {
+	if err := git(dir, "add", "-A"); err != nil {
+		return err
+	}
+	return git(dir, "commit", "-q", "-m", msg)
+}
+
+func copyDir(from, to string) error {
+	return filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+}
+
 // syncd runs the syncd binary against the demo cluster, streaming output.
-// A non-zero exit is returned as the code with a nil error when it is 3.
+// Exit codes 2 (changes/drift found) and 3 (conflicts) are results, not
+// errors: they are returned with a nil error.
 func syncd(bin string, env *testenv.Env, args ...string) (int, error) {
 	fmt.Printf("$ syncd %s\n", strings.Join(args, " "))
 	cmd := exec.Command(bin, append(args, "--kubeconfig", env.Kubeconfig)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
-		if ee.ExitCode() == 3 {
-			return 3, nil
+		if c := ee.ExitCode(); c == 2 || c == 3 {
+			fmt.Printf("(exit code %d)\n", c)
+			return c, nil
 		}
 		return ee.ExitCode(), fmt.Errorf("syncd %s: exit %d", args[0], ee.ExitCode())
 	}
