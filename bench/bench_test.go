@@ -444,6 +444,9 @@ func BenchmarkMemory(b *testing.B) {
 	if p := os.Getenv("BENCH_MEMPROFILE"); p != "" {
 		args = append(args, "--memprofile", p)
 	}
+	if os.Getenv("BENCH_CACHED_MAPPER") != "" {
+		args = append(args, "--cached-mapper")
+	}
 	if p := os.Getenv("BENCH_CPUPROFILE"); p != "" {
 		args = append(args, "--cpuprofile", p)
 	}

@@ -22,7 +22,9 @@ func main() {
 	n := flag.Int("n", 10000, "objects")
 	memprofile := flag.String("memprofile", "", "write a heap profile here after the first sync")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first sync here")
+	cached := flag.Bool("cached-mapper", false, "cache REST mappings per kind")
 	flag.Parse()
+	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -23,10 +24,14 @@ import (
 // Syncd is one app managed by syncd.
 type Syncd struct {
 	App     config.App
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	mapper  meta.ResettableRESTMapper
 	inv     *inventory.Manager
 	applier *applier.Applier
 }
+
+// CacheMappings, when true, puts a per-kind cache in front of the
+// discovery REST mapper (an experiment for the memory benchmark).
+var CacheMappings = false
 
 // New returns a Syncd for app (its namespace also holds the parent) with
 // the given applier concurrency.
@@ -43,7 +48,11 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Syncd{App: app, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	dm := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	s := &Syncd{App: app, mapper: dm}
+	if CacheMappings {
+		s.mapper = &cachingMapper{DeferredDiscoveryRESTMapper: dm, cache: map[string]*meta.RESTMapping{}}
+	}
 	if s.inv, err = inventory.New(dyn, md, s.mapper, inventory.Options{Namespace: app.Namespace, Concurrency: concurrency}); err != nil {
 		return nil, err
 	}
