@@ -146,7 +146,7 @@ func TestServiceAccountRights(t *testing.T) {
 		"apply an inventory Secret in syncd-system": {allowed: true, do: func(ctx context.Context) error {
 			s := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "v1", "kind": "Secret",
-				"metadata": map[string]any{"name": "syncd-applyset-web", "namespace": "syncd-system"},
+				"metadata": map[string]any{"name": "syncd-applyset-rbac-check", "namespace": "syncd-system"},
 				"type":     "Opaque",
 			}}
 			_, err := sa.apply(ctx, s, "syncd-inventory", false)
@@ -159,7 +159,7 @@ func TestServiceAccountRights(t *testing.T) {
 		"create an Event in syncd-system": {allowed: true, do: func(ctx context.Context) error {
 			_, err := cs.CoreV1().Events("syncd-system").Create(ctx, &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{GenerateName: "syncd-"},
-				InvolvedObject: corev1.ObjectReference{Kind: "Secret", Namespace: "syncd-system", Name: "syncd-applyset-web"},
+				InvolvedObject: corev1.ObjectReference{Kind: "Secret", Namespace: "syncd-system", Name: "syncd-applyset-rbac-check"},
 				Reason:         "Applied", Message: "test", Type: corev1.EventTypeNormal,
 			}, metav1.CreateOptions{})
 			return err
