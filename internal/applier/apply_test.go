@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -78,6 +79,20 @@ spec:
 	cs := c.apply(t, plan, ApplyOptions{})
 	wantChanges(t, cs, "CustomResourceDefinition widgets."+group+" syncd-widgets created", "Widget w1 syncd-widgets created")
 	live := c.get(t, gvr, ns, "w1")
+	// The CR was created once the CRD was Established, not before.
+	established := ""
+	conds, _, _ := unstructured.NestedSlice(c.get(t, crdGVR, "", "widgets."+group).Object, "status", "conditions")
+	for _, cond := range conds {
+		if m := cond.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+			established, _ = m["lastTransitionTime"].(string)
+		}
+	}
+	if established == "" {
+		t.Fatal("CRD not Established after Apply")
+	}
+	if created := live.GetCreationTimestamp().UTC().Format(time.RFC3339); created < established {
+		t.Errorf("Widget created at %s, before its CRD was Established at %s", created, established)
+	}
 	spec, _, _ := unstructured.NestedMap(live.Object, "spec")
 	if diff := cmp.Diff(map[string]any{"size": int64(3), "color": "red"}, spec); diff != "" {
 		t.Errorf("Widget spec (-want +got):\n%s", diff)
@@ -117,7 +132,11 @@ func TestImmutableField(t *testing.T) {
 	}
 
 	cs = c.apply(t, plan, ApplyOptions{Recreate: true})
-	wantChanges(t, cs, "ConfigMap frozen syncd-app recreated")
+	if diff := cmp.Diff([]string{"ConfigMap frozen syncd-app recreated"}, changes(cs)); diff != "" {
+		// Recreate deletes in the foreground: the garbage collector
+		// (kube-controller-manager) must be running to finish it.
+		t.Fatalf("changes (-want +got):\n%s%s", diff, errs(cs))
+	}
 	after := c.get(t, configMaps, ns, "frozen")
 	if got := data(after)["k"]; got != "v2" {
 		t.Errorf("data.k = %q after recreate, want v2", got)
