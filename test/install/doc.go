@@ -8,7 +8,9 @@
 // install); the Deployment's pod passes the restricted Pod Security
 // profile its namespace enforces; the ServiceAccount gets exactly the
 // rights docs/install.md describes (leader election, inventory Secrets,
-// managed kinds) and is refused outside them; the CI identity can dry-run
+// managed kinds) and is refused outside them, and the real syncd binary
+// (`syncd run --once`) reconciles the example app from a local Git
+// repository as that ServiceAccount; the CI identity can dry-run
 // the example app and, because RBAC cannot tell a dry-run from a write,
 // can also write (the test pins that limit so the docs stay honest);
 // examples/syncd.yaml loads and the example app renders into the documented
