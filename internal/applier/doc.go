@@ -3,13 +3,30 @@
 // never forcing unless the app's conflict policy says so, and reports each
 // outcome in a ChangeSet.
 //
-// It guarantees that it never sends an object it read from the cluster and
-// never sends metadata.managedFields: what it applies is the planner's slice,
-// built from Git. A field conflict (HTTP 409 with FieldManagerConflict
-// causes) is returned as Conflicts naming each field and its current
-// manager; resourceVersion conflicts (also 409) are retried.
+// It guarantees that it never applies an object it read from the cluster
+// and never puts metadata.managedFields in an apply request: what it applies
+// is the planner's slice, built from Git. The two exceptions are narrow and
+// named: a handoff hold applies the live value of exactly the fields it
+// holds (as "<manager>-handoff"), and the one-time takeover of an object
+// last written by client-side kubectl apply rewrites its managedFields with
+// client-go's csaupgrade in a JSON patch guarded by the resourceVersion.
 //
-// It does not guarantee atomicity across objects: a failure part-way leaves
-// earlier objects applied, and a re-run converges. It does not prune; that
-// is the inventory's job, after a fully successful apply.
+// A field conflict (HTTP 409 with FieldManagerConflict causes) is returned
+// as Conflicts naming each field and its current manager and decided per
+// field by the Policy; conflicts with the app's own managers (renamed,
+// split, handoff) are always forced. resourceVersion conflicts (also 409)
+// are retried. Fields moving between the app's managers are first shared,
+// then released, so no value changes on the way; fields a manager drops
+// that the server would reset to a default are held by "<manager>-handoff"
+// until another manager owns them. A slice's action is judged by its
+// manager's own fields, so writes by controllers to the same object do not
+// make an unchanged slice look configured.
+//
+// It does not guarantee atomicity across objects: a failure or cancellation
+// part-way leaves earlier objects applied (objects of an object's split are
+// shared, never ownerless), and a re-run converges. Within one object, a
+// conflict the policy fails is found by dry runs before any write. It does
+// not prune; that is the inventory's job, after a fully successful apply.
+// Recreate (ApplyOptions.Recreate) deletes in the foreground and so needs
+// the cluster's garbage collector.
 package applier
