@@ -23,8 +23,8 @@
 // make an unchanged slice look configured.
 //
 // It does not guarantee atomicity across objects: a failure or cancellation
-// part-way leaves earlier objects applied (objects of an object's split are
-// shared, never ownerless), and a re-run converges. Within one object, a
+// part-way leaves earlier objects applied (fields of an object being split
+// or moved are shared or held, never ownerless), and a re-run converges. Within one object, a
 // conflict the policy fails is found by dry runs before any write. It does
 // not prune; that is the inventory's job, after a fully successful apply.
 // Recreate (ApplyOptions.Recreate) deletes in the foreground and so needs
