@@ -17,6 +17,7 @@ import (
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 
 	"syncd.dev/syncd/internal/applier"
@@ -362,6 +363,9 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "error", ev.Err)
 		for _, app := range apps {
 			d.m.Errors.WithLabelValues(app.Name, "source").Inc()
+			if d.opts.Inventory != nil {
+				d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, ev.Err)
+			}
 			d.setStatus(app.Name, func(s *AppStatus) {
 				s.Error = ev.Err.Error()
 				if s.Result == "pending" {
@@ -530,6 +534,9 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	rendered, err := runner.RenderAt(ctx, app, rev)
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "render").Inc()
+		if d.opts.Inventory != nil {
+			d.opts.Inventory.Refuse(app.Name, inventory.ReasonRenderFailed, err)
+		}
 		d.finish(app, rev, start, "failed", err, nil)
 		log.Error("render failed; nothing applied, nothing pruned", "error", err)
 		return err
