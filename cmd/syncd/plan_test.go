@@ -125,9 +125,11 @@ func TestPlan(t *testing.T) {
 		noDiff    []string // strings the whole output must not contain
 		conflicts []preview.Conflict
 		handoffs  []preview.Handoff
+		ownership []preview.Move
 	}
 	tests := map[string]struct {
 		conflicts string
+		planApp   string            // app settings for the plan when they differ from the apply's
 		live      map[string]string // applied by syncd before the plan
 		other     func(t *testing.T, ns string)
 		git       map[string]string
@@ -167,7 +169,8 @@ func TestPlan(t *testing.T) {
 			git:       map[string]string{"cm.yaml": cmYAML("cfg", "  color: green\n")},
 			kind:      "ConfigMap", name: "cfg",
 			want: want{code: exitChanges, action: preview.Update, diff: []string{"-  color: red\n", "+  color: green\n"},
-				conflicts: []preview.Conflict{{Path: ".data.color", Manager: "kubectl-edit", Outcome: preview.OutcomeForce}}},
+				conflicts: []preview.Conflict{{Path: ".data.color", Manager: "kubectl-edit", Outcome: preview.OutcomeForce}},
+				ownership: []preview.Move{{Path: ".data.color", From: "kubectl-edit", To: "syncd-web"}}},
 		},
 		"conflict under yield leaves the field": {
 			conflicts: "  conflicts: {default: yield}\n",
@@ -183,6 +186,14 @@ func TestPlan(t *testing.T) {
 			git:  map[string]string{"deploy.yaml": deployYAML("")},
 			kind: "Deployment", name: "web",
 			want: want{code: exitChanges, action: preview.Update, handoffs: []preview.Handoff{{Path: ".spec.replicas"}}, noDiff: []string{"replicas: 1"}},
+		},
+		"split change moves a field between the app's managers": {
+			planApp: "  split:\n  - manager: syncd-web-release\n    paths: [.data.image]\n",
+			live:    map[string]string{"cm.yaml": cmYAML("cfg", "  image: web:1\n  color: blue\n")},
+			git:     map[string]string{"cm.yaml": cmYAML("cfg", "  image: web:1\n  color: blue\n")},
+			kind:    "ConfigMap", name: "cfg",
+			want: want{code: exitChanges, action: preview.Update,
+				ownership: []preview.Move{{Path: ".data.image", From: "syncd-web", To: "syncd-web-release"}}},
 		},
 		"secret values are redacted": {
 			live: map[string]string{"secret.yaml": secretYAML("hunter2-old")},
@@ -205,6 +216,9 @@ func TestPlan(t *testing.T) {
 			}
 			before := resourceVersions(t, ns)
 			dir := writeFiles(t, tc.git)
+			if tc.planApp != "" {
+				cfg = planConfig(t, ns, tc.planApp)
+			}
 			code, rep, stderr := planJSON(t, cfg, dir)
 			if code != tc.want.code {
 				t.Errorf("exit code %d, want %d\n%s", code, tc.want.code, stderr)
@@ -226,6 +240,11 @@ func TestPlan(t *testing.T) {
 			}
 			if diff := cmp.Diff(orEmpty(tc.want.handoffs), o.Handoffs); diff != "" {
 				t.Errorf("handoffs (-want +got):\n%s", diff)
+			}
+			if tc.want.handoffs == nil {
+				if diff := cmp.Diff(orEmpty(tc.want.ownership), o.Ownership); diff != "" {
+					t.Errorf("ownership (-want +got):\n%s", diff)
+				}
 			}
 			// The text and markdown renderings must not leak either.
 			for _, format := range []string{"text", "markdown"} {
