@@ -62,6 +62,7 @@ type Env struct {
 	adminTok  string
 	mu        sync.Mutex
 	procs     map[string]*exec.Cmd
+	done      map[string]chan struct{}
 	apiserver []string
 }
 
@@ -82,7 +83,7 @@ func BinDir() string {
 // Start starts etcd and kube-apiserver (and kube-controller-manager when
 // asked) on free loopback ports and waits until the API server is ready.
 func Start(ctx context.Context, opts Options) (*Env, error) {
-	e := &Env{opts: opts, procs: map[string]*exec.Cmd{}}
+	e := &Env{opts: opts, procs: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}}
 	e.BinDir = opts.BinDir
 	if e.BinDir == "" {
 		e.BinDir = BinDir()
@@ -236,7 +237,7 @@ func kubeconfigFor(cfg *rest.Config, user string) clientcmdapi.Config {
 func (e *Env) startControllerManager() error {
 	args := []string{
 		"--kubeconfig=" + e.Kubeconfig,
-		"--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
+		"--controllers=*,-nodeipam,-nodelifecycle",
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--service-account-private-key-file=" + e.pki.saKeyFile,
@@ -245,7 +246,35 @@ func (e *Env) startControllerManager() error {
 		"--concurrent-gc-syncs=5",
 		"--v=0",
 	}
-	return e.spawn("kube-controller-manager", args)
+	if err := e.spawn("kube-controller-manager", args); err != nil {
+		return err
+	}
+	// A bad flag makes it exit at once; a test relying on garbage
+	// collection must not run without it.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if e.exited("kube-controller-manager") {
+			return fmt.Errorf("testenv: kube-controller-manager exited at start; log tail:\n%s", e.logTail("kube-controller-manager")())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// exited reports whether the named process has ended.
+func (e *Env) exited(name string) bool {
+	e.mu.Lock()
+	done := e.done[name]
+	e.mu.Unlock()
+	if done == nil {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // StopAPIServer stops kube-apiserver (etcd keeps the state), to test how
@@ -286,12 +315,15 @@ func (e *Env) spawn(name string, args []string) error {
 		logFile.Close()
 		return fmt.Errorf("testenv: start %s: %w", name, err)
 	}
+	done := make(chan struct{})
 	e.mu.Lock()
 	e.procs[name] = cmd
+	e.done[name] = done
 	e.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
+		close(done)
 	}()
 	return nil
 }
