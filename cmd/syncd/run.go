@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -190,6 +191,8 @@ func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("leading: applying", "lease", ns+"/"+name, "identity", id)
+				leading.Store(true)
+				defer leading.Store(false)
 				runErr <- fn(ctx)
 			},
 			OnStoppedLeading: func() { log.Info("not leading", "lease", ns+"/"+name, "identity", id) },
@@ -212,11 +215,20 @@ func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger,
 	}
 }
 
+// leading is set while this replica holds the Lease (always, without
+// leader election).
+var leading atomic.Bool
+
 func routes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if f.leaderElect && !leading.Load() {
+			// A warm standby owns no app yet: it is ready to take over.
+			fmt.Fprintln(w, "ok (standby)")
+			return
+		}
 		if !d.Ready() {
 			http.Error(w, "first reconcile not finished", http.StatusServiceUnavailable)
 			return
