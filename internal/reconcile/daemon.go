@@ -324,6 +324,14 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 			queues[app.Name] = q
 			wg.Add(1)
 			ar := &appRun{d: d, app: app, notifier: notifier}
+			// Ping-pong: a field whose owner keeps flipping between one
+			// of the app's managers and another forcing writer is no
+			// longer forced (it fails as a conflict and alerts) until the
+			// config changes, which starts a new generation.
+			if det, err := drift.NewFlapDetector(drift.FlapOptions{Clock: d.opts.Clock}); err == nil {
+				ar.flaps = det
+				runner.SetFlapping(app.Name, det.Flapping)
+			}
 			go func() {
 				defer wg.Done()
 				ar.loop(ctx, runner, q)
@@ -397,6 +405,7 @@ type appRun struct {
 	app      config.App
 	notifier *alert.Notifier
 	watcher  *drift.Watcher
+	flaps    *drift.FlapDetector
 	revision string
 	failing  bool
 }
@@ -491,7 +500,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, rev string) {
 	for _, m := range a.app.Managers() {
 		managers = append(managers, planner.FieldManager(m))
 	}
-	if err := a.watcher.SetPlan(plan, drift.Options{Managers: managers}); err != nil {
+	if err := a.watcher.SetPlan(plan, drift.Options{Managers: managers, Flaps: a.flaps}); err != nil {
 		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
 	}
 	a.publishFindings()

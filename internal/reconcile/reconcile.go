@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
@@ -58,6 +59,20 @@ type Runner struct {
 	cluster Cluster
 	opts    Options
 	sources map[string]*source.Source
+
+	mu       sync.Mutex
+	flapping map[string]func(planner.ObjectRef, string) bool
+}
+
+// SetFlapping makes the app's applies stop forcing fields f reports as
+// flapping (ping-pong with another forcing writer).
+func (r *Runner) SetFlapping(app string, f func(planner.ObjectRef, string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.flapping == nil {
+		r.flapping = map[string]func(planner.ObjectRef, string) bool{}
+	}
+	r.flapping[app] = f
 }
 
 // New builds a Runner and a Source for every source of the config.
@@ -191,6 +206,9 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	ao.Flapping = r.flapping[app.Name]
+	r.mu.Unlock()
 	dyn, err := r.dynamicFor(app)
 	if err != nil {
 		return nil, err
