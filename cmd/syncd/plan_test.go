@@ -366,3 +366,34 @@ func TestPlanPRComment(t *testing.T) {
 		t.Logf("json preview:\n%s", strings.ReplaceAll(r.stdout, ns, "shop"))
 	}
 }
+
+// TestPlanNewNamespace: objects in a namespace the same change creates
+// cannot be dry-run (the namespace does not exist yet); they are previewed
+// as created from Git instead of refused.
+func TestPlanNewNamespace(t *testing.T) {
+	ns := env.Namespace(t)
+	cfg := planConfig(t, ns, "")
+	fresh := "fresh-" + ns
+	dir := writeFiles(t, map[string]string{
+		"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + fresh + "\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: " + fresh + "\ndata:\n  a: b\n",
+	})
+	code, rep, stderr := planJSON(t, cfg, dir)
+	if code != exitChanges {
+		t.Fatalf("code %d, want %d\n%s", code, exitChanges, stderr)
+	}
+	got := map[string]preview.Action{}
+	for _, o := range rep.Objects {
+		got[o.Object.String()] = o.Action
+	}
+	want := map[string]preview.Action{"Namespace " + fresh: preview.Create, "ConfigMap " + fresh + "/x": preview.Create}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if o := findObject(t, rep, "ConfigMap", "x"); !strings.Contains(o.Diff, "+  a: b") {
+		t.Errorf("the ConfigMap's diff does not show Git's content:\n%s", o.Diff)
+	}
+	if _, err := env.Clientset(t).CoreV1().Namespaces().Get(context.Background(), fresh, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("plan created namespace %s (get error %v)", fresh, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -131,7 +132,16 @@ func (r *Report) Changed() bool {
 // results, in plan order.
 func Build(app, revision string, previews []applier.ObjectPreview) (*Report, error) {
 	r := &Report{App: app, Revision: revision, Objects: []Object{}}
+	newNS := map[string]bool{}
 	for _, p := range previews {
+		if ref := p.Object.Ref; ref.Group == "" && ref.Kind == "Namespace" && p.Live == nil && p.After != nil {
+			newNS[ref.Name] = true
+		}
+	}
+	for _, p := range previews {
+		if newNS[p.Object.Ref.Namespace] && inMissingNamespace(p) {
+			p = fromGit(p)
+		}
 		o, err := buildObject(app, p)
 		if err != nil {
 			return nil, err
@@ -313,4 +323,30 @@ func sortUnique(ms *[]Move) {
 		}
 	}
 	*ms = out
+}
+
+// inMissingNamespace reports whether the object does not exist and every
+// refusal of its dry run is a NotFound (its namespace does not exist yet).
+func inMissingNamespace(p applier.ObjectPreview) bool {
+	if p.Live != nil || p.AfterErr == nil || !apierrors.IsNotFound(p.AfterErr) {
+		return false
+	}
+	for _, c := range p.Changes {
+		if c.Action == applier.Failed && !apierrors.IsNotFound(c.Err) {
+			return false
+		}
+	}
+	return true
+}
+
+// fromGit previews an object whose namespace the same plan creates: the
+// API server cannot dry-run it, so the object is shown as Git has it.
+func fromGit(p applier.ObjectPreview) applier.ObjectPreview {
+	p.After, p.AfterErr = p.Object.Desired, nil
+	changes := make([]applier.Change, len(p.Changes))
+	for i, c := range p.Changes {
+		changes[i] = applier.Change{Object: c.Object, Manager: c.Manager, Action: applier.Created}
+	}
+	p.Changes = changes
+	return p
 }
