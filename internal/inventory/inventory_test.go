@@ -202,11 +202,11 @@ func TestNoOpCostsNothing(t *testing.T) {
 	plan := f.plan(docs...)
 	f.mustSync(plan)
 
-	// The Deployment controller writes status after syncd's apply, so
-	// resourceVersions move once: converge, then wait until the watch
-	// cache holds what the inventory recorded.
-	f.mustSync(plan)
-	f.waitCache(t, plan)
+	// The Deployment controller writes status after syncd's apply (a few
+	// times, as it creates ReplicaSets and sets conditions), and a status
+	// write moves the resourceVersion: re-sync until the watch cache holds
+	// exactly what the inventory recorded.
+	f.converge(t, plan)
 
 	f.count.reset()
 	f.count.on.Store(true)
@@ -249,9 +249,31 @@ func TestNoOpCostsNothing(t *testing.T) {
 
 // waitCache waits until the watch cache holds, for every member, the
 // resourceVersion the inventory recorded.
+// converge syncs until the watch cache agrees with the inventory (status
+// writes by controllers settle), or fails after a bounded number of tries.
+func (f *fixture) converge(t *testing.T, plan *planner.Plan) {
+	t.Helper()
+	var err error
+	for range 20 {
+		f.mustSync(plan)
+		if err = f.cacheMatches(plan, 5*time.Second); err == nil {
+			return
+		}
+	}
+	t.Fatalf("watch cache never caught up with the inventory: %v", err)
+}
+
 func (f *fixture) waitCache(t *testing.T, plan *planner.Plan) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	if err := f.cacheMatches(plan, time.Minute); err != nil {
+		t.Fatalf("watch cache never caught up with the inventory: %v", err)
+	}
+}
+
+// cacheMatches waits up to timeout until every inventory member is in the
+// watch cache at the resourceVersion the inventory recorded.
+func (f *fixture) cacheMatches(plan *planner.Plan, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		inv, err := f.m.Load(ctx, f.app.Name)
 		if err != nil {
 			return false, err
@@ -269,7 +291,4 @@ func (f *fixture) waitCache(t *testing.T, plan *planner.Plan) {
 		}
 		return true, nil
 	})
-	if err != nil {
-		t.Fatalf("watch cache never caught up with the inventory: %v", err)
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"syncd.dev/syncd/internal/paths"
 )
@@ -191,7 +190,7 @@ func isAtomic(set *fieldpath.Set, path fieldpath.Path, obj map[string]any) bool 
 	if node != nil && !node.Empty() {
 		return false
 	}
-	v, ok := lookup(obj, path)
+	v, ok := paths.Lookup(obj, path)
 	if !ok {
 		return false
 	}
@@ -204,68 +203,3 @@ func isAtomic(set *fieldpath.Set, path fieldpath.Path, obj map[string]any) bool 
 	return false
 }
 
-// lookup finds the value at path in a decoded object.
-func lookup(v any, path fieldpath.Path) (any, bool) {
-	for _, pe := range path {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if v, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, ok := v.([]any)
-			if !ok || *pe.Index >= len(l) {
-				return nil, false
-			}
-			v = l[*pe.Index]
-		case pe.Value != nil:
-			l, ok := v.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if value.Equals(value.NewValueInterface(item), *pe.Value) {
-					v, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Key != nil:
-			l, ok := v.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				m, ok := item.(map[string]any)
-				if !ok {
-					continue
-				}
-				all := true
-				for _, f := range *pe.Key {
-					if !value.Equals(value.NewValueInterface(m[f.Name]), f.Value) {
-						all = false
-						break
-					}
-				}
-				if all {
-					v, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
