@@ -202,4 +202,3 @@ func isAtomic(set *fieldpath.Set, path fieldpath.Path, obj map[string]any) bool 
 	}
 	return false
 }
-
