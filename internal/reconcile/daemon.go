@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"syncd.dev/syncd/internal/alert"
@@ -45,6 +47,10 @@ type DaemonOptions struct {
 	Metrics *Metrics
 	// Registerer receives the alert sinks' metrics (nil: not exported).
 	Registerer prometheus.Registerer
+	// Events, when set, records Kubernetes Events on each app's inventory
+	// parent (Options.Inventory must be set too): reconcile failures,
+	// conflicts and syncs, visible with kubectl describe / get events.
+	Events record.EventRecorder
 	// DriftDebounce is how long the drift watcher folds events on one
 	// object before publishing (default 200 ms).
 	DriftDebounce time.Duration
@@ -588,7 +594,24 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	return nil
 }
 
+// event records a Kubernetes Event on the app's inventory parent.
+func (d *Daemon) event(app, eventType, reason, format string, args ...any) {
+	if d.opts.Events == nil || d.opts.Inventory == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: d.opts.Inventory.Namespace(), Name: inventory.ParentPrefix + app}
+	d.opts.Events.Eventf(ref, eventType, reason, format, args...)
+}
+
 func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result string, err error, cs *applier.ChangeSet) {
+	switch {
+	case result == "failed":
+		d.event(app.Name, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", shortSHA(rev.SHA), err)
+	case result == "conflicts":
+		d.event(app.Name, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
+	case cs != nil && cs.Count(applier.Created)+cs.Count(applier.Configured)+cs.Count(applier.Forced)+cs.Count(applier.Recreated) > 0:
+		d.event(app.Name, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
+	}
 	d.m.ReconcileDuration.WithLabelValues(app.Name, result).Observe(d.opts.Clock.Since(start).Seconds())
 	if result == "ok" {
 		d.m.LastSuccess.WithLabelValues(app.Name).Set(float64(d.opts.Clock.Now().Unix()))
@@ -628,4 +651,11 @@ func (d *Daemon) setStatus(app string, f func(*AppStatus)) {
 	if s, ok := d.status[app]; ok {
 		f(s)
 	}
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
