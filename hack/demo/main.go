@@ -173,6 +173,25 @@ apps:
 		return err
 	}
 
+	step("A pull request changes the greeting and the image: syncd plan previews it (dry run, nothing written)")
+	pr := filepath.Join(env.Dir, "pr")
+	if err := copyDir(filepath.Join(repo, "app"), pr); err != nil {
+		return err
+	}
+	prFile := filepath.Join(pr, "web.yaml")
+	prData, err := os.ReadFile(prFile)
+	if err != nil {
+		return err
+	}
+	prText := strings.Replace(string(prData), "greeting: hello", "greeting: hello, reviewers", 1)
+	prText = strings.Replace(prText, "image: nginx:1.27", "image: nginx:1.28", 1)
+	if err := os.WriteFile(prFile, []byte(prText), 0o644); err != nil {
+		return err
+	}
+	if _, err := syncd(bin, env, append([]string{"plan", "--app", "web", "--path", pr}, base...)...); err != nil {
+		return err
+	}
+
 	step("Another team (manager team-ops) tries to change .data.color: syncd refuses to force")
 	other := filepath.Join(env.Dir, "other")
 	if err := os.MkdirAll(other, 0o755); err != nil {
