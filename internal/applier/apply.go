@@ -24,6 +24,10 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
+// ObjectTimeout bounds the steps of one object once they started; they
+// are not interrupted by cancelling Apply's context.
+const ObjectTimeout = 2 * time.Minute
+
 // Apply sends the plan's slices stage by stage. Within a stage objects are
 // applied concurrently (bounded by Options.Concurrency); the slices of one
 // object are sent in order. CRDs are waited for until Established before
@@ -46,7 +50,15 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 		g.SetLimit(a.opts.Concurrency)
 		for i := start; i < end; i++ {
 			g.Go(func() error {
-				results[i] = run.apply(gctx, &plan.Objects[i])
+				// Cancellation (SIGTERM) stops new objects from starting,
+				// but an object already started finishes all its steps: a
+				// split create, a move or a handoff never stops half-way.
+				if gctx.Err() != nil {
+					return nil
+				}
+				octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
+				defer cancel()
+				results[i] = run.apply(octx, &plan.Objects[i])
 				return nil
 			})
 		}
