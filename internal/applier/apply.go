@@ -91,12 +91,6 @@ func (a *Applier) collect(cs *ChangeSet, plan *planner.Plan, results [][]Change)
 	return cs
 }
 
-// patch sends one apply request, never forcing, retrying optimistic-lock
-// conflicts (which are not field conflicts).
-func (a *Applier) patch(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return a.send(ctx, ri, ref, m, obj, false, a.opts.DryRun)
-}
-
 // send sends one apply request as m, forcing only when force is set,
 // retrying optimistic-lock conflicts (which are not field conflicts).
 func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured, force, dryRun bool) (*unstructured.Unstructured, error) {
