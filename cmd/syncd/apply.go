@@ -176,7 +176,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
-	runner, apps, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, &f.inventory, f.cacheDir, f.concurrency)
+	runner, apps, _, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, &f.inventory, f.cacheDir, f.concurrency)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -60,36 +60,36 @@ func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prome
 
 // openConfig loads the config, connects to the cluster and returns a
 // Runner with the selected apps (one app, or all in config order).
-func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv *inventoryFlags, cacheDir string, concurrency int) (*reconcile.Runner, []config.App, error) {
+func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv *inventoryFlags, cacheDir string, concurrency int) (*reconcile.Runner, []config.App, *cluster, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cl, err := kube.connect()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency}
 	if inv != nil {
 		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if appName != "" {
 		app, err := runner.App(appName)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return runner, []config.App{app}, nil
+		return runner, []config.App{app}, cl, nil
 	}
 	if len(cfg.Apps) == 0 {
-		return nil, nil, reconcile.ErrNoApps
+		return nil, nil, nil, reconcile.ErrNoApps
 	}
-	return runner, cfg.Apps, nil
+	return runner, cfg.Apps, cl, nil
 }
 
 // exitCodeOf returns the exit code an error carries (1 when none).

@@ -55,16 +55,12 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 	default:
 		return withCode(exitError, fmt.Errorf("-o %q: use text, json or markdown", f.output))
 	}
-	runner, apps, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, nil, f.cacheDir, 0)
+	runner, apps, cl, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, nil, f.cacheDir, 0)
 	if err != nil {
 		return withCode(exitError, err)
 	}
 	if f.path != "" && len(apps) != 1 {
 		return withCode(exitError, errors.New("--path renders one app: name it with --app"))
-	}
-	cl, err := f.kube.connect()
-	if err != nil {
-		return withCode(exitError, err)
 	}
 	all := &drift.Report{}
 	for _, app := range apps {
