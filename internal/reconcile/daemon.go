@@ -89,6 +89,7 @@ type Daemon struct {
 	status    map[string]*AppStatus
 	ready     bool
 	scheduler *source.Scheduler
+	sources   map[string]string // name → URL of the scheduled sources
 	cfgErr    string
 }
 
@@ -184,16 +185,15 @@ func (d *Daemon) Trigger(sourceName string) error {
 	return s.Trigger(sourceName)
 }
 
-// Sources returns the names and URLs of the running config's sources, for
-// matching webhook payloads.
+// Sources returns the names and URLs of the running config's scheduled
+// sources, for matching webhook payloads. It reflects the config in force,
+// not the file on disk (which may hold a rejected or not yet loaded one).
 func (d *Daemon) Sources() map[string]string {
-	cfg, err := config.Load(d.opts.ConfigPath)
-	if err != nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, s := range cfg.Sources {
-		out[s.Name] = s.Git.URL
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]string, len(d.sources))
+	for k, v := range d.sources {
+		out[k] = v
 	}
 	return out
 }
@@ -361,8 +361,15 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 		d.log.Error("config cannot run", "error", err)
 		return
 	}
+	urls := map[string]string{}
+	for _, sc := range cfg.Sources {
+		if len(appsBySource[sc.Name]) > 0 {
+			urls[sc.Name] = sc.Git.URL
+		}
+	}
 	d.mu.Lock()
 	d.scheduler = sched
+	d.sources = urls
 	d.ready = true
 	d.mu.Unlock()
 	_ = sched.Run(ctx)

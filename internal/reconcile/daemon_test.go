@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -176,6 +177,10 @@ func TestDaemonEndToEnd(t *testing.T) {
 		return color() == "blue" && d.Ready(), fmt.Sprintf("color=%s ready=%v status=%+v", color(), d.Ready(), status())
 	})
 
+	if diff := cmp.Diff(map[string]string{"repo": "file://" + repo.dir}, d.Sources()); diff != "" {
+		t.Errorf("Sources() (-want +got):\n%s", diff)
+	}
+
 	// A push: the webhook path triggers an immediate poll.
 	repo.commit("green", map[string]string{"app/cm.yaml": configMap(ns, "green")})
 	if err := d.Trigger("repo"); err != nil {
@@ -206,6 +211,10 @@ func TestDaemonEndToEnd(t *testing.T) {
 		e := d.ConfigError()
 		return strings.Contains(e, "nowhere"), "configError=" + e
 	})
+	// Webhooks still match the sources of the config in force.
+	if _, ok := d.Sources()["repo"]; !ok {
+		t.Errorf("after a rejected config, Sources() = %v, want the running config's repo", d.Sources())
+	}
 	repo.commit("fixed", map[string]string{"app/cm.yaml": configMap(ns, "red")})
 	if err := d.Trigger("repo"); err != nil {
 		t.Fatal(err)
