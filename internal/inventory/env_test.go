@@ -31,14 +31,18 @@ import (
 
 var env *testenv.Env
 
-// TestMain runs the package against one control plane without the
-// controller-manager: the request-count tests need objects no controller
-// writes behind syncd's back (a Deployment's status write moves its
-// resourceVersion at a moment the test cannot control), and no test here
-// relies on garbage collection: prune deletes are checked by the API
-// server's own answers.
+// TestMain runs the package against one control plane with the
+// controller-manager's garbage collector and namespace controller, which
+// finish what a prune starts (dependents of a deleted object, the contents
+// of a deleted Namespace). No other controller runs: the request-count
+// tests need objects nothing writes behind syncd's back (the Deployment
+// controller's status writes would move resourceVersions at moments the
+// test cannot control).
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{}, &env)
+	testenv.Main(m, testenv.Options{
+		ControllerManager: true,
+		Controllers:       []string{"garbage-collector-controller", "namespace-controller"},
+	}, &env)
 }
 
 // counter counts the requests a client sends, by kind, while on.

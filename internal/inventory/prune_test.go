@@ -5,11 +5,14 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -339,3 +342,82 @@ func TestDryRunPrunesNothing(t *testing.T) {
 		t.Errorf("report DryRun=%v InventoryWritten=%v, want true, false", rep.DryRun, rep.InventoryWritten)
 	}
 }
+
+// TestPruneCascades checks what the garbage collector does after a prune:
+// a deleted member's dependents go with it (background propagation), an
+// orphaned member's dependents stay, and a Namespace pruned with the
+// opt-in annotation is really emptied and removed by the namespace
+// controller.
+func TestPruneCascades(t *testing.T) {
+	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+	ctx := context.Background()
+	cs := env.Clientset(t)
+	// "kept" existed before syncd: adopting it means a prune orphans it.
+	if _, err := cs.CoreV1().ConfigMaps(f.ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept"}, Data: map[string]string{"k": "kept"}}, metav1.CreateOptions{FieldManager: "before-syncd"}); err != nil {
+		t.Fatal(err)
+	}
+	child := f.ns + "-child"
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), child, metav1.DeleteOptions{}) })
+	docs := append(f.cms("owner", "kept", "stay"),
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: "+child+", annotations: {syncd.dev/prune: allow}}\n")
+	f.mustSync(f.plan(docs...))
+
+	// Dependents syncd never declared: one owned by each of the two
+	// ConfigMaps that will leave Git, and one living in the Namespace.
+	for _, owner := range []string{"owner", "kept"} {
+		live, err := cs.CoreV1().ConfigMaps(f.ns).Get(ctx, owner, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name:            owner + "-dependent",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner, UID: live.UID}},
+		}}
+		if _, err := cs.CoreV1().ConfigMaps(f.ns).Create(ctx, dep, metav1.CreateOptions{FieldManager: "someone-else"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cs.CoreV1().ConfigMaps(child).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inside"}}, metav1.CreateOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+
+	rep := f.mustSync(f.plan(f.cm("stay")))
+	if diff := cmp.Diff(sorted([]string{child, "owner"}), sorted(names(rep.Deleted))); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s\nreport: %s", diff, rep)
+	}
+	if diff := cmp.Diff([]string{"kept"}, names(rep.Orphaned)); diff != "" {
+		t.Errorf("orphaned (-want +got):\n%s\nreport: %s", diff, rep)
+	}
+
+	gone := func(get func() error) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) {
+			err := get()
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, gone(func() error {
+		_, err := cs.CoreV1().ConfigMaps(f.ns).Get(ctx, "owner-dependent", metav1.GetOptions{})
+		return err
+	})); err != nil {
+		t.Errorf("the pruned ConfigMap's dependent was not garbage collected: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, gone(func() error {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, child, metav1.GetOptions{})
+		return err
+	})); err != nil {
+		t.Errorf("the pruned Namespace was not removed by the namespace controller: %v", err)
+	}
+	// The collector has acted (owner-dependent is gone); the orphan's
+	// dependent must still be there.
+	if !f.exists(configMaps, f.ns, "kept-dependent") || !f.exists(configMaps, f.ns, "kept") {
+		t.Errorf("orphaned ConfigMap or its dependent removed: present %v", f.presentCMs())
+	}
+	if diff := cmp.Diff([]string{"stay"}, f.members()); diff != "" {
+		t.Errorf("inventory (-want +got):\n%s", diff)
+	}
+}
+
+func sorted(s []string) []string { slices.Sort(s); return s }

@@ -33,6 +33,12 @@ type Options struct {
 	// ControllerManager also starts kube-controller-manager (garbage
 	// collection, namespace deletion, Deployment→ReplicaSet, /scale users).
 	ControllerManager bool
+	// Controllers is the controller-manager's --controllers list; default
+	// every on-by-default controller but node IPAM and node lifecycle
+	// (there are no nodes). Tests that count requests name only the
+	// controllers they rely on, e.g. garbage collection and namespace
+	// deletion, so no other controller writes behind their back.
+	Controllers []string
 	// Dir is where data, certificates and logs go; default a new temp dir,
 	// removed by Stop.
 	Dir string
@@ -235,9 +241,13 @@ func kubeconfigFor(cfg *rest.Config, user string) clientcmdapi.Config {
 }
 
 func (e *Env) startControllerManager() error {
+	controllers := "*,-nodeipam,-nodelifecycle"
+	if len(e.opts.Controllers) > 0 {
+		controllers = strings.Join(e.opts.Controllers, ",")
+	}
 	args := []string{
 		"--kubeconfig=" + e.Kubeconfig,
-		"--controllers=*,-nodeipam,-nodelifecycle",
+		"--controllers=" + controllers,
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--service-account-private-key-file=" + e.pki.saKeyFile,
