@@ -387,6 +387,9 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 			if d.opts.Inventory != nil {
 				d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, ev.Err)
 			}
+			// The recorder folds repeats of one message into one Event
+			// with a count, so a long outage is one Event, not one per poll.
+			d.event(app.Name, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
 			d.setStatus(app.Name, func(s *AppStatus) {
 				s.Error = ev.Err.Error()
 				if s.Result == "pending" {
@@ -462,9 +465,12 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 		}
 		if backoff == 0 {
 			backoff = 5 * time.Second
-		} else if backoff *= 2; backoff > d.opts.MaxBackoff {
-			backoff = d.opts.MaxBackoff
+		} else {
+			backoff *= 2
 		}
+		// The cap applies to the first retry too: a MaxBackoff below 5 s
+		// means retry at least that often.
+		backoff = min(backoff, d.opts.MaxBackoff)
 		d.setStatus(pending.app.Name, func(s *AppStatus) { s.Attempts++ })
 		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", backoff.String())
 		retry = d.opts.Clock.After(backoff)

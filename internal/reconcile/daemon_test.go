@@ -26,7 +26,7 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, &env) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{ControllerManager: true}, &env) }
 
 // gitRepo is a repository on disk driven with the git CLI.
 type gitRepo struct {
