@@ -153,6 +153,13 @@ func TestDeploymentShape(t *testing.T) {
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 		t.Errorf("replicas: got %v, want 2", d.Spec.Replicas)
 	}
+	// A warm standby is Ready, so a rolling update never drops below the
+	// two replicas: one new pod at a time, then one old pod stops.
+	if st := d.Spec.Strategy; st.Type != appsv1.RollingUpdateDeploymentStrategyType || st.RollingUpdate == nil ||
+		st.RollingUpdate.MaxUnavailable == nil || st.RollingUpdate.MaxUnavailable.IntValue() != 0 ||
+		st.RollingUpdate.MaxSurge == nil || st.RollingUpdate.MaxSurge.IntValue() != 1 {
+		t.Errorf("strategy: got %+v, want RollingUpdate with maxUnavailable 0 and maxSurge 1", st)
+	}
 	if pod.ServiceAccountName != "syncd" {
 		t.Errorf("serviceAccountName: got %q, want syncd", pod.ServiceAccountName)
 	}
