@@ -34,6 +34,8 @@ while [ $# -gt 0 ]; do
   if [ "$1" = --kubeconfig ]; then cat "$2" > "$FAKE_LOG/kubeconfig.seen"; fi
   shift
 done
+echo '### syncd plan: app ` + "`web`" + ` at ` + "`local:/checkout`" + `'
+echo
 echo "| object | change |"
 echo "warning: something" >&2
 exit "$FAKE_CODE"
@@ -169,6 +171,11 @@ func TestPlanWorkflowScripts(t *testing.T) {
 			}
 			if !strings.HasPrefix(string(comment), "<!-- syncd-plan -->") {
 				t.Errorf("comment does not start with the marker")
+			}
+			// One heading: the workflow's (with the commit), not syncd's
+			// (with the checkout directory) as well.
+			if n := strings.Count(string(comment), "### syncd plan: "); n != 1 {
+				t.Errorf("comment has %d \"### syncd plan:\" headings, want 1:\n%s", n, comment)
 			}
 
 			if code := run(step("Comment"), "GH_TOKEN=t", "PR=7", "REPO=o/r"); code != 0 {
