@@ -67,7 +67,9 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 			return a.collect(cs, plan, results), err
 		}
 		if plan.Objects[start].Stage == planner.StageCRDs && !a.opts.DryRun {
-			if err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end]); err != nil {
+			err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end])
+			run.mappings.Clear()
+			if err != nil {
 				return a.collect(cs, plan, results), err
 			}
 		}
@@ -121,7 +123,9 @@ func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref pl
 }
 
 // resource maps an object's kind to its REST resource.
-func (a *Applier) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, error) {
+// mapping returns ref's REST mapping, with an error that says what to do
+// when the cluster does not know the kind.
+func (a *Applier) mapping(ref planner.ObjectRef) (*meta.RESTMapping, error) {
 	mapping, err := a.mapper.RESTMapping(ref.GroupKind(), ref.Version)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
@@ -129,10 +133,15 @@ func (a *Applier) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, er
 		}
 		return nil, fmt.Errorf("%s: map kind: %w", ref, err)
 	}
+	return mapping, nil
+}
+
+// client returns the dynamic client of mapping's resource for ref.
+func (a *Applier) client(mapping *meta.RESTMapping, ref planner.ObjectRef) dynamic.ResourceInterface {
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return a.dyn.Resource(mapping.Resource).Namespace(ref.Namespace), nil
+		return a.dyn.Resource(mapping.Resource).Namespace(ref.Namespace)
 	}
-	return a.dyn.Resource(mapping.Resource), nil
+	return a.dyn.Resource(mapping.Resource)
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

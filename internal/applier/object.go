@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,6 +89,26 @@ type objectRun struct {
 	ao         ApplyOptions
 	app        string
 	hpaTargets map[planner.ObjectRef]bool
+	// mappings caches the REST mapping of each kind for the run (the
+	// discovery mapper allocates a new mapping per call, which for
+	// thousands of objects was a large share of the sync's memory). It is
+	// cleared when the mapper is reset after CRDs are established.
+	mappings sync.Map // schema.GroupVersionKind → *meta.RESTMapping
+}
+
+// resource returns the client for ref's resource, mapping each kind once
+// per run.
+func (r *objectRun) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, error) {
+	gvk := ref.GVK()
+	if m, ok := r.mappings.Load(gvk); ok {
+		return r.a.client(m.(*meta.RESTMapping), ref), nil
+	}
+	m, err := r.a.mapping(ref)
+	if err != nil {
+		return nil, err
+	}
+	r.mappings.Store(gvk, m)
+	return r.a.client(m, ref), nil
 }
 
 // hpaTargets returns the workloads HorizontalPodAutoscalers in the plan
@@ -173,7 +195,7 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 			changes[i].Duration = time.Since(start)
 		}
 	}()
-	ri, err := r.a.resource(obj.Ref)
+	ri, err := r.resource(obj.Ref)
 	if err != nil {
 		changes[0].Action, changes[0].Err = Failed, err
 		return changes

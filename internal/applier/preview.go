@@ -82,7 +82,7 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	if len(obj.Slices) == 0 {
 		return
 	}
-	ri, err := r.a.resource(obj.Ref)
+	ri, err := r.resource(obj.Ref)
 	if err != nil {
 		p.AfterErr = err
 		return

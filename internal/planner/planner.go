@@ -170,6 +170,11 @@ func parseKind(s string) (schema.GroupKind, error) {
 // Plan validates, defaults and splits manifests. Every problem found in
 // any manifest is reported at once as ManifestErrors, and then no Plan is
 // returned: nothing from a render with an error may be applied.
+//
+// Plan takes ownership of the manifests' objects: it defaults and strips
+// them in place and the plan's Desired objects are those same maps (a
+// render of 10,000 objects would otherwise be held twice while syncing).
+// Pass copies to keep the rendered objects as they were.
 func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error) {
 	var errs ManifestErrors
 	fail := func(m Manifest, obj *unstructured.Unstructured, err error) {
@@ -210,7 +215,7 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 			fail(m, nil, errors.New("no object"))
 			continue
 		}
-		obj := m.Object.DeepCopy()
+		obj := m.Object
 		warns, err := sanitize(obj)
 		if err != nil {
 			fail(m, obj, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -125,6 +126,11 @@ func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, de
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	if len(out) == 1 && reflect.DeepEqual(out[0].Object.Object, obj.Object) {
+		// One manager holds the whole object: share Desired rather than
+		// keep a second copy of every unsplit object for the whole sync.
+		out[0].Object = obj
 	}
 	if len(out) == 0 {
 		// Nothing but identity (a bare Namespace): the default manager
