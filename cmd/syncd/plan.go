@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -43,6 +46,12 @@ or yield) and the other manager, handoff warnings (fields Git stops setting
 that the API server would reset to a default), and fields moving between
 managers.
 
+Objects exactly as syncd last applied them (the app's inventory records
+their slices' hashes and their live resourceVersion) are reported
+unchanged without a dry run, so a plan costs requests in proportion to
+what changed. Without a readable inventory every object is dry-run, and
+the report says so.
+
 -o text (default) is for a terminal, -o markdown for a pull-request comment
 (under GitHub's 65,536-character limit), -o json for tools; see
 docs/preview.md for the JSON shape.
@@ -63,7 +72,7 @@ Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, 1 error.`,
 	if invNS == "" {
 		invNS = "syncd-system"
 	}
-	fs.StringVar(&f.inventoryNS, "inventory-namespace", invNS, "namespace of the apps' inventory Secrets, as the daemon runs with: objects get that ApplySet's part-of label (nothing is read from it)")
+	fs.StringVar(&f.inventoryNS, "inventory-namespace", invNS, "namespace of the apps' inventory Secrets, as the daemon runs with: objects get that ApplySet's part-of label, and objects the inventory shows unchanged since syncd applied them are not dry-run")
 	return cmd
 }
 
@@ -84,47 +93,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency})
+	report, warnings, err := planReport(cmd.Context(), cl, cfg, f)
 	if err != nil {
 		return withCode(exitError, err)
-	}
-	app, err := runner.App(f.app)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	ctx := cmd.Context()
-	rendered, err := runner.Render(ctx, app, f.path)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	ao, err := reconcile.ApplyOptions(app)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	// A real apply labels every object as a member of the app's ApplySet;
-	// without the label the preview would show it being removed.
-	ao.Labels = map[string]string{inventory.LabelPartOf: inventory.AppID(app.Name, f.inventoryNS)}
-	dyn := cl.dynamic
-	if app.ServiceAccountName != "" {
-		// The dry runs go through the same identity as the real apply,
-		// so RBAC denials show up in the preview.
-		cfg := rest.CopyConfig(cl.config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
-		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
-			return withCode(exitError, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err))
-		}
-	}
-	ap, err := applier.New(dyn, cl.mapper, applier.Options{DryRun: true, Concurrency: f.concurrency})
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	previews, err := ap.Preview(ctx, rendered.Plan, ao)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: dry run: %w", app.Name, err))
-	}
-	report, err := preview.Build(app.Name, rendered.Plan.Revision, previews)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
 	}
 	out := cmd.OutOrStdout()
 	switch f.output {
@@ -133,7 +104,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	case "markdown":
 		err = report.WriteMarkdown(out)
 	default:
-		for _, w := range rendered.Plan.Warnings {
+		for _, w := range warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 		err = report.WriteText(out)
@@ -142,6 +113,122 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return withCode(exitError, err)
 	}
 	return planExit(report)
+}
+
+// planReport renders the app, dry-runs what changed since syncd last
+// applied it and builds the report; it also returns the plan's warnings.
+func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFlags) (*preview.Report, []planner.Warning, error) {
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency})
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := runner.App(f.app)
+	if err != nil {
+		return nil, nil, err
+	}
+	rendered, err := runner.Render(ctx, app, f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	ao, err := reconcile.ApplyOptions(app)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A real apply labels every object as a member of the app's ApplySet;
+	// without the label the preview would show it being removed.
+	ao.Labels = map[string]string{inventory.LabelPartOf: inventory.AppID(app.Name, f.inventoryNS)}
+	dyn := cl.dynamic
+	if app.ServiceAccountName != "" {
+		// The dry runs go through the same identity as the real apply,
+		// so RBAC denials show up in the preview.
+		rc := rest.CopyConfig(cl.config)
+		rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
+		if dyn, err = dynamic.NewForConfig(rc); err != nil {
+			return nil, nil, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err)
+		}
+	}
+	same, notes, err := planUnchanged(ctx, cl, f.inventoryNS, app.Name, rendered.Plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	dry := *rendered.Plan
+	dry.Objects = nil
+	for _, obj := range rendered.Plan.Objects {
+		if !same[inventory.KeyOf(obj.Ref)] {
+			dry.Objects = append(dry.Objects, obj)
+		}
+	}
+	memo := newDryRunClient(dyn)
+	if err := memo.prime(ctx, cl.mapper, &dry, f.concurrency); err != nil {
+		return nil, nil, err
+	}
+	ap, err := applier.New(memo, cl.mapper, applier.Options{DryRun: true, Concurrency: f.concurrency})
+	if err != nil {
+		return nil, nil, err
+	}
+	dried, err := ap.Preview(ctx, &dry, ao)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app %s: dry run: %w", app.Name, err)
+	}
+	// Back to plan order, the objects not dry-run in their place.
+	previews := make([]applier.ObjectPreview, 0, len(rendered.Plan.Objects))
+	for i := range rendered.Plan.Objects {
+		obj := &rendered.Plan.Objects[i]
+		if same[inventory.KeyOf(obj.Ref)] {
+			previews = append(previews, applier.ObjectPreview{Object: obj})
+			continue
+		}
+		previews = append(previews, dried[0])
+		dried = dried[1:]
+	}
+	report, err := preview.Build(app.Name, rendered.Plan.Revision, previews, preview.Options{
+		NotDryRun: func(obj *planner.Object) bool { return same[inventory.KeyOf(obj.Ref)] },
+		Notes:     notes,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	return report, rendered.Plan.Warnings, nil
+}
+
+// planUnchanged returns the plan objects that need no dry run because
+// they are exactly as syncd last applied them: the app's inventory (one
+// GET of its parent) records their slices' hashes and the resourceVersion
+// right after that apply, and one metadata LIST per resource and namespace
+// of the app's members shows that resourceVersion still live. When the
+// inventory is missing or cannot be read, every object is dry-run and the
+// notes say why. HorizontalPodAutoscalers are always dry-run: the applier
+// decides what to send of the workloads they scale from the HPAs it is
+// given.
+func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan *planner.Plan) (map[inventory.Key]bool, []string, error) {
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: namespace, Version: version})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer inv.Stop()
+	u, err := inv.Unchanged(ctx, app, plan)
+	switch {
+	case ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case err != nil:
+		return nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, nil
+	case !u.Exists:
+		return nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, nil
+	}
+	var notes []string
+	for _, why := range u.Unlisted {
+		notes = append(notes, fmt.Sprintf("objects were dry-run whose live state could not be compared with the inventory: %s", why))
+	}
+	for k := range u.Objects {
+		if k.Group == "autoscaling" && k.Kind == "HorizontalPodAutoscaler" {
+			delete(u.Objects, k)
+		}
+	}
+	return u.Objects, notes, nil
 }
 
 // planExit maps a report to the exit code contract: refused objects 1,

@@ -118,11 +118,7 @@ func (r *Run) Hooks(ao applier.ApplyOptions) applier.ApplyOptions {
 // (manager and hash) as last applied, the same resourceVersion as right
 // after that apply, and still labelled as a member.
 func (r *Run) skip(obj *planner.Object, live *unstructured.Unstructured) bool {
-	mem := r.prevIdx[KeyOf(obj.Ref)]
-	return mem != nil && mem.ResourceVersion != "" &&
-		mem.ResourceVersion == live.GetResourceVersion() &&
-		live.GetLabels()[LabelPartOf] == r.id &&
-		sameApplied(mem, obj)
+	return appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, live.GetResourceVersion(), live.GetLabels(), r.id)
 }
 
 var _ applier.LiveReader = (*Run)(nil)

@@ -112,7 +112,7 @@ func TestBuild(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r, err := Build("web", "main@abc", []applier.ObjectPreview{tc.preview})
+			r, err := Build("web", "main@abc", []applier.ObjectPreview{tc.preview}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestJSONShape(t *testing.T) {
 	r, err := Build("web", "main@abc", []applier.ObjectPreview{{
 		Object: object(map[string][]string{"syncd-web": {"a"}}), After: configMap(map[string]any{"a": "1"}),
 		Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Created}},
-	}})
+	}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,4 +310,51 @@ func sortedMapKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestNotDryRun: objects syncd did not dry-run because the inventory shows
+// them as last applied are unchanged without a diff, counted apart, and
+// the report's notes are printed in every format.
+func TestNotDryRun(t *testing.T) {
+	skipped := object(map[string][]string{"syncd-web": {"a"}})
+	skipped.Ref.Name = "same"
+	changed := object(map[string][]string{"syncd-web": {"a"}})
+	r, err := Build("web", "main@abc", []applier.ObjectPreview{
+		{Object: skipped},
+		{Object: changed, Live: configMap(map[string]any{"a": "1"}, owns("syncd-web", "a")), After: configMap(map[string]any{"a": "2"}),
+			Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Configured}}},
+	}, Options{NotDryRun: func(o *planner.Object) bool { return o == skipped }, Notes: []string{"a note"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Summary{Update: 1, Unchanged: 1, NotDryRun: 1}, r.Summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	want := Object{Object: Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "same"}, Action: Unchanged,
+		Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}, NotDryRun: true}
+	if diff := cmp.Diff(want, r.Objects[0]); diff != "" {
+		t.Errorf("object not dry-run (-want +got):\n%s", diff)
+	}
+	if r.Objects[1].NotDryRun || r.Objects[1].Action != Update {
+		t.Errorf("dry-run object: %+v", r.Objects[1])
+	}
+	var text, md, js bytes.Buffer
+	for _, err := range []error{r.WriteText(&text), r.WriteMarkdown(&md), r.WriteJSON(&js)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for format, out := range map[string]string{"text": text.String(), "markdown": md.String(), "json": js.String()} {
+		if !strings.Contains(out, "a note") {
+			t.Errorf("%s lacks the note:\n%s", format, out)
+		}
+	}
+	for format, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "1 unchanged object(s) not dry-run") {
+			t.Errorf("%s does not count the object not dry-run:\n%s", format, out)
+		}
+	}
+	if !strings.Contains(js.String(), `"notDryRun": 1`) || !strings.Contains(js.String(), `"notDryRun": true`) {
+		t.Errorf("json lacks notDryRun:\n%s", js.String())
+	}
 }

@@ -29,6 +29,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "app %s: revision %s\n", r.App, r.Revision)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	for _, o := range r.Objects {
 		if o.Action == Unchanged {
 			continue
@@ -66,7 +69,16 @@ func (r *Report) summaryLine() string {
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d refused", s.Errors)
 	}
-	return line + fmt.Sprintf(", %d conflict(s), %d handoff(s)", s.Conflicts, s.Handoffs)
+	line += fmt.Sprintf(", %d conflict(s), %d handoff(s)", s.Conflicts, s.Handoffs)
+	if s.NotDryRun > 0 {
+		line += fmt.Sprintf(" (%s)", notDryRunNote(s.NotDryRun))
+	}
+	return line
+}
+
+// notDryRunNote explains the unchanged objects that were not dry-run.
+func notDryRunNote(n int) string {
+	return fmt.Sprintf("%d unchanged object(s) not dry-run: exactly as syncd last applied them", n)
 }
 
 // WriteMarkdown writes the report as a GitHub pull-request comment: a
@@ -86,6 +98,12 @@ func (r *Report) markdown(limit int) string {
 	b.WriteString("| Create | Update | Unchanged | Recreate | Refused | Conflicts | Handoffs |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Create, s.Update, s.Unchanged, s.Recreate, s.Errors, s.Conflicts, s.Handoffs)
+	if s.NotDryRun > 0 {
+		b.WriteString("_" + notDryRunNote(s.NotDryRun) + "._\n\n")
+	}
+	for _, n := range r.Notes {
+		b.WriteString("> [!NOTE]\n> " + oneLine(n) + "\n\n")
+	}
 
 	var blocking, resolved, handoffs, errs []string
 	for _, o := range r.Objects {

@@ -42,6 +42,9 @@ type Report struct {
 	Revision string   `json:"revision"`
 	Summary  Summary  `json:"summary"`
 	Objects  []Object `json:"objects"`
+	// Notes say how the preview was made when that matters to the reader
+	// (the inventory could not be read, so every object was dry-run).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Summary counts objects by action, and conflicts and handoffs over all
@@ -54,6 +57,10 @@ type Summary struct {
 	Errors    int `json:"errors,omitempty"`
 	Conflicts int `json:"conflicts"`
 	Handoffs  int `json:"handoffs"`
+	// NotDryRun counts the unchanged objects that were not dry-run
+	// because they are exactly as syncd last applied them; they are part
+	// of Unchanged.
+	NotDryRun int `json:"notDryRun,omitempty"`
 }
 
 // Ref names an object in the JSON report.
@@ -108,6 +115,22 @@ type Object struct {
 	Ownership []Move     `json:"ownership"`
 	// Error is set for Action error.
 	Error string `json:"error,omitempty"`
+	// NotDryRun is true for an unchanged object that was not dry-run:
+	// the inventory records its slices and its live resourceVersion as
+	// they are now.
+	NotDryRun bool `json:"notDryRun,omitempty"`
+}
+
+// Options tune Build.
+type Options struct {
+	// NotDryRun reports, for a plan object, that it was not dry-run
+	// because it is exactly as syncd last applied it (its slices' hashes
+	// and its live resourceVersion are those the inventory recorded). Its
+	// preview needs only Object; it is reported as unchanged, without a
+	// diff. Nil: every object was dry-run.
+	NotDryRun func(*planner.Object) bool
+	// Notes are copied to Report.Notes.
+	Notes []string
 }
 
 // Blocked reports whether any conflict would stop the apply.
@@ -129,9 +152,10 @@ func (r *Report) Changed() bool {
 }
 
 // Build makes the report of an app's dry run from applier.Preview's
-// results, in plan order.
-func Build(app, revision string, previews []applier.ObjectPreview) (*Report, error) {
-	r := &Report{App: app, Revision: revision, Objects: []Object{}}
+// results, in plan order, with the objects opts.NotDryRun names reported
+// unchanged.
+func Build(app, revision string, previews []applier.ObjectPreview, opts Options) (*Report, error) {
+	r := &Report{App: app, Revision: revision, Objects: []Object{}, Notes: opts.Notes}
 	newNS := map[string]bool{}
 	for _, p := range previews {
 		if ref := p.Object.Ref; ref.Group == "" && ref.Kind == "Namespace" && p.Live == nil && p.After != nil {
@@ -139,6 +163,13 @@ func Build(app, revision string, previews []applier.ObjectPreview) (*Report, err
 		}
 	}
 	for _, p := range previews {
+		if opts.NotDryRun != nil && opts.NotDryRun(p.Object) {
+			r.Summary.Unchanged++
+			r.Summary.NotDryRun++
+			r.Objects = append(r.Objects, Object{Object: refOf(p.Object.Ref), Action: Unchanged,
+				Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}, NotDryRun: true})
+			continue
+		}
 		if newNS[p.Object.Ref.Namespace] && inMissingNamespace(p) {
 			p = fromGit(p)
 		}

@@ -1,0 +1,163 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// Unchanged is what an app's inventory and its members' live metadata say
+// about a plan, for a preview that dry-runs only what changed.
+type Unchanged struct {
+	// Parent names the app's parent Secret ("<namespace>/<name>").
+	Parent string
+	// Exists is false when the app has no parent yet (syncd never
+	// applied it): every object must be dry-run.
+	Exists bool
+	// Members is how many objects the inventory records.
+	Members int
+	// Objects are the plan objects exactly as syncd last applied them:
+	// the same slices (manager and hash) as recorded, the recorded
+	// resourceVersion, and still labelled as members. Nothing about them
+	// changed since, so a dry run of them finds nothing to do.
+	Objects map[Key]bool
+	// Unlisted says, per resource and namespace whose members could not
+	// be listed, why; their objects are not in Objects.
+	Unlisted []string
+}
+
+// Unchanged reads app's inventory (one GET of its parent) and, for the
+// plan objects it records as applied with the plan's slices, their live
+// metadata: one metadata-only LIST per resource and namespace, selected by
+// the app's part-of label (paginated by 500). It returns the objects
+// exactly as syncd last applied them, by the same test the daemon uses to
+// skip an apply. It writes nothing and starts no watch.
+//
+// A parent that cannot be read is an error; a missing parent is an
+// Unchanged with Exists false. A LIST that fails (no list permission, a
+// kind gone) is noted in Unlisted and its objects are left out: they are
+// treated as changed.
+func (m *Manager) Unchanged(ctx context.Context, app string, plan *planner.Plan) (*Unchanged, error) {
+	l, err := m.store.load(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	out := &Unchanged{
+		Parent:  m.opts.Namespace + "/" + ParentName(app),
+		Exists:  l.exists,
+		Members: len(l.inv.Members),
+		Objects: map[Key]bool{},
+	}
+	idx := l.inv.Index()
+	type group struct {
+		gvr       schema.GroupVersionResource
+		namespace string
+		objs      map[string]*planner.Object
+	}
+	groups := map[watchKey]*group{}
+	var order []watchKey
+	mappings := map[schema.GroupVersionKind]*meta.RESTMapping{}
+	for i := range plan.Objects {
+		obj := &plan.Objects[i]
+		mem := idx[KeyOf(obj.Ref)]
+		if mem == nil || mem.ResourceVersion == "" || !sameApplied(mem, obj) {
+			continue
+		}
+		gvk := obj.Ref.GVK()
+		mapping, ok := mappings[gvk]
+		if !ok {
+			mapping, err = m.mapper.RESTMapping(obj.Ref.GroupKind(), obj.Ref.Version)
+			if err != nil {
+				// A kind the cluster does not know (any more): the dry
+				// run reports it.
+				mappings[gvk] = nil
+				continue
+			}
+			mappings[gvk] = mapping
+		}
+		if mapping == nil {
+			continue
+		}
+		k := watchKey{gvr: mapping.Resource, id: l.inv.ID}
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			k.namespace = obj.Ref.Namespace
+		}
+		g := groups[k]
+		if g == nil {
+			g = &group{gvr: k.gvr, namespace: k.namespace, objs: map[string]*planner.Object{}}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.objs[obj.Ref.Name] = obj
+	}
+
+	var mu sync.Mutex
+	selector := labels.Set{LabelPartOf: l.inv.ID}.AsSelector().String()
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(m.opts.Concurrency)
+	for _, k := range order {
+		g := groups[k]
+		eg.Go(func() error {
+			ri := m.md.Resource(g.gvr).Namespace(g.namespace)
+			opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+			var same []Key
+			for {
+				list, err := ri.List(ectx, opts)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					mu.Lock()
+					out.Unlisted = append(out.Unlisted, fmt.Sprintf("list %s in %q: %v", g.gvr, g.namespace, err))
+					mu.Unlock()
+					return nil
+				}
+				for i := range list.Items {
+					live := &list.Items[i]
+					obj := g.objs[live.Name]
+					if obj == nil {
+						continue
+					}
+					if appliedAsRecorded(idx[KeyOf(obj.Ref)], obj, live.ResourceVersion, live.Labels, l.inv.ID) {
+						same = append(same, KeyOf(obj.Ref))
+					}
+				}
+				if list.Continue == "" {
+					break
+				}
+				opts.Continue = list.Continue
+			}
+			mu.Lock()
+			for _, k := range same {
+				out.Objects[k] = true
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	sort.Strings(out.Unlisted)
+	return out, nil
+}
+
+// appliedAsRecorded reports whether an object whose live resourceVersion
+// and labels are given is exactly as syncd left it after its last apply:
+// the member records the plan object's slices (manager and hash) and that
+// resourceVersion, and the object is still labelled as a member of id.
+func appliedAsRecorded(mem *Member, obj *planner.Object, rv string, live map[string]string, id string) bool {
+	return mem != nil && mem.ResourceVersion != "" &&
+		mem.ResourceVersion == rv &&
+		live[LabelPartOf] == id &&
+		sameApplied(mem, obj)
+}
