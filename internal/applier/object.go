@@ -74,6 +74,17 @@ type LiveReader interface {
 	Live(ctx context.Context, ref planner.ObjectRef) (*unstructured.Unstructured, error)
 }
 
+// UnchangedReader is an optional interface of a LiveReader that can tell
+// from its cache alone that an object is exactly as syncd left it. The
+// applier asks it before reading the object, so a no-op sync of thousands
+// of objects builds no live object at all; it returns the live
+// resourceVersion and true to skip the object. Objects it is unsure of
+// (false) go through Live and Skip as usual. It is not asked when the run
+// waits for health: an unchanged object is still waited for.
+type UnchangedReader interface {
+	Unchanged(ctx context.Context, obj *planner.Object) (resourceVersion string, ok bool)
+}
+
 // clientSideManagers are the managers of client-side kubectl apply and of
 // objects that predate managedFields; syncd takes their fields over with
 // csaupgrade so that fields later removed from Git do not linger.
@@ -199,6 +210,14 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 	if err != nil {
 		changes[0].Action, changes[0].Err = Failed, err
 		return changes
+	}
+	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil && !r.ao.Wait {
+		if rv, ok := ur.Unchanged(ctx, obj); ok {
+			for i := range changes {
+				changes[i].Action, changes[i].ResourceVersion = Unchanged, rv
+			}
+			return changes
+		}
 	}
 	var live *unstructured.Unstructured
 	if r.ao.Live != nil {

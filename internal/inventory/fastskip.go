@@ -1,0 +1,33 @@
+package inventory
+
+import (
+	"context"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/planner"
+)
+
+var _ applier.UnchangedReader = (*Run)(nil)
+
+// Unchanged answers the applier's skip question from the watch cache's
+// metadata without converting it into a live object: the same check as
+// skip (slice hashes, resourceVersion, part-of label), minus the
+// allocation of a whole object for every member of a no-op sync.
+func (r *Run) Unchanged(_ context.Context, obj *planner.Object) (string, bool) {
+	if r.m.opts.NoWatch {
+		return "", false
+	}
+	wk, _, err := r.resource(obj.Ref)
+	if err != nil {
+		return "", false
+	}
+	pom, ok := r.m.tracker.get(wk, obj.Ref.Name)
+	if !ok {
+		return "", false
+	}
+	rv := pom.GetResourceVersion()
+	if !appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, rv, pom.GetLabels(), r.id) {
+		return "", false
+	}
+	return rv, true
+}
