@@ -1,294 +1,175 @@
-// Command demo runs syncd end to end on an embedded local control plane:
-// it starts etcd and kube-apiserver on loopback (built by
-// hack/controlplane.sh), builds syncd, makes a Git repository from
-// examples/plain, applies it with a split between two field managers, shows
-// what the API server recorded (managedFields), makes out-of-band changes and
-// reports them with `syncd drift`, applies a new commit, shows a refused
-// conflicting apply, and stops everything.
+// Command demo runs syncd end to end on an embedded local control plane
+// and checks each step as it narrates it, so it doubles as a smoke test.
+//
+// It starts etcd, kube-apiserver and kube-controller-manager on loopback
+// (built by hack/controlplane.sh), serves a Git repository made from
+// examples/ over HTTP on loopback, runs the daemon (`syncd run`) as a
+// child process with an alert sink pointing at a webhook receiver of its
+// own, and walks through: the first sync and its split managedFields; a
+// new commit announced by a push webhook; an out-of-band image edit and a
+// /scale write reported as drift with the culprit, by the daemon's alert
+// and by `syncd drift`; the next commit taking the hand edits back; and a
+// `syncd plan` preview of a branch that would conflict and reset replicas.
+// It stops everything it started, also on error or Ctrl-C.
+//
+// Exit codes: 0 every step did what it said, 1 a step's expectation failed
+// (the message names the step), 130 interrupted.
 //
 // Run it with hack/demo.sh.
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
+	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
+	"syscall"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/testenv"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "demo failed:", err)
+	start := time.Now()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	d := &demo{}
+	err := d.run(ctx)
+	interrupted := ctx.Err() != nil
+	stop()
+	switch {
+	case err == nil:
+		fmt.Printf("\n\033[1mDemo finished in %s: every step did what it said.\033[0m\n", time.Since(start).Round(time.Second))
+	case interrupted && errors.Is(err, context.Canceled):
+		fmt.Fprintln(os.Stderr, "\ndemo interrupted; everything it started is stopped")
+		os.Exit(130)
+	default:
+		fmt.Fprintf(os.Stderr, "\n\033[1;31mdemo failed at step %d (%s):\033[0m %v\n", d.stepNo, d.stepName, err)
+		if d.daemonLog != "" {
+			fmt.Fprintf(os.Stderr, "\nlast lines of the daemon's log (%s):\n%s\n", d.daemonLog, d.daemonTail)
+		}
 		os.Exit(1)
 	}
 }
 
-func step(format string, args ...any) {
-	fmt.Printf("\n\033[1m==> %s\033[0m\n", fmt.Sprintf(format, args...))
-}
-
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+// run sets up, walks through the steps, and tears down what it set up in
+// reverse order whatever happened.
+func (d *demo) run(ctx context.Context) (err error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	root, err := repoRoot()
-	if err != nil {
+	if d.root, err = repoRoot(); err != nil {
 		return err
 	}
-
-	step("Starting a local control plane (etcd + kube-apiserver %s) on loopback", testenv.Version)
-	env, err := testenv.Start(ctx, testenv.Options{})
-	if err != nil {
+	if d.dir, err = os.MkdirTemp("", "syncd-demo-"); err != nil {
 		return err
 	}
 	defer func() {
-		step("Stopping the control plane")
-		_ = env.Stop()
+		for i := len(d.cleanups) - 1; i >= 0; i-- {
+			if cerr := d.cleanups[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+		_ = os.RemoveAll(d.dir)
 	}()
-	fmt.Println("API server:", env.Config.Host)
-
-	step("Building syncd")
-	bin := filepath.Join(env.Dir, "syncd")
-	// A plain build shares the Go build cache with `go run` of this demo;
-	// hack/build.sh (static, trimmed) is for release images.
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=demo", "-o", bin, "./cmd/syncd")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build syncd: %w", err)
+	for _, s := range []func(context.Context) error{
+		d.setUp,
+		d.firstSync,
+		d.newCommit,
+		d.outOfBand,
+		d.driftAlert,
+		d.driftCommand,
+		d.otherTeam,
+		d.planBranch,
+		d.merge,
+		d.stopDaemon,
+	} {
+		if err := s(ctx); err != nil {
+			if d.daemon != nil {
+				d.daemonTail = d.daemon.tail(30)
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w (%v)", ctx.Err(), err)
+			}
+			return err
+		}
 	}
-
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
+	if err := d.recv.err(); err != nil {
 		return err
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-
-	step("A Git repository holding examples/plain, and a syncd.yaml that splits the Deployment")
-	repo := filepath.Join(env.Dir, "repo")
-	if err := copyDir(filepath.Join(root, "examples", "plain"), filepath.Join(repo, "app")); err != nil {
-		return err
-	}
-	if err := git(repo, "init", "-q", "-b", "main"); err != nil {
-		return err
-	}
-	if err := gitCommit(repo, "first version"); err != nil {
-		return err
-	}
-	cfg := filepath.Join(env.Dir, "syncd.yaml")
-	cfgText := fmt.Sprintf(`apiVersion: syncd/v1alpha1
-kind: Config
-sources:
-- name: demo
-  git:
-    url: file://%s
-    branch: main
-    interval: 1m
-apps:
-- name: web
-  source: demo
-  path: app
-  manager: syncd-web                 # the platform team owns the spec
-  split:
-  - manager: syncd-web-release       # the release pipeline owns the images
-    kinds: [apps/Deployment]
-    paths: [".spec.template.spec.containers[*].image"]
-  conflicts:
-    default: fail                    # never overwrite another manager silently...
-    rules:
-    - paths: [".spec.replicas"]      # ...but leave replicas to whoever scales,
-      action: yield
-    - paths: [".spec.template.spec.containers[*].image"]
-      managers: ["kubectl-*"]        # and take images back from hand edits
-      action: force
-`, repo)
-	if err := os.WriteFile(cfg, []byte(cfgText), 0o644); err != nil {
-		return err
-	}
-	fmt.Print(cfgText)
-	base := []string{"--config", cfg, "--cache-dir", filepath.Join(env.Dir, "cache")}
-
-	step("syncd apply --config syncd.yaml: source → render → split → Server-Side Apply")
-	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
-		return err
-	}
-
-	step("Who owns what on Deployment demo/web (read back from the API server)")
-	dep, err := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	printManaged(dep.ManagedFields)
-
-	step("Applying again: nothing changed in Git, nothing is written")
-	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
-		return err
-	}
-
-	step("Out of band: someone scales to 5 (/scale) and hot-fixes the image with an Update")
-	scale, err := cs.AppsV1().Deployments("demo").GetScale(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	scale.Spec.Replicas = 5
-	if _, err := cs.AppsV1().Deployments("demo").UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
-		return err
-	}
-	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27-hotfix"}]}}}}`)
-	if _, err := cs.AppsV1().Deployments("demo").Patch(ctx, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
-		return err
-	}
-
-	step("syncd drift: which field, who took it, how and when, Git vs live")
-	if _, err := syncd(bin, env, append([]string{"drift"}, base...)...); err != nil {
-		return err
-	}
-
-	step("A commit changes the ConfigMap in Git; syncd applies it, yields replicas to the scaler, forces the image back")
-	settings := filepath.Join(repo, "app", "web.yaml")
-	data, err := os.ReadFile(settings)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(settings, []byte(strings.Replace(string(data), "color: blue", "color: teal", 1)), 0o644); err != nil {
-		return err
-	}
-	if err := gitCommit(repo, "teal"); err != nil {
-		return err
-	}
-	if _, err := syncd(bin, env, append([]string{"apply"}, base...)...); err != nil {
-		return err
-	}
-
-	step("A pull request changes the greeting and the image: syncd plan previews it (dry run, nothing written)")
-	pr := filepath.Join(env.Dir, "pr")
-	if err := copyDir(filepath.Join(repo, "app"), pr); err != nil {
-		return err
-	}
-	prFile := filepath.Join(pr, "web.yaml")
-	prData, err := os.ReadFile(prFile)
-	if err != nil {
-		return err
-	}
-	prText := strings.Replace(string(prData), "greeting: hello", "greeting: hello, reviewers", 1)
-	prText = strings.Replace(prText, "image: nginx:1.27", "image: nginx:1.28", 1)
-	if err := os.WriteFile(prFile, []byte(prText), 0o644); err != nil {
-		return err
-	}
-	if _, err := syncd(bin, env, append([]string{"plan", "--app", "web", "--path", pr}, base...)...); err != nil {
-		return err
-	}
-
-	step("Another team (manager team-ops) tries to change .data.color: syncd refuses to force")
-	other := filepath.Join(env.Dir, "other")
-	if err := os.MkdirAll(other, 0o755); err != nil {
-		return err
-	}
-	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-settings\n  namespace: demo\ndata:\n  color: green\n"
-	if err := os.WriteFile(filepath.Join(other, "cm.yaml"), []byte(doc), 0o644); err != nil {
-		return err
-	}
-	code, err := syncd(bin, env, "apply", "--path", other, "--manager", "team-ops")
-	if code != 3 {
-		return fmt.Errorf("conflicting apply exited %d, want 3 (%v)", code, err)
-	}
-	cm, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-settings", metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("exit code 3; .data.color is still %q\n", cm.Data["color"])
-	return nil
-}
-
-func git(dir string, args ...string) error {
-	cmd := exec.Command("git", append([]string{"-c", "user.name=demo", "-c", "user.email=demo@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
 }
 
-func gitCommit(dir, msg string) error {
-	if err := git(dir, "add", "-A"); err != nil {
-		return err
-	}
-	return git(dir, "commit", "-q", "-m", msg)
+// steps is the number of narrated steps, for "[n/steps]".
+const steps = 13
+
+func (d *demo) step(format string, args ...any) {
+	d.stepNo++
+	d.stepName = fmt.Sprintf(format, args...)
+	fmt.Printf("\n\033[1m==> [%d/%d] %s\033[0m\n", d.stepNo, steps, d.stepName)
 }
 
-func copyDir(from, to string) error {
-	return filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	})
+// say prints a narration line under the current step.
+func say(format string, args ...any) {
+	fmt.Printf("    %s\n", fmt.Sprintf(format, args...))
 }
 
-// syncd runs the syncd binary against the demo cluster, streaming output.
-// Exit codes 2 (changes/drift found) and 3 (conflicts) are results, not
-// errors: they are returned with a nil error.
-func syncd(bin string, env *testenv.Env, args ...string) (int, error) {
-	fmt.Printf("$ syncd %s\n", strings.Join(args, " "))
-	cmd := exec.Command(bin, append(args, "--kubeconfig", env.Kubeconfig)...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		if c := ee.ExitCode(); c == 2 || c == 3 {
-			fmt.Printf("(exit code %d)\n", c)
-			return c, nil
-		}
-		return ee.ExitCode(), fmt.Errorf("syncd %s: exit %d", args[0], ee.ExitCode())
-	}
-	return 0, err
+// ok prints a checked expectation.
+func ok(format string, args ...any) {
+	fmt.Printf("    \033[32m✓\033[0m %s\n", fmt.Sprintf(format, args...))
 }
 
-// printManaged prints each managedFields entry with the leaf fields it owns.
-func printManaged(entries []metav1.ManagedFieldsEntry) {
-	for _, e := range entries {
-		when := ""
-		if e.Time != nil {
-			when = e.Time.UTC().Format(time.RFC3339)
+// expect returns an error naming what was expected when cond is false.
+func expect(cond bool, format string, args ...any) error {
+	if cond {
+		return nil
+	}
+	return fmt.Errorf("expected "+format, args...)
+}
+
+// waitFor polls cond every 200ms until it is true, returns an error, or
+// timeout passes.
+func waitFor(ctx context.Context, what string, timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		done, err := cond()
+		if done {
+			return nil
 		}
-		fmt.Printf("  manager=%s operation=%s %s\n", e.Manager, e.Operation, when)
-		set := &fieldpath.Set{}
-		if e.FieldsV1 == nil || set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) != nil {
-			continue
+		last = err
+		if time.Now().After(deadline) {
+			if last != nil {
+				return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, last)
+			}
+			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
 		}
-		var leaves []string
-		set.Leaves().Iterate(func(p fieldpath.Path) { leaves = append(leaves, p.String()) })
-		sort.Strings(leaves)
-		for _, l := range leaves {
-			fmt.Println("    ", l)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// short is a Git SHA cut to 12 characters.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	wd, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("find the repository: %w", err)
+		return "", err
 	}
-	return filepath.Dir(strings.TrimSpace(string(out))), nil
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(data), "module syncd.dev/syncd") {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("run the demo from the syncd repository (no go.mod of syncd.dev/syncd above %s)", wd)
+		}
+	}
 }
