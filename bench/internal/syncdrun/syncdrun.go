@@ -65,16 +65,27 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 // Stop stops the watches.
 func (s *Syncd) Stop() { s.inv.Stop() }
 
-// Sync plans objs and reconciles them (apply, then prune).
+// Sync plans copies of objs and reconciles them (apply, then prune).
 func (s *Syncd) Sync(ctx context.Context, objs []*unstructured.Unstructured) (*applier.ChangeSet, *inventory.Report, error) {
+	cp := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		cp[i] = o.DeepCopy()
+	}
+	return s.SyncOwned(ctx, cp)
+}
+
+// SyncOwned is Sync for objects the caller hands over (the planner
+// defaults them in place), as the daemon hands over a fresh render.
+func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured) (*applier.ChangeSet, *inventory.Report, error) {
 	p, err := planner.New(s.App, planner.Options{Mapper: s.mapper, Revision: "bench"})
 	if err != nil {
 		return nil, nil, err
 	}
 	ms := make([]planner.Manifest, len(objs))
 	for i, o := range objs {
-		ms[i] = planner.Manifest{File: "bench.yaml", Index: i + 1, Object: o.DeepCopy()}
+		ms[i] = planner.Manifest{File: "bench.yaml", Index: i + 1, Object: o}
 	}
+	objs = nil
 	plan, err := p.Plan(ctx, ms)
 	if err != nil {
 		return nil, nil, err
