@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -105,6 +106,17 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// culprits returns the culprit manager of each field of the alert, by path.
+func (a alertPayload) culprits() map[string]string {
+	out := map[string]string{}
+	for _, f := range a.Fields {
+		if f.Culprit != nil {
+			out[f.Path] = f.Culprit.Manager
+		}
+	}
+	return out
+}
+
 // find returns the accepted alerts for which match is true.
 func (r *receiver) find(match func(alertPayload) bool) []received {
 	r.mu.Lock()
@@ -116,6 +128,16 @@ func (r *receiver) find(match func(alertPayload) bool) []received {
 		}
 	}
 	return out
+}
+
+// summary lists every alert accepted so far, one a line, for errors.
+func (r *receiver) summary() string {
+	all := r.find(func(alertPayload) bool { return true })
+	lines := make([]string, 0, len(all))
+	for _, a := range all {
+		lines = append(lines, "\n  "+a.oneLine())
+	}
+	return fmt.Sprintf("the receiver holds %d alert(s)%s", len(all), strings.Join(lines, ""))
 }
 
 // err reports requests the receiver refused: a demo expectation.
@@ -146,8 +168,8 @@ func (a received) oneLine() string {
 // indented is the raw body, indented for reading.
 func (a received) indented() string {
 	var b bytes.Buffer
-	if json.Indent(&b, a.raw, "  ", "  ") != nil {
+	if json.Indent(&b, a.raw, "      ", "  ") != nil {
 		return string(a.raw)
 	}
-	return "  " + b.String()
+	return "      " + b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,42 +318,57 @@ func (d *demo) outOfBand(ctx context.Context) error {
 	return expectOwner(dep, "kubectl-edit", `.spec.template.spec.containers[name="app"].image`)
 }
 
-// driftAlert waits for the daemon's drift alert naming both culprits.
-func (d *demo) driftAlert(ctx context.Context) error {
-	d.step("The daemon's drift watcher sees it at once; the alert, as the local webhook receiver captured it")
-	culprits := map[string]string{
-		".spec.replicas": "kubectl-scale",
-		`.spec.template.spec.containers[name="app"].image`: "kubectl-edit",
-	}
-	isDrift := func(a alertPayload) bool {
-		return a.Type == "drift" && a.State == "open" && a.Object.Kind == "Deployment" && a.Object.Name == "web"
-	}
+// handEdits are the fields the out-of-band step changes, and by whom.
+var handEdits = map[string]string{
+	".spec.replicas": "kubectl-scale",
+	`.spec.template.spec.containers[name="app"].image`: "kubectl-edit",
+}
+
+// waitHandEditAlerts waits until drift alerts in state name every field of
+// handEdits with its culprit, and returns those alerts.
+func (d *demo) waitHandEditAlerts(ctx context.Context, state string) ([]received, error) {
 	var alerts []received
-	err := waitFor(ctx, "drift alerts naming kubectl-scale on .spec.replicas and kubectl-edit on the image", 30*time.Second, func() (bool, error) {
-		alerts = d.recv.find(isDrift)
-		seen := map[string]string{}
-		for _, a := range alerts {
-			for _, f := range a.Fields {
-				if f.Culprit != nil {
-					seen[f.Path] = f.Culprit.Manager
+	err := waitFor(ctx, fmt.Sprintf("%s drift alerts naming kubectl-scale on .spec.replicas and kubectl-edit on the image", state), 30*time.Second, func() (bool, error) {
+		alerts = d.recv.find(func(a alertPayload) bool {
+			if a.Type != "drift" || a.State != state || a.Object.Kind != "Deployment" || a.Object.Name != "web" {
+				return false
+			}
+			for path, manager := range a.culprits() {
+				if handEdits[path] == manager {
+					return true
 				}
 			}
+			return false
+		})
+		seen := map[string]string{}
+		for _, a := range alerts {
+			maps.Copy(seen, a.culprits())
 		}
-		for path, manager := range culprits {
+		for path, manager := range handEdits {
 			if seen[path] != manager {
 				return false, fmt.Errorf("%s: culprit %q so far", path, seen[path])
 			}
 		}
-		return true, nil
+		return true, d.recv.err()
 	})
+	if err != nil {
+		return nil, fmt.Errorf("%w; %s", err, d.recv.summary())
+	}
+	return alerts, nil
+}
+
+// driftAlert waits for the daemon's drift alerts naming both culprits.
+func (d *demo) driftAlert(ctx context.Context) error {
+	d.step("The daemon's drift watcher sees it at once; its alert, as the local webhook receiver captured it")
+	alerts, err := d.waitHandEditAlerts(ctx, "open")
 	if err != nil {
 		return err
 	}
 	for _, a := range alerts {
-		say("POST %s (signature checked):", d.recv.URL)
+		say("POST %s (X-Syncd-Signature checked):", d.recv.URL)
 		fmt.Println(a.indented())
 	}
-	ok("the alert names each field, Git's value, the live value and the culprit: manager, operation, subresource, time")
+	ok("each alert names the field, Git's value, the live value and the culprit: manager, operation, subresource, time")
 	return nil
 }
 
@@ -540,19 +556,18 @@ func (d *demo) merge(ctx context.Context) error {
 		return err
 	}
 	ok("replicas 2 (syncd-web) and image nginx:1.29 (syncd-web-release): the hand edits are gone")
-	resolved, err := d.waitAlert(ctx, "the drift alerts' resolved messages", func(a alertPayload) bool {
-		return a.Type == "drift" && a.State == "resolved" && a.Object.Name == "web"
-	})
+	resolved, err := d.waitHandEditAlerts(ctx, "resolved")
 	if err != nil {
 		return err
 	}
 	for _, a := range resolved {
 		ok("alert receiver got: %s", a.oneLine())
 	}
-	if err := waitFor(ctx, "/status to count no drift findings", 15*time.Second, func() (bool, error) {
-		st, err := d.daemon.status(ctx, app)
-		return err == nil && st.Findings == 0, err
-	}); err != nil {
+	code, _, err := d.syncd(ctx, true, "drift", "--config", d.cfg, "--app", app, "--cache-dir", filepath.Join(d.dir, "cache-cli"))
+	if err != nil {
+		return err
+	}
+	if err := expect(code == 0, "syncd drift to exit 0 (no drift) after the merge, got %d", code); err != nil {
 		return err
 	}
 	cm, err := d.cs.CoreV1().ConfigMaps(ns).Get(ctx, "web-settings", metav1.GetOptions{})
@@ -562,7 +577,7 @@ func (d *demo) merge(ctx context.Context) error {
 	if err := expect(cm.Data["banner"] == teamOpsBanner, "team-ops's .data.banner %q kept, got %q", teamOpsBanner, cm.Data["banner"]); err != nil {
 		return err
 	}
-	ok("/status counts no drift; team-ops's banner is untouched")
+	ok("no drift left; team-ops's banner is untouched")
 	return nil
 }
 
@@ -626,11 +641,7 @@ func (d *demo) waitAlert(ctx context.Context, what string, match func(alertPaylo
 		return len(got) > 0, d.recv.err()
 	})
 	if err != nil {
-		var all []string
-		for _, a := range d.recv.find(func(alertPayload) bool { return true }) {
-			all = append(all, a.oneLine())
-		}
-		return nil, fmt.Errorf("%w; the receiver holds %d alert(s):\n  %s", err, len(all), strings.Join(all, "\n  "))
+		return nil, fmt.Errorf("%w; %s", err, d.recv.summary())
 	}
 	return got, nil
 }
@@ -654,9 +665,11 @@ func (d *demo) syncd(ctx context.Context, show bool, args ...string) (int, strin
 	code := 0
 	if ee, isExit := err.(*exec.ExitError); isExit {
 		code = ee.ExitCode()
-		if show {
-			fmt.Printf("    (exit code %d)\n", code)
-		}
+	}
+	if show && (err == nil || code != 0) {
+		fmt.Printf("    (exit code %d)\n", code)
+	}
+	if code != 0 {
 		if code != 2 && code != 3 {
 			return code, stdout.String(), fmt.Errorf("syncd %s: exit %d:\n%s", args[0], code, stderr.String())
 		}
