@@ -18,7 +18,10 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, &env) }
+func TestMain(m *testing.M) {
+	runCLIIfAsked() // a `syncd run` process started by TestRunKilledMidApply
+	testenv.Main(m, testenv.Options{}, &env)
+}
 
 // result is what one syncd invocation printed and returned.
 type result struct {
