@@ -3,9 +3,11 @@ package preview
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -162,21 +164,30 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			newNS[ref.Name] = true
 		}
 	}
-	for _, p := range previews {
+	// Objects are built in parallel: a diff is CPU only (two YAML
+	// encodings and a line diff), and a plan may change thousands.
+	objs := make([]Object, len(previews))
+	g := new(errgroup.Group)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, p := range previews {
 		if opts.NotDryRun != nil && opts.NotDryRun(p.Object) {
-			r.Summary.Unchanged++
-			r.Summary.NotDryRun++
-			r.Objects = append(r.Objects, Object{Object: refOf(p.Object.Ref), Action: Unchanged,
-				Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}, NotDryRun: true})
+			objs[i] = Object{Object: refOf(p.Object.Ref), Action: Unchanged,
+				Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}, NotDryRun: true}
 			continue
 		}
-		if newNS[p.Object.Ref.Namespace] && inMissingNamespace(p) {
-			p = fromGit(p)
-		}
-		o, err := buildObject(app, p)
-		if err != nil {
-			return nil, err
-		}
+		g.Go(func() error {
+			if newNS[p.Object.Ref.Namespace] && inMissingNamespace(p) {
+				p = fromGit(p)
+			}
+			var err error
+			objs[i], err = buildObject(app, p)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
 		switch o.Action {
 		case Create:
 			r.Summary.Create++
@@ -189,10 +200,13 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 		case Error:
 			r.Summary.Errors++
 		}
+		if o.NotDryRun {
+			r.Summary.NotDryRun++
+		}
 		r.Summary.Conflicts += len(o.Conflicts)
 		r.Summary.Handoffs += len(o.Handoffs)
-		r.Objects = append(r.Objects, o)
 	}
+	r.Objects = objs
 	return r, nil
 }
 
