@@ -8,9 +8,10 @@
 // own, and walks through: the first sync and its split managedFields; a
 // new commit announced by a push webhook; an out-of-band image edit and a
 // /scale write reported as drift with the culprit, by the daemon's alert
-// and by `syncd drift`; the next commit taking the hand edits back; and a
-// `syncd plan` preview of a branch that would conflict and reset replicas.
-// It stops everything it started, also on error or Ctrl-C.
+// and by `syncd drift`; another team's applies, one refused; a `syncd plan`
+// preview of a branch that would conflict and reset replicas; and its
+// merge, which takes the hand edits back. It stops everything it started,
+// also on error or Ctrl-C.
 //
 // Exit codes: 0 every step did what it said, 1 a step's expectation failed
 // (the message names the step), 130 interrupted.
