@@ -294,18 +294,15 @@ func (d *demo) outOfBand(ctx context.Context) error {
 	d.step("Out of band: someone hot-fixes the image (kubectl-edit, Update) and scales to 5 through /scale (kubectl-scale)")
 	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28-hotfix"}]}}}}`)
 	if _, err := d.cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
-		return err
+		return fmt.Errorf("patch the image of deployments/web: %w", err)
 	}
 	say("PATCH deployments/web (strategic merge, fieldManager kubectl-edit): image nginx:1.28-hotfix")
-	scale, err := d.cs.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		return err
+	// As kubectl scale does it: a patch of the scale subresource (no
+	// resourceVersion to race the controllers' status writes).
+	if _, err := d.cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale"); err != nil {
+		return fmt.Errorf("patch deployments/web/scale: %w", err)
 	}
-	scale.Spec.Replicas = 5
-	if _, err := d.cs.AppsV1().Deployments(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
-		return err
-	}
-	say("PUT deployments/web/scale (fieldManager kubectl-scale): replicas 5")
+	say("PATCH deployments/web/scale (fieldManager kubectl-scale): replicas 5")
 	dep, err := d.cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return err
