@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
@@ -356,5 +357,50 @@ func TestNotDryRun(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"notDryRun": 1`) || !strings.Contains(js.String(), `"notDryRun": true`) {
 		t.Errorf("json lacks notDryRun:\n%s", js.String())
+	}
+}
+
+// TestToYAMLMatchesSigsYAML: diffs are encoded directly with go-yaml, and
+// must read exactly as sigs.k8s.io/yaml (through JSON) wrote them, for
+// values as JSON decodes them (typed nil slices and maps, which JSON
+// never produces, would print as [] and {} instead of null).
+func TestToYAMLMatchesSigsYAML(t *testing.T) {
+	tests := map[string]map[string]any{
+		"object":            configMap(map[string]any{"a": "1", "b": "true", "c": "yes", "d": "", "e": "multi\nline\n", "f": "0x1F", "g": "1e3", "h": "~", "i": "null", "j": ": colon", "k": "é ü"}).Object,
+		"natural key order": {"key10": int64(1), "key9": int64(2), "Key1": true, "a-b": nil, "a_b": false, "1": "one", "": "empty"},
+		"numbers":           {"i": int64(-7), "big": int64(1 << 62), "f": 1.5, "whole": float64(2), "huge": 1e21, "tiny": 1e-7, "neg": -0.25},
+		"nesting":           {"list": []any{map[string]any{"name": "app", "ports": []any{int64(80)}}, "s", []any{}}, "empty": map[string]any{}, "null": nil},
+		"deployment":        deploymentLike(),
+	}
+	for name, m := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := toYAML(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := sigsyaml.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("toYAML (-sigs.k8s.io/yaml +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func deploymentLike() map[string]any {
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "labels": map[string]any{"app.kubernetes.io/name": "web"}, "annotations": map[string]any{"deployment.kubernetes.io/revision": "3"}},
+		"spec": map[string]any{
+			"replicas": int64(3), "revisionHistoryLimit": int64(10), "progressDeadlineSeconds": int64(600),
+			"strategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(0)}},
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+				"name": "app", "image": "example.com/web:1", "args": []any{"--port=8080", "-v", "2"},
+				"resources": map[string]any{"limits": map[string]any{"cpu": "500m", "memory": "128Mi"}},
+				"env":       []any{map[string]any{"name": "LOG_LEVEL", "value": "debug"}, map[string]any{"name": "N", "value": "010"}},
+			}}}},
+		},
 	}
 }
