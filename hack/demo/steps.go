@@ -656,7 +656,7 @@ func (d *demo) syncd(ctx context.Context, show bool, args ...string) (int, strin
 	if ee, isExit := err.(*exec.ExitError); isExit {
 		code = ee.ExitCode()
 	}
-	if show && (err == nil || code != 0) {
+	if show && ctx.Err() == nil && (err == nil || code != 0) {
 		fmt.Printf("    (exit code %d)\n", code)
 	}
 	if code != 0 {
