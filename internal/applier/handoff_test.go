@@ -190,6 +190,36 @@ func TestHPAHandoff(t *testing.T) {
 		}
 	})
 
+	t.Run("split object: the dry run predicts the hold the apply makes", func(t *testing.T) {
+		// The container's name is a key field both managers own; that
+		// shared field must not make the dry run treat the object as
+		// moving fields between managers (it then returned the live object
+		// unchanged and predicted no hold).
+		ns := env.Namespace(t)
+		split := webApp(ns, "syncd-web", releaseImages)
+		c.apply(t, c.plan(t, split, deployment("web", 3, "nginx:1.27")), ApplyOptions{RecordManagers: true})
+		noReplicas := c.plan(t, split, deployment("web", -1, "nginx:1.27"))
+		before := c.get(t, deployments, ns, "web")
+		dry, err := c.applier(t, Options{DryRun: true}).Apply(context.Background(), noReplicas, ApplyOptions{RecordManagers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantChanges(t, dry, "Deployment web syncd-web handoff-pending", "Deployment web syncd-web-release unchanged")
+		if diff := cmp.Diff([]string{".spec.replicas"}, dry.Changes[0].Held); diff != "" {
+			t.Errorf("dry run Held (-want +got):\n%s", diff)
+		}
+		wantUnwritten(t, "dry run", before, c.get(t, deployments, ns, "web"))
+		cs := c.apply(t, noReplicas, ApplyOptions{RecordManagers: true})
+		wantChanges(t, cs, "Deployment web syncd-web handoff-pending", "Deployment web syncd-web-release unchanged")
+		live := c.get(t, deployments, ns, "web")
+		if got := replicas(live); got != 3 {
+			t.Errorf("replicas = %d after the split handoff, want 3 kept", got)
+		}
+		if diff := cmp.Diff([]string{"syncd-web-handoff"}, ownersOf(t, live, ".spec.replicas")); diff != "" {
+			t.Errorf("owners of .spec.replicas (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("handoff release lets go at once", func(t *testing.T) {
 		ns := env.Namespace(t)
 		app.Namespace = ns

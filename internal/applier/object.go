@@ -378,10 +378,15 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 	for _, s := range sl {
 		desiredAll = desiredAll.Union(s.Fields)
 	}
+	// A field moves to a slice's manager when another of the app's
+	// managers owns it and this one does not yet. Fields both already own
+	// (the key fields of a list item split between them, such as a
+	// container's name) stay shared and are no move.
 	moving := len(old) > 0
 	for _, s := range sl {
 		others := own.ownedExcept(func(m string) bool { return m == string(s.Manager) || !ours(m) })
-		if !s.Fields.Leaves().Intersection(others).Empty() {
+		incoming := s.Fields.Leaves().Difference(own.applied(s.Manager).Leaves())
+		if !incoming.Intersection(others).Empty() {
 			moving = true
 		}
 	}
