@@ -65,6 +65,15 @@ type Event struct {
 	// Err is non-nil when the poll failed (usually an *Error); the
 	// source's previous revision stays in force.
 	Err error
+	// Failures counts the source's consecutive failed polls, this one
+	// included: 0 after a poll that succeeded.
+	Failures int
+	// Next is when the scheduler polls the source again unless Trigger
+	// asks sooner: after a success, the interval (plus jitter) or the
+	// schedule; after a failure, the retry with backoff (see
+	// SchedulerOptions.RetryBase), never later than the interval or
+	// schedule would have polled.
+	Next time.Time
 	// Started and Finished are read from the scheduler's clock.
 	Started, Finished time.Time
 }
@@ -73,13 +82,23 @@ type Event struct {
 type SchedulerOptions struct {
 	// OnPoll receives an Event after each poll (required). It is called
 	// from the job's goroutine: polls of one source are delivered in order,
-	// and a slow OnPoll delays that source's next poll.
+	// and a slow OnPoll delays that source's next poll when it returns
+	// after Event.Next.
 	OnPoll func(Event)
 	// Clock drives timers; default the real clock.
 	Clock clock.WithTicker
-	// Jitter returns the extra delay added to an interval; default a
-	// uniformly random duration in [0, interval/10).
-	Jitter func(interval time.Duration) time.Duration
+	// Jitter returns the extra delay added to an interval or a retry
+	// delay; default a uniformly random duration in [0, d/10).
+	Jitter func(d time.Duration) time.Duration
+	// RetryBase is the delay before the first retry after a failed poll;
+	// it doubles with each consecutive failure up to RetryMax, and a
+	// successful poll resets it. Default 5 seconds.
+	RetryBase time.Duration
+	// RetryMax caps the retry delay; default 5 minutes. A retry never
+	// comes later than the source's interval or schedule would poll, so
+	// for a source polled more often than RetryMax the interval is the
+	// effective cap.
+	RetryMax time.Duration
 	// PollTimeout bounds one poll; default 5 minutes.
 	PollTimeout time.Duration
 	// MaxConcurrent bounds polls running at once across sources;
@@ -91,6 +110,12 @@ type SchedulerOptions struct {
 // jitter, so many sources drift apart) or cron schedule, and whenever
 // Trigger asks. Polls of one source never overlap: a trigger that arrives
 // while that source is polling queues exactly one more poll.
+//
+// A failed poll is retried sooner than the interval or schedule, with
+// exponential backoff per source: RetryBase, doubling with each
+// consecutive failure, capped at RetryMax and at the source's next regular
+// poll (plus jitter on each delay). The first success resets it. One
+// source's failures never delay another source.
 type Scheduler struct {
 	jobs  []scheduled
 	byKey map[string]*scheduled
@@ -102,6 +127,9 @@ type scheduled struct {
 	job     Job
 	cron    cron.Schedule
 	trigger chan struct{}
+	// failures counts consecutive failed polls; only the job's goroutine
+	// reads and writes it.
+	failures int
 }
 
 // NewScheduler checks the jobs (unique names, exactly one of interval and
@@ -126,6 +154,15 @@ func NewScheduler(jobs []Job, opts SchedulerOptions) (*Scheduler, error) {
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 4
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = 5 * time.Second
+	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = 5 * time.Minute
+	}
+	if opts.RetryMax < opts.RetryBase {
+		return nil, fmt.Errorf("source scheduler: SchedulerOptions.RetryMax (%s) must not be below RetryBase (%s)", opts.RetryMax, opts.RetryBase)
 	}
 	s := &Scheduler{opts: opts, byKey: map[string]*scheduled{}, sem: make(chan struct{}, opts.MaxConcurrent)}
 	s.jobs = make([]scheduled, len(jobs))
@@ -202,10 +239,10 @@ func (s *Scheduler) loop(ctx context.Context, j *scheduled) {
 		case <-j.trigger:
 		default:
 		}
-		if !s.poll(ctx, j, cause) {
+		next, ok := s.poll(ctx, j, cause)
+		if !ok {
 			return
 		}
-		next := s.next(j, clk.Now())
 		timer := clk.NewTimer(next.Sub(clk.Now()))
 		select {
 		case <-ctx.Done():
@@ -220,27 +257,59 @@ func (s *Scheduler) loop(ctx context.Context, j *scheduled) {
 	}
 }
 
-// next returns when the job runs after a poll that ended at now.
-func (s *Scheduler) next(j *scheduled, now time.Time) time.Time {
+// next returns when the job runs after a poll that ended at now, with
+// failures consecutive failed polls (0: the poll succeeded).
+func (s *Scheduler) next(j *scheduled, now time.Time, failures int) time.Time {
+	var regular time.Time
 	if j.cron != nil {
-		return j.cron.Next(now)
+		regular = j.cron.Next(now)
+	} else {
+		regular = now.Add(j.job.Interval + s.opts.Jitter(j.job.Interval))
 	}
-	return now.Add(j.job.Interval + s.opts.Jitter(j.job.Interval))
+	if failures == 0 {
+		return regular
+	}
+	d := s.retryDelay(failures)
+	retry := now.Add(d + s.opts.Jitter(d))
+	if retry.Before(regular) {
+		return retry
+	}
+	return regular
 }
 
-// poll runs one poll and delivers its event; false when ctx is done.
-func (s *Scheduler) poll(ctx context.Context, j *scheduled, cause Cause) bool {
+// retryDelay returns the backoff after n >= 1 consecutive failures:
+// RetryBase doubled n-1 times, capped at RetryMax.
+func (s *Scheduler) retryDelay(n int) time.Duration {
+	d := s.opts.RetryBase
+	for i := 1; i < n && d < s.opts.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, s.opts.RetryMax)
+}
+
+// poll runs one poll, delivers its event and returns when the job runs
+// next; false when ctx is done.
+func (s *Scheduler) poll(ctx context.Context, j *scheduled, cause Cause) (time.Time, bool) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return false
+		return time.Time{}, false
 	}
-	defer func() { <-s.sem }()
 	pctx, cancel := context.WithTimeout(ctx, s.opts.PollTimeout)
-	defer cancel()
 	ev := Event{Source: j.job.Poller.Name(), Cause: cause, Started: s.opts.Clock.Now()}
 	ev.Revision, ev.Result, ev.Err = j.job.Poller.Poll(pctx)
 	ev.Finished = s.opts.Clock.Now()
+	cancel()
+	// The slot is free before OnPoll runs: a slow OnPoll delays only
+	// this source.
+	<-s.sem
+	if ev.Err != nil {
+		j.failures++
+	} else {
+		j.failures = 0
+	}
+	ev.Failures = j.failures
+	ev.Next = s.next(j, ev.Finished, j.failures)
 	s.opts.OnPoll(ev)
-	return ctx.Err() == nil
+	return ev.Next, ctx.Err() == nil
 }

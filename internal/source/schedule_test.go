@@ -61,12 +61,21 @@ var t0 = time.Date(2026, 11, 29, 10, 2, 0, 0, time.UTC)
 
 func startScheduler(t *testing.T, jobs []Job) *schedHarness {
 	t.Helper()
+	return startSchedulerWith(t, jobs, func(*SchedulerOptions) {})
+}
+
+// startSchedulerWith starts a scheduler on a fake clock at t0 with a fixed
+// 7s jitter, after tweak has changed its options.
+func startSchedulerWith(t *testing.T, jobs []Job, tweak func(*SchedulerOptions)) *schedHarness {
+	t.Helper()
 	h := &schedHarness{t: t, clk: clocktesting.NewFakeClock(t0), events: make(chan Event, 100), done: make(chan error, 1)}
-	s, err := NewScheduler(jobs, SchedulerOptions{
+	opts := SchedulerOptions{
 		OnPoll: func(e Event) { h.events <- e },
 		Clock:  h.clk,
 		Jitter: func(d time.Duration) time.Duration { return 7 * time.Second },
-	})
+	}
+	tweak(&opts)
+	s, err := NewScheduler(jobs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
