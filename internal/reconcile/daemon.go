@@ -72,6 +72,11 @@ type AppStatus struct {
 	Findings  int       `json:"findings"`
 	LastRun   time.Time `json:"lastRun,omitzero"`
 	Attempts  int       `json:"attempts,omitempty"`
+	// SourceFailures counts the source's consecutive failed polls and
+	// SourceRetry is when it is polled again; both are cleared by a
+	// successful poll.
+	SourceFailures int       `json:"sourceFailures,omitempty"`
+	SourceRetry    time.Time `json:"sourceRetry,omitzero"`
 }
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
@@ -380,8 +385,10 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 // keeps the last good revision in force: nothing is applied or pruned, the
 // error is recorded for each app.
 func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]chan appWork) {
+	d.m.SourceFailures.WithLabelValues(ev.Source).Set(float64(ev.Failures))
+	d.m.SourceNextPoll.WithLabelValues(ev.Source).Set(float64(ev.Next.Unix()))
 	if ev.Err != nil {
-		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "error", ev.Err)
+		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 		for _, app := range apps {
 			d.m.Errors.WithLabelValues(app.Name, "source").Inc()
 			if d.opts.Inventory != nil {
@@ -392,6 +399,7 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 			d.event(app.Name, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
 			d.setStatus(app.Name, func(s *AppStatus) {
 				s.Error = ev.Err.Error()
+				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
 				if s.Result == "pending" {
 					s.Result = "failed"
 				}
@@ -405,6 +413,7 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 		d.log.Warn("branch history was rewritten (force-push); following it", "source", ev.Source, "previous", ev.Result.Previous, "revision", ev.Revision.SHA)
 	}
 	for _, app := range apps {
+		d.setStatus(app.Name, func(s *AppStatus) { s.SourceFailures, s.SourceRetry = 0, time.Time{} })
 		q := queues[app.Name]
 		// Keep only the newest revision: drop a queued older one.
 		select {

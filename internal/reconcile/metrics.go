@@ -11,6 +11,8 @@ type Metrics struct {
 	Conflicts         *prometheus.CounterVec
 	Errors            *prometheus.CounterVec
 	SourceRevision    *prometheus.GaugeVec
+	SourceFailures    *prometheus.GaugeVec
+	SourceNextPoll    *prometheus.GaugeVec
 	LastSuccess       *prometheus.GaugeVec
 	DriftFindings     *prometheus.GaugeVec
 }
@@ -43,6 +45,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "syncd_source_revision_info",
 			Help: "The revision each source resolved last (value 1).",
 		}, []string{"source", "revision"}),
+		SourceFailures: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_source_consecutive_failures",
+			Help: "Consecutive failed polls of a source (0 after a successful poll).",
+		}, []string{"source"}),
+		SourceNextPoll: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_source_next_poll_timestamp_seconds",
+			Help: "Unix time of a source's next poll: the retry with backoff while it fails, else its interval or schedule.",
+		}, []string{"source"}),
 		LastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "syncd_last_success_timestamp_seconds",
 			Help: "Unix time of the last fully successful reconcile of an app.",
@@ -52,6 +62,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
 		}, []string{"app", "class"}),
 	}
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.LastSuccess, m.DriftFindings)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings)
 	return m
 }
