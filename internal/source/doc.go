@@ -14,7 +14,9 @@
 // previous tree is kept; older ones are deleted.
 //
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
-// never two at once for one source, and on demand (Trigger).
+// never two at once for one source, and on demand (Trigger). A failed poll
+// is retried sooner, with exponential backoff per source (5s doubling,
+// capped at 5m and at the source's regular poll), reset by a success.
 //
 // Guarantees:
 //   - A failed poll returns an *Error with a Kind, and changes nothing: the
@@ -40,5 +42,7 @@
 //     Git LFS pointers are checked out as the pointer files.
 //   - Tree directories are not protected against being modified by other
 //     processes (a modified file would be linked into the next tree).
+//   - Trigger polls at once even while a source backs off: callers that
+//     trigger (webhooks) decide how often a failing server is asked.
 //   - The package does not log; callers report Results and Errors.
 package source
