@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,21 +31,33 @@ type result struct {
 	stdout, stderr string
 }
 
-var inventoryNS sync.Once
+var inventoryNamespaces sync.Map // test name → namespace created
+
+// invNamespace returns the inventory namespace of the running (sub)test,
+// created on first use. Every test has its own: the tests name their app
+// "web", and a shared inventory would make one test's apply prune, and
+// one test's plan preview the prune of, another test's objects.
+func invNamespace(t *testing.T) string {
+	t.Helper()
+	h := fnv.New32a()
+	h.Write([]byte(t.Name()))
+	ns := fmt.Sprintf("inv-%08x", h.Sum32())
+	if _, loaded := inventoryNamespaces.LoadOrStore(ns, true); !loaded {
+		_, err := env.Clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create inventory namespace %s: %v", ns, err)
+		}
+	}
+	return ns
+}
 
 // syncd runs the command line in-process against the test control plane.
-// Config-driven applies get the inventory namespace syncd-system, created
-// once.
+// Config-driven applies, runs and plans get the test's own inventory
+// namespace (invNamespace).
 func syncd(t *testing.T, args ...string) result {
 	t.Helper()
-	if len(args) > 0 && (args[0] == "apply" || args[0] == "run") && slices.Contains(args, "--config") && !slices.Contains(args, "--inventory-namespace") {
-		inventoryNS.Do(func() {
-			_, err := env.Clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("create syncd-system: %v", err)
-			}
-		})
-		args = append(args, "--inventory-namespace", "syncd-system")
+	if len(args) > 0 && (args[0] == "apply" || args[0] == "run" || args[0] == "plan") && slices.Contains(args, "--config") && !slices.Contains(args, "--inventory-namespace") {
+		args = append(args, "--inventory-namespace", invNamespace(t))
 	}
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), append(args, "--kubeconfig", env.Kubeconfig), &out, &errOut)

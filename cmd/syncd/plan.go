@@ -147,7 +147,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 			return nil, nil, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err)
 		}
 	}
-	same, notes, err := planUnchanged(ctx, cl, f.inventoryNS, app.Name, rendered.Plan)
+	same, notes, readable, err := planUnchanged(ctx, cl, f.inventoryNS, app.Name, rendered.Plan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,36 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 	if err != nil {
 		return nil, nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	if !readable {
+		report.Notes = append(report.Notes, "prune is not previewed: the inventory could not be read")
+		return report, rendered.Plan.Warnings, nil
+	}
+	// The prune runs only after an apply that completes: a blocking
+	// conflict or a refused object refuses it, as it would for real.
+	pruned, err := planPrune(ctx, cl, f.inventoryNS, app, rendered.Plan, !report.Blocked() && report.Summary.Errors == 0)
+	if err != nil {
+		report.Notes = append(report.Notes, fmt.Sprintf("prune is not previewed: %v", err))
+		return report, rendered.Plan.Warnings, nil
+	}
+	report.AddPrune(pruned)
 	return report, rendered.Plan.Warnings, nil
+}
+
+// planPrune previews the prune that would follow the apply: which of the
+// inventory's objects that left Git would be deleted, orphaned or kept by
+// a guard. It reads the inventory and the live metadata of those objects,
+// and writes nothing.
+func planPrune(ctx context.Context, cl *cluster, namespace string, app config.App, plan *planner.Plan, applied bool) (*inventory.Report, error) {
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: namespace, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	defer inv.Stop()
+	return inv.PreviewPrune(ctx, app, plan, applied)
 }
 
 // planUnchanged returns the plan objects that need no dry run because
@@ -199,27 +228,27 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 // inventory is missing or cannot be read, every object is dry-run and the
 // notes say why. HorizontalPodAutoscalers are always dry-run: the applier
 // decides what to send of the workloads they scale from the HPAs it is
-// given.
-func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan *planner.Plan) (map[inventory.Key]bool, []string, error) {
+// given. readable is false when the inventory could not be read (a
+// missing one is readable: the app has nothing to prune yet).
+func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan *planner.Plan) (same map[inventory.Key]bool, notes []string, readable bool, err error) {
 	md, err := metadata.NewForConfig(cl.config)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: namespace, Version: version})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	defer inv.Stop()
 	u, err := inv.Unchanged(ctx, app, plan)
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, ctx.Err()
+		return nil, nil, false, ctx.Err()
 	case err != nil:
-		return nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, nil
+		return nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, false, nil
 	case !u.Exists:
-		return nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, nil
+		return nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, true, nil
 	}
-	var notes []string
 	for _, why := range u.Unlisted {
 		notes = append(notes, fmt.Sprintf("objects were dry-run whose live state could not be compared with the inventory: %s", why))
 	}
@@ -228,16 +257,16 @@ func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan
 			delete(u.Objects, k)
 		}
 	}
-	return u.Objects, notes, nil
+	return u.Objects, notes, true, nil
 }
 
 // planExit maps a report to the exit code contract: refused objects 1,
-// blocking conflicts 3, changes 2, nothing to do 0.
+// blocking conflicts or prune guards 3, changes 2, nothing to do 0.
 func planExit(r *preview.Report) error {
 	switch {
 	case r.Summary.Errors > 0:
 		return withCode(exitError, fmt.Errorf("app %s: the API server refused %d object(s); see the report", r.App, r.Summary.Errors))
-	case r.Blocked():
+	case r.Blocked() || r.PruneBlocked():
 		return withCode(exitConflict, nil)
 	case r.Changed():
 		return withCode(exitChanges, nil)

@@ -120,7 +120,7 @@ func countedPlan(t *testing.T, cfgPath, dir string) (*preview.Report, *requestLo
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &planFlags{config: cfgPath, app: "web", path: dir, output: "json", concurrency: applier.DefaultConcurrency, inventoryNS: "syncd-system"}
+	f := &planFlags{config: cfgPath, app: "web", path: dir, output: "json", concurrency: applier.DefaultConcurrency, inventoryNS: invNamespace(t)}
 	rep, _, err := planReport(context.Background(), cl, cfg, f)
 	if err != nil {
 		t.Fatalf("plan: %v", err)
@@ -198,7 +198,7 @@ func TestPlanCostProportionalToChange(t *testing.T) {
 
 			// Without an inventory every object is dry-run, with the
 			// same outcome, and the report says why.
-			if err := env.Clientset(t).CoreV1().Secrets("syncd-system").Delete(context.Background(), inventory.ParentName("web"), metav1.DeleteOptions{}); err != nil {
+			if err := env.Clientset(t).CoreV1().Secrets(invNamespace(t)).Delete(context.Background(), inventory.ParentName("web"), metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			full, fullLog := countedPlan(t, cfg, dir)
@@ -232,7 +232,7 @@ func TestPlanInventoryAccess(t *testing.T) {
 		wantNotDryRun int
 		wantNote      string
 	}{
-		"inventory forbidden: every object dry-run": {wantNote: "every object was dry-run: inventory of app web (Secret syncd-system/syncd-applyset-web): read:"},
+		"inventory forbidden: every object dry-run": {wantNote: "every object was dry-run: inventory of app web (Secret %s/syncd-applyset-web): read:"},
 		"inventory readable":                        {readInventory: true, wantNotDryRun: 19},
 	}
 	for name, tc := range tests {
@@ -255,7 +255,7 @@ func TestPlanInventoryAccess(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.readInventory {
-				if err := env.Grant(ctx, ns, "ci", "syncd-system", []rbacv1.PolicyRule{
+				if err := env.Grant(ctx, ns, "ci", invNamespace(t), []rbacv1.PolicyRule{
 					{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{inventory.ParentName("web")}, Verbs: []string{"get"}},
 				}); err != nil {
 					t.Fatal(err)
@@ -266,7 +266,7 @@ func TestPlanInventoryAccess(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errOut bytes.Buffer
-			code := run(ctx, []string{"plan", "--config", cfg, "--app", "web", "--path", writeFiles(t, git), "-o", "json", "--kubeconfig", kubeconfig}, &out, &errOut)
+			code := run(ctx, []string{"plan", "--config", cfg, "--app", "web", "--path", writeFiles(t, git), "-o", "json", "--inventory-namespace", invNamespace(t), "--kubeconfig", kubeconfig}, &out, &errOut)
 			if code != exitChanges {
 				t.Fatalf("exit code %d, want %d\n%s%s", code, exitChanges, out.String(), errOut.String())
 			}
@@ -278,11 +278,19 @@ func TestPlanInventoryAccess(t *testing.T) {
 			if diff := cmp.Diff(want, rep.Summary); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
+			wantNote := tc.wantNote
+			if wantNote != "" {
+				wantNote = fmt.Sprintf(wantNote, invNamespace(t))
+			}
 			switch {
-			case tc.wantNote == "" && len(rep.Notes) > 0:
+			case wantNote == "" && len(rep.Notes) > 0:
 				t.Errorf("notes %q, want none", rep.Notes)
-			case tc.wantNote != "" && (len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], tc.wantNote) || !strings.Contains(rep.Notes[0], "forbidden")):
-				t.Errorf("notes %q, want one containing %q and forbidden", rep.Notes, tc.wantNote)
+			case wantNote == "" && rep.Prune == nil:
+				t.Errorf("no prune preview with a readable inventory")
+			case wantNote != "" && (len(rep.Notes) != 2 || !strings.Contains(rep.Notes[0], wantNote) || !strings.Contains(rep.Notes[0], "forbidden") || !strings.Contains(rep.Notes[1], "prune is not previewed")):
+				t.Errorf("notes %q, want one containing %q and forbidden, then one saying prune is not previewed", rep.Notes, wantNote)
+			case wantNote != "" && rep.Prune != nil:
+				t.Errorf("prune previewed without a readable inventory: %+v", rep.Prune)
 			}
 		})
 	}

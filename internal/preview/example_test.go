@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -165,6 +166,16 @@ func exampleReport(t *testing.T) *Report {
 	if err != nil {
 		t.Fatalf("build the example report: %v", err)
 	}
+	// The pull request also deletes a ConfigMap from Git. The blocking
+	// conflict above means the apply would not complete, so the prune
+	// after it is refused and the ConfigMap stays until the next sync.
+	refusal := "not pruning: the apply did not complete (the preview predicts objects that would not be applied); pruning after a partial apply could delete what the failed objects need"
+	legacy := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: exNamespace, Name: "legacy-banner"}
+	r.AddPrune(&inventory.Report{
+		App: "shop", DryRun: true,
+		Refused: &inventory.Refusal{Reason: inventory.ReasonApplyIncomplete, Message: refusal},
+		Spared:  []inventory.Spared{{Object: legacy, Reason: inventory.ReasonApplyIncomplete, Message: refusal}},
+	})
 	return r
 }
 

@@ -37,6 +37,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %s\n", o.Object, o.Action)
+		if o.Guard != nil {
+			fmt.Fprintf(&b, "  prune guard %s: %s\n", o.Guard.Reason, o.Guard.Message)
+		}
+		if o.Action == Orphan {
+			b.WriteString("  adopted: it stays in the cluster without the app's label and managers\n")
+		}
 		if o.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", o.Error)
 		}
@@ -55,6 +61,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if r.Prune != nil && r.Prune.Refused != nil {
+		fmt.Fprintf(&b, "prune refused (%s): %s\n", r.Prune.Refused.Reason, r.Prune.Refused.Message)
+	}
 	b.WriteString(r.summaryLine() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -68,6 +77,9 @@ func (r *Report) summaryLine() string {
 	}
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d refused", s.Errors)
+	}
+	if s.Prune+s.Orphan+s.Spared > 0 {
+		line += fmt.Sprintf(", %d to prune, %d to orphan, %d spared by prune guards", s.Prune, s.Orphan, s.Spared)
 	}
 	line += fmt.Sprintf(", %d conflict(s), %d handoff(s)", s.Conflicts, s.Handoffs)
 	if s.NotDryRun > 0 {
@@ -95,9 +107,15 @@ func (r *Report) markdown(limit int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### syncd plan: app `%s` at `%s`\n\n", r.App, r.Revision)
 	s := r.Summary
-	b.WriteString("| Create | Update | Unchanged | Recreate | Refused | Conflicts | Handoffs |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Create, s.Update, s.Unchanged, s.Recreate, s.Errors, s.Conflicts, s.Handoffs)
+	if r.Prune == nil {
+		b.WriteString("| Create | Update | Unchanged | Recreate | Refused | Conflicts | Handoffs |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Create, s.Update, s.Unchanged, s.Recreate, s.Errors, s.Conflicts, s.Handoffs)
+	} else {
+		b.WriteString("| Create | Update | Unchanged | Recreate | Prune | Orphan | Spared | Refused | Conflicts | Handoffs |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", s.Create, s.Update, s.Unchanged, s.Recreate, s.Prune, s.Orphan, s.Spared, s.Errors, s.Conflicts, s.Handoffs)
+	}
 	if s.NotDryRun > 0 {
 		b.WriteString("_" + notDryRunNote(s.NotDryRun) + "._\n\n")
 	}
@@ -105,8 +123,21 @@ func (r *Report) markdown(limit int) string {
 		b.WriteString("> [!NOTE]\n> " + oneLine(n) + "\n\n")
 	}
 
-	var blocking, resolved, handoffs, errs []string
+	var blocking, resolved, handoffs, errs, guarded, removed []string
+	if r.Prune != nil && r.Prune.Refused != nil && pruneBlocking(r.Prune.Refused.Reason) {
+		guarded = append(guarded, fmt.Sprintf("- the whole prune is refused (`%s`): %s", r.Prune.Refused.Reason, oneLine(r.Prune.Refused.Message)))
+	}
 	for _, o := range r.Objects {
+		switch {
+		case o.Action == Prune:
+			removed = append(removed, fmt.Sprintf("- `%s` left Git: **deleted**", o.Object))
+		case o.Action == Orphan:
+			removed = append(removed, fmt.Sprintf("- `%s` left Git: **orphaned** (adopted: it stays in the cluster without the app's label and managers)", o.Object))
+		case o.Action == Spared && o.Guard != nil && (r.Prune == nil || r.Prune.Refused == nil || r.Prune.Refused.Reason != o.Guard.Reason):
+			guarded = append(guarded, fmt.Sprintf("- `%s` left Git but stays (`%s`): %s", o.Object, o.Guard.Reason, oneLine(o.Guard.Message)))
+		case o.Action == Spared:
+			removed = append(removed, fmt.Sprintf("- `%s` left Git: **kept** (`%s`)", o.Object, o.Guard.Reason))
+		}
 		for _, c := range o.Conflicts {
 			line := fmt.Sprintf("- `%s` `%s` is owned by `%s`", o.Object, c.Path, c.Manager)
 			switch c.Outcome {
@@ -143,12 +174,14 @@ func (r *Report) markdown(limit int) string {
 	}
 	section("#### :no_entry: Blocked by field conflicts", blocking)
 	section("#### :x: Refused by the API server", errs)
+	section("#### :no_entry: Stopped by prune guards", guarded)
 	section("#### :warning: Handoff warnings", handoffs)
 	section("#### Conflicts resolved by policy", resolved)
+	section("#### Removed from Git", removed)
 
 	var blocks []string
 	for _, o := range r.Objects {
-		if o.Action == Unchanged {
+		if o.Action == Unchanged || o.Action == Prune || o.Action == Orphan || o.Action == Spared {
 			continue
 		}
 		blocks = append(blocks, objectBlock(o))

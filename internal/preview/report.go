@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -29,7 +30,32 @@ const (
 	// conflict (an immutable field, admission, RBAC); Object.Error says
 	// why.
 	Error Action = "error"
+	// Prune: the object left Git and the prune after the apply would
+	// delete it.
+	Prune Action = "prune"
+	// Orphan: the object left Git and was adopted (it existed before
+	// syncd applied it): prune would leave it in the cluster without the
+	// app's label and managers.
+	Orphan Action = "orphan"
+	// Spared: the object left Git but a prune guard keeps it; Object.Guard
+	// says which and why.
+	Spared Action = "spared"
 )
+
+// Guard is a prune guard's verdict: its reason (the reason label of
+// syncd_prune_blocked_total, e.g. budget, protected) and the message the
+// daemon would log.
+type Guard struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// PruneOutcome is what the prune after the apply would do as a whole.
+type PruneOutcome struct {
+	// Refused is set when a guard refuses the whole prune; the objects
+	// that left Git are then all Spared with the same guard.
+	Refused *Guard `json:"refused,omitempty"`
+}
 
 // Outcomes of a conflict under the app's policy.
 const (
@@ -47,6 +73,10 @@ type Report struct {
 	// Notes say how the preview was made when that matters to the reader
 	// (the inventory could not be read, so every object was dry-run).
 	Notes []string `json:"notes,omitempty"`
+	// Prune is set when the inventory was read: what the prune after the
+	// apply would do as a whole. The objects it would remove or spare are
+	// in Objects, after the plan's.
+	Prune *PruneOutcome `json:"prune,omitempty"`
 }
 
 // Summary counts objects by action, and conflicts and handoffs over all
@@ -63,6 +93,11 @@ type Summary struct {
 	// because they are exactly as syncd last applied them; they are part
 	// of Unchanged.
 	NotDryRun int `json:"notDryRun,omitempty"`
+	// Prune, Orphan and Spared count the objects that left Git by what
+	// the prune would do with them.
+	Prune  int `json:"prune,omitempty"`
+	Orphan int `json:"orphan,omitempty"`
+	Spared int `json:"spared,omitempty"`
 }
 
 // Ref names an object in the JSON report.
@@ -121,6 +156,8 @@ type Object struct {
 	// the inventory records its slices and its live resourceVersion as
 	// they are now.
 	NotDryRun bool `json:"notDryRun,omitempty"`
+	// Guard is set for Action spared: the prune guard that keeps it.
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // Options tune Build.
@@ -147,10 +184,33 @@ func (r *Report) Blocked() bool {
 	return false
 }
 
+// PruneBlocked reports whether a prune guard stops part of what the
+// change means to do: the whole prune refused (budget, empty render), or
+// an object that left Git kept (protected kind, not owned or labelled any
+// more). A prune disabled by the app's config, or refused because the
+// apply itself is blocked, does not count: the first is intended, the
+// second is reported as the conflict or error that blocks the apply.
+func (r *Report) PruneBlocked() bool {
+	for _, o := range r.Objects {
+		if o.Action == Spared && o.Guard != nil && pruneBlocking(o.Guard.Reason) {
+			return true
+		}
+	}
+	return false
+}
+
+func pruneBlocking(reason string) bool {
+	switch inventory.Reason(reason) {
+	case inventory.ReasonDisabled, inventory.ReasonApplyIncomplete:
+		return false
+	}
+	return true
+}
+
 // Changed reports whether applying the plan would change anything.
 func (r *Report) Changed() bool {
 	s := r.Summary
-	return s.Create+s.Update+s.Recreate > 0
+	return s.Create+s.Update+s.Recreate+s.Prune+s.Orphan > 0
 }
 
 // Build makes the report of an app's dry run from applier.Preview's
@@ -208,6 +268,33 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 	}
 	r.Objects = objs
 	return r, nil
+}
+
+// AddPrune adds inventory.PreviewPrune's verdict for the plan: the
+// objects that left Git, after the plan's, with what the prune would do to
+// each, and the guard that refuses the whole prune if any. A report
+// without it says nothing about prune (the inventory was not read).
+func (r *Report) AddPrune(rep *inventory.Report) {
+	r.Prune = &PruneOutcome{}
+	if rep.Refused != nil {
+		r.Prune.Refused = &Guard{Reason: string(rep.Refused.Reason), Message: rep.Refused.Message}
+	}
+	add := func(refs []planner.ObjectRef, a Action) {
+		for _, ref := range refs {
+			r.Objects = append(r.Objects, Object{Object: refOf(ref), Action: a,
+				Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}})
+		}
+	}
+	add(rep.Deleted, Prune)
+	add(rep.Orphaned, Orphan)
+	r.Summary.Prune += len(rep.Deleted)
+	r.Summary.Orphan += len(rep.Orphaned)
+	for _, sp := range rep.Spared {
+		r.Objects = append(r.Objects, Object{Object: refOf(sp.Object), Action: Spared,
+			Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{},
+			Guard: &Guard{Reason: string(sp.Reason), Message: sp.Message}})
+		r.Summary.Spared++
+	}
 }
 
 func refOf(ref planner.ObjectRef) Ref {
@@ -304,6 +391,13 @@ func internalMoves(app string, p applier.ObjectPreview) ([]Move, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What each of the app's managers will hold after the apply: a field
+	// another manager keeps in its own slice is shared (the key field of
+	// a list item split between managers), not moved.
+	next := map[string]*fieldpath.Set{}
+	for _, s := range p.Object.Slices {
+		next[string(s.Manager)] = s.Fields.Leaves()
+	}
 	var out []Move
 	for _, s := range p.Object.Slices {
 		mine := owned[string(s.Manager)]
@@ -312,9 +406,13 @@ func internalMoves(app string, p applier.ObjectPreview) ([]Move, error) {
 				return
 			}
 			for _, m := range sortedKeys(owned) {
-				if m != string(s.Manager) && ours[m] && owned[m].Has(fp) {
-					out = append(out, Move{Path: fp.String(), From: m, To: string(s.Manager)})
+				if m == string(s.Manager) || !ours[m] || !owned[m].Has(fp) {
+					continue
 				}
+				if keeps := next[m]; keeps != nil && keeps.Has(fp) {
+					continue
+				}
+				out = append(out, Move{Path: fp.String(), From: m, To: string(s.Manager)})
 			}
 		})
 	}

@@ -183,13 +183,13 @@ func checkCommentHTML(t *testing.T, r *Report, body string) {
 	}
 	s := r.Summary
 	wantRows := [][]string{
-		{"Create", "Update", "Unchanged", "Recreate", "Refused", "Conflicts", "Handoffs"},
-		strings.Fields(fmt.Sprint(s.Create, s.Update, s.Unchanged, s.Recreate, s.Errors, s.Conflicts, s.Handoffs)),
+		{"Create", "Update", "Unchanged", "Recreate", "Prune", "Orphan", "Spared", "Refused", "Conflicts", "Handoffs"},
+		strings.Fields(fmt.Sprint(s.Create, s.Update, s.Unchanged, s.Recreate, s.Prune, s.Orphan, s.Spared, s.Errors, s.Conflicts, s.Handoffs)),
 	}
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("summary table (-want +got):\n%s", diff)
 	}
-	if want := (Summary{Create: 1, Update: 4, Unchanged: 1, Conflicts: 2, Handoffs: 1, NotDryRun: 1}); s != want {
+	if want := (Summary{Create: 1, Update: 4, Unchanged: 1, Conflicts: 2, Handoffs: 1, NotDryRun: 1, Spared: 1}); s != want {
 		t.Errorf("the example's summary is %+v, want %+v: the example no longer shows what docs/preview.md describes", s, want)
 	}
 
@@ -229,7 +229,9 @@ func checkCommentHTML(t *testing.T, r *Report, body string) {
 	// summary first, its diff as a diff code block.
 	var got, want []string
 	for _, o := range r.Objects {
-		if o.Action != Unchanged {
+		switch o.Action {
+		case Unchanged, Prune, Orphan, Spared: // listed at the top, no block
+		default:
 			want = append(want, fmt.Sprintf("%s %s diff=%v", o.Action, o.Object, o.Diff != ""))
 		}
 	}
