@@ -36,8 +36,8 @@ func TestPlanPrune(t *testing.T) {
 		return out
 	}
 	tests := map[string]struct {
-		app     string                       // app settings
-		adopt   string                       // a ConfigMap created before syncd applies it
+		app     string                        // app settings
+		adopt   string                        // a ConfigMap created before syncd applies it
 		other   func(t *testing.T, ns string) // after the apply, before the plan
 		git     map[string]string
 		want    map[string]pruned
