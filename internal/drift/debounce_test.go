@@ -56,6 +56,9 @@ func TestWatcherDebounce(t *testing.T) {
 	}
 	waitWaiters() // the informer's initial add
 	clk.Step(200 * time.Millisecond)
+	// The sync marks every object for recomputation outside the debounce
+	// (HasSynced is polled): wait for it, so it cannot fold in the writes.
+	waitState(t, w, "the initial sync computed", func() bool { return settled(w) })
 
 	// Two out-of-band writes in a row: one timer, one change.
 	res := client.Resource(gvr).Namespace("ns")

@@ -5,19 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/planner"
 )
@@ -25,8 +29,11 @@ import (
 // Change is what one recomputation of one object changed: findings that
 // appeared and findings that went away (compared by Finding.Key).
 type Change struct {
-	App    string
-	Object planner.ObjectRef
+	App string
+	// Revision is the Revision of the plan the findings were computed
+	// against.
+	Revision string
+	Object   planner.ObjectRef
 	// New are findings that were not there before; Resolved are
 	// findings that are gone, as they were last seen.
 	New, Resolved []Finding
@@ -50,17 +57,31 @@ type WatcherOptions struct {
 	// Clock schedules the debounce and stamps changes; default the real
 	// clock.
 	Clock clock.WithDelayedExecution
+	// LabelSelector, when set, restricts every list and watch to objects
+	// carrying these labels (syncd passes its ApplySet label,
+	// "applyset.kubernetes.io/part-of=<id>"), so the watcher lists,
+	// decodes and caches only the app's own objects, not every object of
+	// the kind in a shared namespace. An object of the plan that is not
+	// in the watch is read once with a GET when it is recomputed: when it
+	// exists, each requirement of the selector it no longer meets is a
+	// finding on that label (".metadata.labels.<key>": taken-over, with
+	// the owners of the label if anyone owns it now), besides its field
+	// findings, instead of Deleted. While it is out of the watch its
+	// later changes are not seen; it is recomputed when it is labelled
+	// again or the plan is set again. Empty: no label selector.
+	LabelSelector string
 }
 
 // Watcher recomputes an app's findings from watch events on the objects
 // of its plan and reports changes through OnChange. It watches with one
 // informer (one list, then one watch) per resource and namespace, with a
-// metadata.name field selector when the plan holds a single object there.
-// It never writes to the cluster.
+// metadata.name field selector when the plan holds a single object there,
+// and the LabelSelector when one is set. It never writes to the cluster.
 type Watcher struct {
 	client dynamic.Interface
 	mapper meta.RESTMapper
 	opts   WatcherOptions
+	sel    labels.Selector // nil without LabelSelector
 
 	signal chan struct{}
 
@@ -74,6 +95,11 @@ type Watcher struct {
 	armed   map[objKey]bool
 	dirty   map[objKey]bool
 	regroup bool
+	// held stops recomputation (Hold); expect holds the resourceVersion
+	// the caller's own apply left on an object (Applied): an older cached
+	// copy is not recomputed.
+	held   bool
+	expect map[objKey]string
 }
 
 // watched is one plan object and what the watcher keeps about it.
@@ -119,8 +145,16 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	var sel labels.Selector
+	if opts.LabelSelector != "" {
+		var err error
+		if sel, err = labels.Parse(opts.LabelSelector); err != nil {
+			return nil, fmt.Errorf("drift watcher: LabelSelector %q: %w", opts.LabelSelector, err)
+		}
+	}
 	return &Watcher{
-		client: client, mapper: mapper, opts: opts,
+		client: client, mapper: mapper, opts: opts, sel: sel,
+		expect:  map[objKey]string{},
 		signal:  make(chan struct{}, 1),
 		objects: map[objKey]*watched{},
 		groups:  map[groupKey]*group{},
@@ -131,12 +165,13 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 }
 
 // SetPlan makes the watcher watch plan's objects and detect with opts from
-// now on (a new revision, a new config, new yielded fields). Every object
-// is recomputed; findings of objects that left the plan are resolved. An
-// object of the plan that does not exist yet is reported Deleted, so call
-// it after the plan was applied. An
-// error names the kind that could not be mapped to a resource, and leaves
-// the previous plan in place.
+// now on (a new revision, a new config, new yielded fields), and ends a
+// Hold. Every object is recomputed from the cache; findings of objects
+// that left the plan, or that the new plan no longer makes, are resolved.
+// An object of the plan that does not exist yet is reported Deleted, so
+// call it after the plan was applied. An error names the kind that could
+// not be mapped to a resource, and leaves the previous plan in place (and
+// the watcher held, if it was).
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	objects := map[objKey]*watched{}
 	names := map[groupKey][]string{}
@@ -175,10 +210,64 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	for k := range objects {
 		w.dirty[k] = true
 	}
+	for k := range w.expect {
+		if _, ok := objects[k]; !ok {
+			delete(w.expect, k)
+		}
+	}
 	w.plan, w.det, w.objects, w.index, w.regroup = plan, newDetector(plan, opts), objects, index, true
+	w.held = false
 	w.mu.Unlock()
 	w.poke()
 	return nil
+}
+
+// Hold stops recomputing findings until SetPlan or Release: events are
+// still cached (and seen by the flap detector) and the objects they touch
+// are recomputed when the hold ends. Hold the watcher while applying a new
+// plan, so that the apply's own writes are never judged against the
+// previous plan, then call Applied and SetPlan.
+func (w *Watcher) Hold() {
+	w.mu.Lock()
+	w.held = true
+	w.mu.Unlock()
+}
+
+// Release ends a Hold without a new plan (the apply did not happen) and
+// recomputes what changed meanwhile.
+func (w *Watcher) Release() {
+	w.mu.Lock()
+	w.held = false
+	w.mu.Unlock()
+	w.poke()
+}
+
+// Applied records the resourceVersions the caller's own apply left on
+// objects (empty versions are ignored). Until the watch has delivered that
+// version (or a later one, or the object's deletion), an object's older
+// cached copy is not recomputed, so a write syncd has just made is never
+// reported as drift because the watch lags. Call it before SetPlan.
+// Versions are compared as numbers (etcd's); one that is not a number
+// counts as delivered.
+func (w *Watcher) Applied(versions map[planner.ObjectRef]string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for r, v := range versions {
+		if _, err := parseRV(v); err == nil {
+			w.expect[keyOf(r)] = v
+		}
+	}
+}
+
+// parseRV parses a resourceVersion as etcd writes it.
+func parseRV(v string) (uint64, error) { return strconv.ParseUint(v, 10, 64) }
+
+// older reports whether resourceVersion have is older than want; versions
+// that are not numbers are never older.
+func older(have, want string) bool {
+	h, err1 := parseRV(have)
+	wv, err2 := parseRV(want)
+	return err1 == nil && err2 == nil && h < wv
 }
 
 // Report returns the current findings of every watched object.
@@ -217,7 +306,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.syncGroups(ctx)
 		}
 		w.mu.Unlock()
-		w.process()
+		w.process(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -252,9 +341,10 @@ func (w *Watcher) syncGroups(ctx context.Context) {
 }
 
 func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
-	sel := k.selector
+	sel, lsel := k.selector, w.opts.LabelSelector
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, k.gvr, k.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
 		o.FieldSelector = sel
+		o.LabelSelector = lsel
 	}).Informer()
 	gctx, cancel := context.WithCancel(ctx)
 	g := &group{key: k, informer: inf, cancel: cancel}
@@ -264,7 +354,7 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 			w.opts.OnError(fmt.Errorf("watch %s in namespace %q: %w", k.gvr, k.namespace, err))
 		})
 	}
-	handler := func(obj any) {
+	handler := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -272,12 +362,12 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 		if !ok {
 			return
 		}
-		w.event(g, u)
+		w.event(g, u, deleted)
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    handler,
-		UpdateFunc: func(_, n any) { handler(n) },
-		DeleteFunc: handler,
+		AddFunc:    func(o any) { handler(o, false) },
+		UpdateFunc: func(_, n any) { handler(n, false) },
+		DeleteFunc: func(o any) { handler(o, true) },
 	})
 	go inf.RunWithContext(gctx)
 	go func() {
@@ -298,8 +388,10 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 
 // event handles one watch event: it records the owners of the object's
 // declared fields with the flap detector (every event, so no flip is
-// folded away) and arms the object's debounce timer.
-func (w *Watcher) event(g *group, u *unstructured.Unstructured) {
+// folded away) and arms the object's debounce timer. A deletion (or the
+// object leaving a label-selected watch) ends the wait for an applied
+// version.
+func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 	store := u.GetName()
 	if g.key.namespace != "" {
 		store = u.GetNamespace() + "/" + store
@@ -310,6 +402,9 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured) {
 	if !ok || wo == nil {
 		w.mu.Unlock()
 		return
+	}
+	if exp, ok := w.expect[k]; deleted && ok && !older(u.GetResourceVersion(), exp) {
+		delete(w.expect, k)
 	}
 	flaps := w.det.opts.Flaps
 	now := w.opts.Clock.Now()
@@ -339,9 +434,74 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured) {
 	})
 }
 
-// process recomputes the dirty objects and publishes the changes.
-func (w *Watcher) process() {
+// process recomputes the dirty objects and publishes the changes. It does
+// nothing while the watcher is held. Objects of the plan missing from the
+// cache are read with a GET first (outside the lock) when a label selector
+// is set or syncd applied them: the object may exist outside the watch, or
+// the watch may lag behind the apply.
+func (w *Watcher) process(ctx context.Context) {
 	w.mu.Lock()
+	if w.held {
+		w.mu.Unlock()
+		return
+	}
+	type read struct {
+		k   objKey
+		ri  dynamic.ResourceInterface
+		obj *unstructured.Unstructured
+		err error
+	}
+	var reads []read
+	for k := range w.dirty {
+		wo := w.objects[k]
+		if wo == nil {
+			continue
+		}
+		_, exp := w.expect[k]
+		if w.sel == nil && !exp {
+			continue
+		}
+		g := w.groups[wo.group]
+		if g == nil || !g.synced {
+			continue
+		}
+		if _, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
+			continue
+		}
+		var ri dynamic.ResourceInterface = w.client.Resource(wo.group.gvr)
+		if wo.group.namespace != "" {
+			ri = w.client.Resource(wo.group.gvr).Namespace(wo.group.namespace)
+		}
+		reads = append(reads, read{k: k, ri: ri})
+	}
+	plan := w.plan
+	w.mu.Unlock()
+	fetched := map[objKey]*unstructured.Unstructured{}
+	for i := range reads {
+		r := &reads[i]
+		wo := w.objectOf(r.k)
+		if wo == nil {
+			continue
+		}
+		r.obj, r.err = r.ri.Get(ctx, wo.obj.Ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(r.err):
+			fetched[r.k] = nil
+		case r.err != nil:
+			if w.opts.OnError != nil && ctx.Err() == nil {
+				w.opts.OnError(fmt.Errorf("%s: read an object missing from the watch: %w", wo.obj.Ref, r.err))
+			}
+		default:
+			fetched[r.k] = r.obj
+		}
+	}
+
+	w.mu.Lock()
+	if w.held || w.plan != plan {
+		// A new plan or a hold came in meanwhile: it poked the loop.
+		w.mu.Unlock()
+		return
+	}
 	keys := make([]objKey, 0, len(w.dirty))
 	for k := range w.dirty {
 		keys = append(keys, k)
@@ -358,11 +518,38 @@ func (w *Watcher) process() {
 				continue // recomputed when the informer has synced
 			}
 			ref = wo.obj.Ref
-			var live *unstructured.Unstructured
+			var live, outside *unstructured.Unstructured
 			if item, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
 				live, _ = item.(*unstructured.Unstructured)
 			}
-			fs, _ = w.det.object(wo.obj, live)
+			exp, expecting := w.expect[k]
+			if live == nil && (w.sel != nil || expecting) {
+				got, ok := fetched[k]
+				if !ok {
+					continue // not read (an error, or it left the cache meanwhile); retried on the next event
+				}
+				switch {
+				case got == nil:
+					delete(w.expect, k) // deleted since the apply
+				case w.sel == nil || w.sel.Matches(labels.Set(got.GetLabels())):
+					continue // in the watch: its event is on the way
+				default:
+					delete(w.expect, k)
+					outside = got
+				}
+			}
+			if live != nil && expecting {
+				if older(live.GetResourceVersion(), exp) {
+					continue // the watch has not delivered syncd's own write yet; its event will
+				}
+				delete(w.expect, k)
+			}
+			if outside != nil {
+				fs, _ = w.det.object(wo.obj, outside)
+				fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
+			} else {
+				fs, _ = w.det.object(wo.obj, live)
+			}
 			r := &Report{Findings: fs}
 			r.sort()
 			fs = r.Findings
@@ -380,13 +567,60 @@ func (w *Watcher) process() {
 		if wo == nil && len(c.Resolved) > 0 {
 			ref = c.Resolved[0].Ref
 		}
-		c.App, c.Object, c.At = w.plan.App, ref, w.opts.Clock.Now()
+		c.App, c.Revision, c.Object, c.At = w.plan.App, w.plan.Revision, ref, w.opts.Clock.Now()
 		changes = append(changes, c)
 	}
 	w.mu.Unlock()
 	for _, c := range changes {
 		w.opts.OnChange(c)
 	}
+}
+
+// objectOf returns the watched object of k, nil when it left the plan.
+func (w *Watcher) objectOf(k objKey) *watched {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.objects[k]
+}
+
+// labelFindings returns a finding for every requirement of sel that live's
+// labels do not meet, on the label's path: taken-over when no syncd
+// manager owns the label any more (someone removed or relabelled it).
+func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstructured, sel labels.Selector) []Finding {
+	if sel == nil {
+		return nil
+	}
+	reqs, _ := sel.Requirements()
+	entries, _ := decodeManagedFields(live)
+	set := labels.Set(live.GetLabels())
+	var out []Finding
+	for _, r := range reqs {
+		if r.Matches(set) {
+			continue
+		}
+		path := fieldpath.MakePathOrDie("metadata", "labels", r.Key())
+		f := Finding{App: d.app, Object: objectOf(obj.Ref), Ref: obj.Ref, Path: path.String(), Differs: true}
+		if len(obj.Slices) > 0 {
+			f.DeclaredBy = string(obj.Slices[0].Manager)
+		}
+		f.Desired = r.String()
+		if vs := r.Values(); vs.Len() == 1 && (r.Operator() == "=" || r.Operator() == "==" || r.Operator() == "in") {
+			f.Desired = vs.List()[0]
+		}
+		if v, ok := set[r.Key()]; ok {
+			f.Live = v
+		}
+		f.Owners = owners(entries, path)
+		f.Culprit = d.culprit(f.Owners)
+		f.Class = TakenOver
+		for _, o := range f.Owners {
+			if d.isSyncd(o.Manager) {
+				f.Class = ValueDrift
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // diff compares two finding lists by Key.
