@@ -129,12 +129,28 @@ func (a *Applier) mapping(ref planner.ObjectRef) (*meta.RESTMapping, error) {
 	mapping, err := a.mapper.RESTMapping(ref.GroupKind(), ref.Version)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return nil, fmt.Errorf("%s: the cluster has no kind %s in API version %s: install its CustomResourceDefinition first or fix apiVersion/kind", ref, ref.Kind, ref.GVK().GroupVersion())
+			return nil, &NoKindError{Ref: ref, Err: err}
 		}
 		return nil, fmt.Errorf("%s: map kind: %w", ref, err)
 	}
 	return mapping, nil
 }
+
+// NoKindError is an object whose kind the cluster does not serve (its
+// CustomResourceDefinition is not installed yet). It wraps the mapper's
+// error, so meta.IsNoMatchError recognises it.
+type NoKindError struct {
+	Ref planner.ObjectRef
+	Err error
+}
+
+// Error says what to do.
+func (e *NoKindError) Error() string {
+	return fmt.Sprintf("%s: the cluster has no kind %s in API version %s: install its CustomResourceDefinition first or fix apiVersion/kind", e.Ref, e.Ref.Kind, e.Ref.GVK().GroupVersion())
+}
+
+// Unwrap returns the mapper's error.
+func (e *NoKindError) Unwrap() error { return e.Err }
 
 // client returns the dynamic client of mapping's resource for ref.
 func (a *Applier) client(mapping *meta.RESTMapping, ref planner.ObjectRef) dynamic.ResourceInterface {

@@ -9,7 +9,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
@@ -219,9 +221,16 @@ func (r *Report) Changed() bool {
 func Build(app, revision string, previews []applier.ObjectPreview, opts Options) (*Report, error) {
 	r := &Report{App: app, Revision: revision, Objects: []Object{}, Notes: opts.Notes}
 	newNS := map[string]bool{}
+	newKinds := map[schema.GroupKind]bool{}
 	for _, p := range previews {
-		if ref := p.Object.Ref; ref.Group == "" && ref.Kind == "Namespace" && p.Live == nil && p.After != nil {
+		ref := p.Object.Ref
+		if ref.Group == "" && ref.Kind == "Namespace" && p.Live == nil && p.After != nil {
 			newNS[ref.Name] = true
+		}
+		if ref.Group == "apiextensions.k8s.io" && ref.Kind == "CustomResourceDefinition" && p.After != nil && p.Object.Desired != nil {
+			group, _, _ := unstructured.NestedString(p.Object.Desired.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(p.Object.Desired.Object, "spec", "names", "kind")
+			newKinds[schema.GroupKind{Group: group, Kind: kind}] = true
 		}
 	}
 	// Objects are built in parallel: a diff is CPU only (two YAML
@@ -236,7 +245,12 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			continue
 		}
 		g.Go(func() error {
-			if newNS[p.Object.Ref.Namespace] && inMissingNamespace(p) {
+			switch {
+			case newNS[p.Object.Ref.Namespace] && inMissingNamespace(p):
+				p = fromGit(p)
+			case newKinds[p.Object.Ref.GroupKind()] && ofMissingKind(p):
+				// Its CRD is created (or changed) by the same plan: the
+				// API server cannot dry-run it before the CRD exists.
 				p = fromGit(p)
 			}
 			var err error
@@ -482,8 +496,23 @@ func inMissingNamespace(p applier.ObjectPreview) bool {
 	return true
 }
 
-// fromGit previews an object whose namespace the same plan creates: the
-// API server cannot dry-run it, so the object is shown as Git has it.
+// ofMissingKind reports whether every refusal of the object's dry run is
+// that the cluster does not serve its kind.
+func ofMissingKind(p applier.ObjectPreview) bool {
+	if p.Live != nil || p.AfterErr == nil || !meta.IsNoMatchError(p.AfterErr) {
+		return false
+	}
+	for _, c := range p.Changes {
+		if c.Action == applier.Failed && !meta.IsNoMatchError(c.Err) {
+			return false
+		}
+	}
+	return true
+}
+
+// fromGit previews an object whose namespace or kind the same plan
+// creates: the API server cannot dry-run it, so the object is shown as Git
+// has it.
 func fromGit(p applier.ObjectPreview) applier.ObjectPreview {
 	p.After, p.AfterErr = p.Object.Desired, nil
 	changes := make([]applier.Change, len(p.Changes))
