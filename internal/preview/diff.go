@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -70,19 +71,39 @@ func toYAML(m map[string]any) (string, error) {
 	return string(b), nil
 }
 
-// clean returns a copy of u without what the server maintains.
+// serverFields are the metadata fields the server maintains, left out of
+// a diff.
+var serverFields = map[string]bool{"managedFields": true, "resourceVersion": true, "generation": true, "uid": true, "creationTimestamp": true}
+
+// clean returns u's content without what the server maintains. Only the
+// top-level and metadata maps are new; every other value is shared with u
+// and must not be changed (redactSecrets replaces the maps it redacts).
+// A deep copy of the whole object, managedFields included, was a large
+// share of a big preview's allocations.
 func clean(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy().Object
-	delete(c, "status")
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
-		unstructured.RemoveNestedField(c, "metadata", f)
+	c := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "status" {
+			c[k] = v
+		}
+	}
+	if md, ok := c["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			if !serverFields[k] {
+				m[k] = v
+			}
+		}
+		c["metadata"] = m
 	}
 	return c
 }
 
-// redactSecrets replaces the values of core Secrets' data and stringData
-// in place: a value is Redacted, or RedactedChanged in b when it differs
-// from a's. The last-applied-configuration annotation is redacted too.
+// redactSecrets replaces the values of core Secrets' data and stringData:
+// a value is Redacted, or RedactedChanged in b when it differs from a's.
+// The last-applied-configuration annotation is redacted too. The maps it
+// changes are replaced by redacted copies, so a and b may share them with
+// the objects they were cleaned from.
 func redactSecrets(a, b map[string]any) {
 	if !isSecret(a) && !isSecret(b) {
 		return
@@ -97,19 +118,23 @@ func redactSecrets(a, b map[string]any) {
 	}
 	for _, field := range []string{"data", "stringData"} {
 		if vals, ok := a[field].(map[string]any); ok {
+			red := make(map[string]any, len(vals))
 			for k := range vals {
-				vals[k] = Redacted
+				red[k] = Redacted
 			}
+			a[field] = red
 		}
 		if vals, ok := b[field].(map[string]any); ok {
+			red := make(map[string]any, len(vals))
 			for k, v := range vals {
 				old, existed := before[field+"/"+k]
 				if existed && !equality.Semantic.DeepEqual(old, v) {
-					vals[k] = RedactedChanged
+					red[k] = RedactedChanged
 				} else {
-					vals[k] = Redacted
+					red[k] = Redacted
 				}
 			}
+			b[field] = red
 		}
 	}
 	for _, m := range []map[string]any{a, b} {
@@ -117,7 +142,10 @@ func redactSecrets(a, b map[string]any) {
 			continue
 		}
 		if _, found, _ := unstructured.NestedString(m, "metadata", "annotations", lastApplied); found {
-			_ = unstructured.SetNestedField(m, Redacted, "metadata", "annotations", lastApplied)
+			md := m["metadata"].(map[string]any) // clean made it a new map
+			ann := maps.Clone(md["annotations"].(map[string]any))
+			ann[lastApplied] = Redacted
+			md["annotations"] = ann
 		}
 	}
 }
