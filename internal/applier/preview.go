@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +34,17 @@ type ObjectPreview struct {
 	Changes []Change
 }
 
+// PreviewOptions tune one Preview call.
+type PreviewOptions struct {
+	// Each, when set, is called once per object as soon as its preview
+	// is complete, from the worker that dry-ran it (so concurrently with
+	// other objects' dry runs), with the object's index in the plan. It
+	// lets a caller build per-object output (a diff) while the rest of
+	// the plan is still being dry-run. It must not keep p past the call
+	// except through the returned slice, which holds the same values.
+	Each func(i int, p *ObjectPreview)
+}
+
 // Preview dry-runs the plan the way Apply would (every request carries
 // dryRun=All; the Applier must have been built with Options.DryRun) and
 // returns, per object in plan order, the live object, the object the API
@@ -46,34 +56,57 @@ type ObjectPreview struct {
 // under the default manager: values are exact, but fields another of the
 // app's managers drops are still shown.
 func (a *Applier) Preview(ctx context.Context, plan *planner.Plan, ao ApplyOptions) ([]ObjectPreview, error) {
+	return a.PreviewWith(ctx, plan, ao, PreviewOptions{})
+}
+
+// PreviewWith is Preview with options. Each object is dry-run as Apply
+// would and previewed by the same worker right after, stage by stage in
+// plan order (bounded by Options.Concurrency), so that reading the
+// object and dry-running what Git wants of it overlap with the other
+// objects' requests instead of waiting for every dry run to be back.
+func (a *Applier) PreviewWith(ctx context.Context, plan *planner.Plan, ao ApplyOptions, po PreviewOptions) ([]ObjectPreview, error) {
 	if !a.opts.DryRun {
 		return nil, errors.New("applier: Preview needs an Applier built with Options.DryRun")
 	}
-	cs, err := a.Apply(ctx, plan, ao)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ObjectPreview, len(plan.Objects))
-	next := 0
-	for i := range plan.Objects {
-		n := len(plan.Objects[i].Slices)
-		if next+n > len(cs.Changes) {
-			return nil, fmt.Errorf("applier: preview: %d changes for a plan of more slices", len(cs.Changes))
-		}
-		out[i] = ObjectPreview{Object: &plan.Objects[i], Changes: cs.Changes[next : next+n]}
-		next += n
+	if ao.Policy == nil {
+		ao.Policy = &Policy{def: "fail"}
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(a.opts.Concurrency)
-	for i := range out {
-		g.Go(func() error {
-			run.preview(gctx, &out[i])
-			return nil
-		})
+	out := make([]ObjectPreview, len(plan.Objects))
+	for i := range plan.Objects {
+		out[i].Object = &plan.Objects[i]
 	}
-	_ = g.Wait()
-	return out, ctx.Err()
+	// The stages of Apply, without waiting for CRDs: a dry run creates
+	// none.
+	for start := 0; start < len(plan.Objects); {
+		end := start
+		for end < len(plan.Objects) && plan.Objects[end].Stage == plan.Objects[start].Stage {
+			end++
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(a.opts.Concurrency)
+		for i := start; i < end; i++ {
+			g.Go(func() error {
+				if gctx.Err() != nil {
+					return nil
+				}
+				octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
+				defer cancel()
+				out[i].Changes = run.apply(octx, out[i].Object)
+				run.preview(gctx, &out[i])
+				if po.Each != nil {
+					po.Each(i, &out[i])
+				}
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start = end
+	}
+	return out, nil
 }
 
 // preview fills p.Live and p.After.
@@ -130,20 +163,25 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 		return
 	}
 	if live != nil {
+		var held []string
 		for _, c := range p.Changes {
-			keepHeld(after, live, c.Held)
+			held = append(held, c.Held...)
 		}
+		after = keepHeld(after, live, held)
 	}
 	p.After = after
 }
 
-// keepHeld puts the live value back at each held path (written as the API
-// server prints paths): the real apply holds those fields under the
-// handoff manager, so they keep their value instead of being reset.
-func keepHeld(after, live *unstructured.Unstructured, held []string) {
+// keepHeld returns after with the live value put back at each held path
+// (written as the API server prints paths): the real apply holds those
+// fields under the handoff manager, so they keep their value instead of
+// being reset. It changes a copy: the client may share after with other
+// callers (syncd plan's dry-run client remembers its answers).
+func keepHeld(after, live *unstructured.Unstructured, held []string) *unstructured.Unstructured {
 	if len(held) == 0 {
-		return
+		return after
 	}
+	after = after.DeepCopy()
 	set := fieldpath.NewSet()
 	for _, e := range live.GetManagedFields() {
 		if e.FieldsV1 == nil {
@@ -168,4 +206,5 @@ func keepHeld(after, live *unstructured.Unstructured, held []string) {
 			m[*fp[len(fp)-1].FieldName] = runtime.DeepCopyJSONValue(v)
 		}
 	}
+	return after
 }
