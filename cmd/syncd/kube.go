@@ -34,7 +34,7 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	// fixed rate only slowed large applies and plans (2,000 dry runs at
 	// 50/s: 40 s instead of 4). controller-runtime dropped its default
 	// limiter on SIG API Machinery's advice for the same reason.
-	fs.Float32Var(&k.qps, "kube-qps", -1, "client-side request rate limit (queries per second) to the API server; -1 (default): none, the requests in flight are bounded by --concurrency and the API server's Priority and Fairness paces them. Set e.g. 50 for an API server without Priority and Fairness")
+	fs.Float32Var(&k.qps, "kube-qps", -1, "client-side request rate limit (queries per second) to the API server; -1: none, the requests in flight are bounded by --concurrency and the API server's Priority and Fairness paces them. Set e.g. 50 for an API server without Priority and Fairness")
 	fs.IntVar(&k.burst, "kube-burst", 100, "client-side burst above --kube-qps (when --kube-qps is positive)")
 }
 
