@@ -2,14 +2,12 @@ package planner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/openapi"
-	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -40,14 +38,11 @@ func NewClusterConverter(ctx context.Context, client openapi.ClientWithContext) 
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI v3 document %s: %w", p, err)
 		}
-		var doc spec3.OpenAPI
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("OpenAPI v3 document %s: %w", p, err)
+		doc, err := openAPIModels(p, data)
+		if err != nil {
+			return nil, err
 		}
-		if doc.Components == nil {
-			continue
-		}
-		for name, s := range doc.Components.Schemas {
+		for name, s := range doc {
 			models[name] = s
 		}
 	}

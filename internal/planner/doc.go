@@ -35,7 +35,12 @@
 // resources whose CRD is in the render (its openAPIV3Schema, list types
 // included).
 //
-// Not guaranteed: offline, custom kinds whose CRD is not in the render, and
+// Custom kinds whose CRD is not in the render are typed with the cluster's
+// OpenAPI v3 document of their group-version when Options.Schemas is set
+// (ClusterSchemas: fetched only for such kinds, cached by content hash).
+//
+// Not guaranteed: without Options.Schemas (or when the cluster cannot
+// tell), custom kinds whose CRD is not in the render, and
 // CustomResourceDefinition objects themselves, are typed with a deduced
 // schema: they cannot be split and their Fields are approximate. A CRD's
 // custom resources get a reduced ObjectMeta schema offline (names, labels,

@@ -210,7 +210,7 @@ func TestSlicesRebuildDesired(t *testing.T) {
 			}
 			cache := map[schema.GroupKind]managedfields.TypeConverter{}
 			for _, o := range plan.Objects {
-				want, _, _, err := p.toTyped(o.Desired, crds, cache)
+				want, _, _, err := p.toTyped(context.Background(), o.Desired, crds, cache, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -218,7 +218,7 @@ func TestSlicesRebuildDesired(t *testing.T) {
 				merged := want.Empty()
 				covered := fieldpath.NewSet()
 				for _, s := range o.Slices {
-					tv, _, _, err := p.toTyped(s.Object, crds, cache)
+					tv, _, _, err := p.toTyped(context.Background(), s.Object, crds, cache, nil)
 					if err != nil {
 						t.Fatalf("%s: slice of %s: %v", o.Ref, s.Manager, err)
 					}

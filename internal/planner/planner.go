@@ -37,6 +37,12 @@ type Options struct {
 	// their kinds, and a deduced schema (maps granular, lists atomic, with
 	// a warning) for any other kind.
 	Converter managedfields.TypeConverter
+	// Schemas, when set (and Converter is not), types kinds unknown
+	// offline (custom resources whose CRD is not in the render) with the
+	// cluster's OpenAPI v3 document of their group-version, fetched only
+	// for such kinds. If the cluster cannot tell, they get the deduced
+	// schema with a warning saying why.
+	Schemas *ClusterSchemas
 }
 
 // Planner turns the manifests of one app into a Plan. It is safe for
@@ -278,12 +284,16 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 		matched[i] = make([]bool, len(r.paths))
 	}
 	crdConverters := map[schema.GroupKind]managedfields.TypeConverter{}
+	var lookup *schemaLookup
+	if p.opts.Schemas != nil {
+		lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]managedfields.TypeConverter{}}
+	}
 	for i := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		it := &items[i]
-		tv, deduced, warn, err := p.toTyped(it.obj.Desired, crds, crdConverters)
+		tv, deduced, warn, err := p.toTyped(ctx, it.obj.Desired, crds, crdConverters, lookup)
 		if err != nil {
 			fail(it.m, it.obj.Desired, err)
 			continue
@@ -368,7 +378,7 @@ func hasStatusSubresource(gvk schema.GroupVersionKind, crds map[schema.GroupKind
 // deduced is true when no schema is known and the value was typed with
 // structured-merge-diff's deduced type, in which every field below the top
 // level is atomic.
-func (p *Planner) toTyped(obj *unstructured.Unstructured, crds map[schema.GroupKind]*renderedCRD, cache map[schema.GroupKind]managedfields.TypeConverter) (tv *typed.TypedValue, deduced bool, warning string, err error) {
+func (p *Planner) toTyped(ctx context.Context, obj *unstructured.Unstructured, crds map[schema.GroupKind]*renderedCRD, cache map[schema.GroupKind]managedfields.TypeConverter, lookup *schemaLookup) (tv *typed.TypedValue, deduced bool, warning string, err error) {
 	gvk := obj.GroupVersionKind()
 	crdConverter := func() (managedfields.TypeConverter, error) {
 		c, ok := crds[gvk.GroupKind()]
@@ -433,6 +443,19 @@ func (p *Planner) toTyped(obj *unstructured.Unstructured, crds map[schema.GroupK
 		}
 		return tv, false, "", nil
 	}
+	var clusterErr error
+	if lookup != nil && gvk.GroupKind() != crdGK {
+		tc, clusterErr = lookup.converter(ctx, gvk.GroupVersion())
+		if tc != nil {
+			if tv, err = tc.ObjectToTyped(obj); err == nil {
+				return tv, false, "", nil
+			}
+			clusterErr = err
+			if !strings.Contains(err.Error(), "no corresponding type") {
+				return nil, false, "", wrap(err)
+			}
+		}
+	}
 	tv, err = managedfields.NewDeducedTypeConverter().ObjectToTyped(obj)
 	if err != nil {
 		return nil, false, "", wrap(err)
@@ -441,6 +464,9 @@ func (p *Planner) toTyped(obj *unstructured.Unstructured, crds map[schema.GroupK
 		// CRDs are never split; their offline field set is approximate
 		// (documented), which is not worth a warning on every CRD.
 		return tv, true, "", nil
+	}
+	if clusterErr != nil {
+		return tv, true, fmt.Sprintf("no schema is known for this kind offline and the cluster's could not be used (%v): the object cannot be split and its field set is approximate", clusterErr), nil
 	}
 	return tv, true, "no schema is known for this kind offline: the object cannot be split and its field set is approximate", nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -24,7 +25,9 @@ type Cluster struct {
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
 	// Config, when set, lets apps with serviceAccountName run as that
-	// service account (impersonation); without it such apps fail.
+	// service account (impersonation); without it such apps fail. It is
+	// also where the planner reads the schema of custom resources whose
+	// CRD is not in the render (planner.ClusterSchemas).
 	Config *rest.Config
 }
 
@@ -59,6 +62,9 @@ type Runner struct {
 	cluster Cluster
 	opts    Options
 	sources map[string]*source.Source
+	// schemas types custom resources whose CRD is not in the render with
+	// the cluster's schema (nil without Cluster.Config).
+	schemas *planner.ClusterSchemas
 
 	mu       sync.Mutex
 	flapping map[string]func(planner.ObjectRef, string) bool
@@ -81,6 +87,13 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 		opts.CacheDir = DefaultCacheDir()
 	}
 	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]*source.Source{}}
+	if cluster.Config != nil {
+		dc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
+		if err != nil {
+			return nil, fmt.Errorf("discovery client: %w", err)
+		}
+		r.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
+	}
 	for _, sc := range cfg.Sources {
 		s, err := source.New(sc, source.Options{CacheDir: opts.CacheDir})
 		if err != nil {
@@ -151,7 +164,7 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
 	}
-	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper})
+	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas})
 	if err != nil {
 		return nil, err
 	}
