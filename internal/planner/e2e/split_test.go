@@ -52,8 +52,11 @@ func connect(t *testing.T) *cluster {
 func (c *cluster) resource(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
 	gvk := u.GroupVersionKind()
+	// A kind just defined by a CRD reaches discovery a moment after the
+	// CRD is Established: poll for it.
 	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
+	for deadline := time.Now().Add(60 * time.Second); meta.IsNoMatchError(err) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
 		c.mapper.Reset()
 		mapping, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
