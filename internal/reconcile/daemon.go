@@ -80,11 +80,13 @@ type AppStatus struct {
 }
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
-// interval or schedule (or on Trigger), and every app of a source whose
-// revision moved — or that failed before — is rendered and applied.
-// Errors back off per app without stalling the others. The config file is
-// re-read when it changes; an invalid new config is rejected and the old
-// one keeps running.
+// interval or schedule (or on Trigger), and every poll re-runs every app of
+// the source, whether its revision moved or not: the app is rendered and
+// applied (objects unchanged since syncd applied them are skipped when the
+// inventory is on), which also corrects out-of-band changes under the
+// app's conflict policy. Errors back off per app without stalling the
+// others. The config file is re-read when it changes; an invalid new
+// config is rejected and the old one keeps running.
 type Daemon struct {
 	opts DaemonOptions
 	log  *slog.Logger
@@ -431,8 +433,10 @@ type appRun struct {
 	notifier *alert.Notifier
 	watcher  *drift.Watcher
 	flaps    *drift.FlapDetector
-	revision string
 	failing  bool
+	// alerts pairs drift alerts with their resolutions; only the
+	// watcher's OnChange goroutine uses it.
+	alerts driftAlerts
 }
 
 func (a *appRun) notify(evs ...alert.Event) {
@@ -507,16 +511,40 @@ func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revis
 	return err
 }
 
-// watch points the app's drift watcher at the plan just applied.
-func (a *appRun) watch(ctx context.Context, plan *planner.Plan, rev string) {
+// hold stops the drift watcher's evaluation while the app is applied, so
+// that syncd's own writes are never judged against the previous plan;
+// watch (or release, when nothing was applied) ends it.
+func (a *appRun) hold() {
+	if a.watcher != nil {
+		a.watcher.Hold()
+	}
+}
+
+// release ends a hold when nothing was applied.
+func (a *appRun) release() {
+	if a.watcher != nil {
+		a.watcher.Release()
+	}
+}
+
+// watch points the app's drift watcher at the plan just applied: it tells
+// the watcher the resourceVersions the apply left (so a lagging watch is
+// not mistaken for drift), sets the plan (which ends the hold) and lets it
+// re-evaluate every object from its cache.
+func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.ChangeSet) {
 	d := a.d
-	a.revision = rev
 	if a.watcher == nil {
-		w, err := drift.NewWatcher(d.opts.Cluster.Dynamic, d.opts.Cluster.Mapper, drift.WatcherOptions{
+		opts := drift.WatcherOptions{
 			Debounce: d.opts.DriftDebounce,
 			OnChange: func(ch drift.Change) { a.onDrift(ch) },
 			OnError:  func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
-		})
+		}
+		if d.opts.Inventory != nil {
+			// Watch only the app's members, not every object of the
+			// kind in the namespaces it shares with other apps.
+			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, d.opts.Inventory.Namespace())
+		}
+		w, err := drift.NewWatcher(d.opts.Cluster.Dynamic, d.opts.Cluster.Mapper, opts)
 		if err != nil {
 			d.log.Error("drift watcher cannot start", "app", a.app.Name, "error", err)
 			return
@@ -528,7 +556,15 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, rev string) {
 	for _, m := range a.app.Managers() {
 		managers = append(managers, planner.FieldManager(m))
 	}
+	versions := map[planner.ObjectRef]string{}
+	for _, c := range cs.Changes {
+		if c.ResourceVersion != "" {
+			versions[c.Object] = c.ResourceVersion
+		}
+	}
+	a.watcher.Applied(versions)
 	if err := a.watcher.SetPlan(plan, drift.Options{Managers: managers, Flaps: a.flaps}); err != nil {
+		a.watcher.Release()
 		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
 	}
 	a.publishFindings()
@@ -540,7 +576,7 @@ func (a *appRun) onDrift(ch drift.Change) {
 			a.d.log.Warn("drift: "+f.Sentence(), "app", a.app.Name, "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)
 		}
 	}
-	a.notify(driftEvents(ch, a.revision)...)
+	a.notify(a.alerts.events(ch)...)
 	a.publishFindings()
 }
 
@@ -579,7 +615,11 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		return err
 	}
 	log.Info("applying", "objects", len(rendered.Plan.Objects))
+	ar.hold()
 	cs, err := runner.ApplyRendered(ctx, app, rendered, false)
+	if cs == nil {
+		ar.release()
+	}
 	result := "ok"
 	switch {
 	case err != nil:
@@ -595,7 +635,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	d.finish(app, rev, start, result, err, cs)
 	if cs != nil {
 		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
-		ar.watch(ctx, rendered.Plan, rev.SHA)
+		ar.watch(ctx, rendered.Plan, cs)
 	}
 	if rendered.Prune != nil {
 		log.Info(rendered.Prune.String())

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"syncd.dev/syncd/internal/alert"
@@ -12,42 +13,110 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
-// driftEvent turns a drift watcher change into alert events: one for the
-// new findings and one for the resolved ones of the object.
-func driftEvents(ch drift.Change, revision string) []alert.Event {
+// driftAlerts pairs drift alerts with their resolutions. A sink matches a
+// resolution to the alert with the same set of fields, so findings alerted
+// together (one Change) are remembered as one group and always resolved as
+// that group, with the fields that were alerted — even when they clear one
+// by one or together with findings alerted in another group. When some
+// findings of a group clear and others remain, the group is resolved and
+// the remaining findings are alerted again as a new group, so every
+// alerted finding gets a resolved alert when it goes away.
+type driftAlerts struct {
+	open map[drift.Object][]*alertGroup // by Finding.Key().Object
+}
+
+// alertGroup is the drift findings of one object alerted in one event.
+type alertGroup struct {
+	findings []drift.Finding // as alerted
+}
+
+// events returns the alert events of one watcher change: resolutions of
+// the groups it clears (wholly or partly), the remainder of partly
+// cleared groups, and one event for the new drift findings.
+func (t *driftAlerts) events(ch drift.Change) []alert.Event {
+	if t.open == nil {
+		t.open = map[drift.Object][]*alertGroup{}
+	}
+	revision := ch.Revision
+	if i := strings.LastIndex(revision, "@"); i >= 0 {
+		revision = revision[i+1:] // "tag@sha": alerts name the commit
+	}
 	var out []alert.Event
-	for _, group := range []struct {
-		findings []drift.Finding
-		resolved bool
-	}{{ch.New, false}, {ch.Resolved, true}} {
-		var fields []alert.Field
-		var obj drift.Object
-		for _, f := range group.findings {
-			if !f.Class.IsDrift() {
+	gone := map[drift.Key]bool{}
+	var obj drift.Object
+	for _, f := range ch.Resolved {
+		if f.Class.IsDrift() {
+			gone[f.Key()] = true
+			obj = f.Key().Object
+		}
+	}
+	if len(gone) > 0 {
+		var keep []*alertGroup
+		for _, g := range t.open[obj] {
+			var left []drift.Finding
+			for _, f := range g.findings {
+				if !gone[f.Key()] {
+					left = append(left, f)
+				}
+			}
+			if len(left) == len(g.findings) {
+				keep = append(keep, g)
 				continue
 			}
-			obj = f.Object
-			fields = append(fields, alertField(f))
+			ev := driftEvent(ch, revision, g.findings, true)
+			if len(left) > 0 {
+				o := g.findings[0].Object
+				ev.Summary = fmt.Sprintf("%d of the %d field(s) of %s %s/%s alerted together match Git again; the others are alerted anew", len(g.findings)-len(left), len(g.findings), o.Kind, o.Namespace, o.Name)
+			}
+			out = append(out, ev)
+			if len(left) > 0 {
+				keep = append(keep, &alertGroup{findings: left})
+				out = append(out, driftEvent(ch, revision, left, false))
+			}
 		}
-		if len(fields) == 0 {
-			continue
+		t.open[obj] = keep
+	}
+	var added []drift.Finding
+	for _, f := range ch.New {
+		if f.Class.IsDrift() {
+			added = append(added, f)
 		}
-		summary := fmt.Sprintf("%d field(s) of %s %s/%s drifted from Git", len(fields), obj.Kind, obj.Namespace, obj.Name)
-		if group.resolved {
-			summary = fmt.Sprintf("%s %s/%s matches Git again", obj.Kind, obj.Namespace, obj.Name)
+	}
+	if len(added) > 0 {
+		k := added[0].Key().Object
+		t.open[k] = append(t.open[k], &alertGroup{findings: added})
+		out = append(out, driftEvent(ch, revision, added, false))
+	}
+	for k, gs := range t.open {
+		if len(gs) == 0 {
+			delete(t.open, k)
 		}
-		out = append(out, alert.Event{
-			Type:     config.EventDrift,
-			App:      ch.App,
-			Revision: revision,
-			Object:   alert.ObjectRef{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name},
-			Summary:  summary,
-			Fields:   fields,
-			Resolved: group.resolved,
-			Time:     ch.At,
-		})
 	}
 	return out
+}
+
+// driftEvent is the alert event of drift findings of one object: open, or
+// resolved (findings are then those that were alerted).
+func driftEvent(ch drift.Change, revision string, findings []drift.Finding, resolved bool) alert.Event {
+	obj := findings[0].Object
+	fields := make([]alert.Field, 0, len(findings))
+	for _, f := range findings {
+		fields = append(fields, alertField(f))
+	}
+	summary := fmt.Sprintf("%d field(s) of %s %s/%s drifted from Git", len(fields), obj.Kind, obj.Namespace, obj.Name)
+	if resolved {
+		summary = fmt.Sprintf("%s %s/%s matches Git again", obj.Kind, obj.Namespace, obj.Name)
+	}
+	return alert.Event{
+		Type:     config.EventDrift,
+		App:      ch.App,
+		Revision: revision,
+		Object:   alert.ObjectRef{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name},
+		Summary:  summary,
+		Fields:   fields,
+		Resolved: resolved,
+		Time:     ch.At,
+	}
 }
 
 func alertField(f drift.Finding) alert.Field {
