@@ -22,7 +22,10 @@
 //
 // Detect is pure (the one-shot check, tests); Watcher recomputes findings
 // from watch events, debounced per object, and publishes new and resolved
-// findings. Report renders text, Markdown or JSON (a stable, documented
+// findings. With a LabelSelector it watches only the app's members; a
+// member that lost the label is reported as that label taken over, not as
+// deleted. Hold, Applied and SetPlan keep the caller's own apply from
+// being judged against the previous plan or a lagging cache. Report renders text, Markdown or JSON (a stable, documented
 // shape). Values of a Secret's data and stringData, and its
 // last-applied-configuration annotation, are always replaced by Redacted.
 //
@@ -39,7 +42,10 @@
 // leaves syncd as the owner, so it shows as value-drift, not as a
 // take-over, and the webhook is not named. The Watcher folds events within
 // the debounce into one recomputation, so a take-over undone within it may
-// never be published (the flap detector still sees every event). Watches
+// never be published (the flap detector still sees every event). An
+// object outside a label-selected watch is read when it is recomputed, but
+// its later changes are not seen until it is labelled again or the plan is
+// set again. Watches
 // are reconnected by client-go's informers; events lost while disconnected
 // are caught up by the relist, not replayed.
 package drift
