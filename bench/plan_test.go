@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,31 +91,53 @@ type syncdCLI struct {
 }
 
 func (s *syncdCLI) run(ctx context.Context, args ...string) (string, int, error) {
+	out, code, _, err := s.runCPU(ctx, args...)
+	return out, code, err
+}
+
+// runCPU is run that also returns the CPU time (user and system) the
+// syncd process used: less noisy than wall time on a shared machine.
+func (s *syncdCLI) runCPU(ctx context.Context, args ...string) (string, int, time.Duration, error) {
 	args = append(args, "--config", s.config, "--app", "bench", "--kubeconfig", env.Kubeconfig,
 		"--inventory-namespace", s.ns, "--concurrency", fmt.Sprint(concurrency), "--kube-qps", "-1")
 	cmd := exec.CommandContext(ctx, s.bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return stdout.String(), exit.ExitCode(), nil
+		return stdout.String(), exit.ExitCode(), cpu, nil
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("%s: %w: %s", s.bin, err, stderr.String())
+		return "", 0, 0, fmt.Errorf("%s: %w: %s", s.bin, err, stderr.String())
 	}
-	return stdout.String(), 0, nil
+	return stdout.String(), 0, cpu, nil
 }
 
-// plan times `syncd plan -o json` of dir and counts its requests with the
-// API server's apiserver_request_total (nothing else talks to it).
-func (s *syncdCLI) plan(b *testing.B, dir string) (result, planReport) {
+// selfCPU returns the CPU time (user and system) this process used so
+// far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// plan times `syncd plan -o json` of dir, counts its requests with the
+// API server's apiserver_request_total (nothing else talks to it) and
+// returns its CPU time.
+func (s *syncdCLI) plan(b *testing.B, dir string) (result, planReport, time.Duration) {
 	before, err := serverRequests()
 	if err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	out, code, err := s.run(context.Background(), "plan", "--path", dir, "-o", "json")
+	out, code, cpu, err := s.runCPU(context.Background(), "plan", "--path", dir, "-o", "json")
 	d := time.Since(start)
 	if err != nil {
 		b.Fatal(err)
@@ -130,7 +153,7 @@ func (s *syncdCLI) plan(b *testing.B, dir string) (result, planReport) {
 	if code != 2 {
 		b.Fatalf("syncd plan: exit %d, want 2 (changes)", code)
 	}
-	return result{d: d, reqs: after - before - 1}, rep // less the first /metrics scrape
+	return result{d: d, reqs: after - before - 1}, rep, cpu // less the first /metrics scrape
 }
 
 // fluxDiff dry-runs every object one at a time the way `flux diff` does:
@@ -152,9 +175,11 @@ func fluxDiff(b *testing.B, objs []*unstructured.Unstructured) result {
 }
 
 // rawDryRun sends one forced dry-run SSA PATCH per object at the given
-// concurrency: no reads, no diff. The ceiling.
-func rawDryRun(b *testing.B, objs []*unstructured.Unstructured, conc int) result {
+// concurrency: no reads, no diff. The ceiling. It also returns the CPU
+// time the benchmark process spent meanwhile (nothing else runs in it).
+func rawDryRun(b *testing.B, objs []*unstructured.Unstructured, conc int) (result, time.Duration) {
 	t := newRaw(b, "").(*rawTool)
+	cpu0 := selfCPU(b)
 	start := time.Now()
 	g, gctx := errgroup.WithContext(context.Background())
 	g.SetLimit(conc)
@@ -175,7 +200,7 @@ func rawDryRun(b *testing.B, objs []*unstructured.Unstructured, conc int) result
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
-	return result{d: time.Since(start), reqs: t.requests()}
+	return result{d: time.Since(start), reqs: t.requests()}, selfCPU(b) - cpu0
 }
 
 // BenchmarkPlan previews pull requests of an app of 2,000 objects syncd
@@ -224,7 +249,7 @@ apps:
 	few := changeObjects(all, func(i int) bool { return i%step == step/2 })
 	every := changeObjects(all, func(int) bool { return true })
 
-	planFew, repFew := s.plan(b, writeManifests(b, few))
+	planFew, repFew, _ := s.plan(b, writeManifests(b, few))
 	if repFew.Summary.Update != planChanged || repFew.Summary.Unchanged != objects-planChanged || repFew.Summary.Errors != 0 {
 		b.Errorf("plan of %d changes: summary %+v", planChanged, repFew.Summary)
 	}
@@ -232,13 +257,14 @@ apps:
 	// The raw client runs before and after the plan and the ratio uses
 	// the mean: the machine's load drifts during the benchmark.
 	everyDir := writeManifests(b, every)
-	raw1 := rawDryRun(b, every, concurrency)
-	planAll, repAll := s.plan(b, everyDir)
+	raw1, rawCPU1 := rawDryRun(b, every, concurrency)
+	planAll, repAll, planCPU := s.plan(b, everyDir)
 	if repAll.Summary.Update != objects || repAll.Summary.NotDryRun != 0 || repAll.Summary.Errors != 0 {
 		b.Errorf("plan of %d changes: summary %+v", objects, repAll.Summary)
 	}
-	raw2 := rawDryRun(b, every, concurrency)
+	raw2, rawCPU2 := rawDryRun(b, every, concurrency)
 	raw := result{d: (raw1.d + raw2.d) / 2, reqs: raw1.reqs}
+	rawCPU := (rawCPU1 + rawCPU2) / 2
 
 	fewRatio := flux.d.Seconds() / planFew.d.Seconds()
 	allRatio := planAll.d.Seconds() / raw.d.Seconds()
@@ -249,6 +275,8 @@ apps:
 	b.ReportMetric(planAll.d.Seconds(), "plan_all_changed_s")
 	b.ReportMetric(raw.d.Seconds(), "raw_dryrun_s")
 	b.ReportMetric(allRatio, "plan/raw_x")
+	b.ReportMetric(planCPU.Seconds(), "plan_all_changed_cpu_s")
+	b.ReportMetric(rawCPU.Seconds(), "raw_dryrun_cpu_s")
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\nsyncd plan of an app of %d objects (70%% ConfigMaps, 20%% Deployments, 10%% Services), concurrency %d\n", objects, concurrency)
@@ -258,6 +286,8 @@ apps:
 	fmt.Fprintf(&sb, "%-16s | %6.2fs %6d req | %6.2fs %6d req raw dry-run x%-2d | %.2fx raw's time (target <= 1.25x)\n",
 		fmt.Sprintf("all %d changed", objects), planAll.d.Seconds(), planAll.reqs, raw.d.Seconds(), raw.reqs, concurrency, allRatio)
 	fmt.Fprintf(&sb, "(raw dry-run: %.2fs before the plan, %.2fs after)\n", raw1.d.Seconds(), raw2.d.Seconds())
+	fmt.Fprintf(&sb, "client CPU, all %d changed: syncd plan %.2fs (render, discovery and report included), raw dry-run %.2fs (%.2fs / %.2fs)\n",
+		objects, planCPU.Seconds(), rawCPU.Seconds(), rawCPU1.Seconds(), rawCPU2.Seconds())
 	b.Log(sb.String())
 	fmt.Print(sb.String())
 	if planFew.reqs > 50 {
