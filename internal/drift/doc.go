@@ -25,9 +25,10 @@
 // findings. With a LabelSelector it watches only the app's members; a
 // member that lost the label is reported as that label taken over, not as
 // deleted. Hold, Applied and SetPlan keep the caller's own apply from
-// being judged against the previous plan or a lagging cache. Report renders text, Markdown or JSON (a stable, documented
-// shape). Values of a Secret's data and stringData, and its
-// last-applied-configuration annotation, are always replaced by Redacted.
+// being judged against the previous plan or a lagging cache. Report
+// renders text, Markdown or JSON (a stable, documented shape). Values of a
+// Secret's data and stringData, and its last-applied-configuration
+// annotation, are always replaced by Redacted.
 //
 // The package never writes to the cluster: whether drift is corrected is
 // the caller's decision (drift mode "detect" vs "correct").
@@ -45,7 +46,6 @@
 // never be published (the flap detector still sees every event). An
 // object outside a label-selected watch is read when it is recomputed, but
 // its later changes are not seen until it is labelled again or the plan is
-// set again. Watches
-// are reconnected by client-go's informers; events lost while disconnected
-// are caught up by the relist, not replayed.
+// set again. Watches are reconnected by client-go's informers; events lost
+// while disconnected are caught up by the relist, not replayed.
 package drift
