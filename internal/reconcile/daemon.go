@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -556,9 +557,11 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 	for _, m := range a.app.Managers() {
 		managers = append(managers, planner.FieldManager(m))
 	}
+	// One change per slice: an object split between managers was written
+	// once per slice, and its newest version counts.
 	versions := map[planner.ObjectRef]string{}
 	for _, c := range cs.Changes {
-		if c.ResourceVersion != "" {
+		if c.ResourceVersion != "" && newerRV(c.ResourceVersion, versions[c.Object]) {
 			versions[c.Object] = c.ResourceVersion
 		}
 	}
@@ -713,6 +716,14 @@ func (d *Daemon) setStatus(app string, f func(*AppStatus)) {
 	if s, ok := d.status[app]; ok {
 		f(s)
 	}
+}
+
+// newerRV reports whether resourceVersion a is newer than b ("" is
+// oldest; versions that are not numbers count as newer).
+func newerRV(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return b == "" || errA != nil || errB != nil || x > y
 }
 
 func shortSHA(sha string) string {
