@@ -263,6 +263,29 @@ func (f *fixture) converge(t *testing.T, plan *planner.Plan) {
 	t.Fatalf("watch cache never caught up with the inventory: %v", err)
 }
 
+// waitCached waits until the watch cache holds ConfigMap name at
+// resourceVersion rv.
+func (f *fixture) waitCached(t *testing.T, name, rv string) {
+	t.Helper()
+	inv, err := f.m.Load(context.Background(), f.app.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{m: f.m, id: inv.ID}
+	ref := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: f.ns, Name: name}
+	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		wk, _, err := run.resource(ref)
+		if err != nil {
+			return false, err
+		}
+		pom, ok := f.m.tracker.get(wk, name)
+		return ok && pom.ResourceVersion == rv, nil
+	})
+	if err != nil {
+		t.Fatalf("watch cache never saw ConfigMap %s at resourceVersion %s: %v", name, rv, err)
+	}
+}
+
 func (f *fixture) waitCache(t *testing.T, plan *planner.Plan) {
 	t.Helper()
 	if err := f.cacheMatches(plan, time.Minute); err != nil {

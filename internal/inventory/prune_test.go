@@ -129,9 +129,13 @@ func TestPruneGuards(t *testing.T) {
 				// next apply of a conflicts.
 				cs := env.Clientset(t)
 				body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"theirs"}}`
-				if _, err := cs.CoreV1().ConfigMaps(f.ns).Patch(context.Background(), "a", types.ApplyPatchType, []byte(body), metav1.PatchOptions{FieldManager: "other", Force: ptr(true)}); err != nil {
+				taken, err := cs.CoreV1().ConfigMaps(f.ns).Patch(context.Background(), "a", types.ApplyPatchType, []byte(body), metav1.PatchOptions{FieldManager: "other", Force: ptr(true)})
+				if err != nil {
 					t.Fatal(err)
 				}
+				// The next sync judges a from the watch cache: let it see
+				// the change, as a daemon's next reconcile would.
+				f.waitCached(t, "a", taken.ResourceVersion)
 			},
 			want:   outcome{Refused: ReasonApplyIncomplete, Spared: spared(ReasonApplyIncomplete, "d"), Present: abcd, Members: abcd},
 			metric: ReasonApplyIncomplete,
