@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
@@ -65,11 +66,21 @@ spec:
 	}
 	t.Cleanup(func() { _ = dyn.Resource(crdGVR).Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "rollouts"}
+	// Served, and its OpenAPI v3 document published (which lags a moment
+	// behind the kind being served).
+	dc := discovery.NewDiscoveryClientForConfigOrDie(env.Config)
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-		return err == nil, nil
+		if _, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{}); err != nil {
+			return false, nil
+		}
+		paths, err := dc.OpenAPIV3WithContext(ctx).PathsWithContext(ctx)
+		if err != nil {
+			return false, nil
+		}
+		_, ok := paths["apis/"+group+"/v1"]
+		return ok, nil
 	}); err != nil {
-		t.Fatalf("CRD never served: %v", err)
+		t.Fatalf("CRD never served with its OpenAPI v3 document: %v", err)
 	}
 
 	cfg := planConfig(t, ns, "  split:\n  - manager: syncd-web-release\n    kinds: ["+group+"/Rollout]\n    paths: [\".spec.containers[*].image\"]\n")
