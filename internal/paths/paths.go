@@ -217,7 +217,7 @@ func jsonQuote(s string) string {
 }
 
 func needsQuote(name string) bool {
-	return name == "" || name == "*" || strings.ContainsAny(name, ".[]\"=, \t\n")
+	return name == "" || strings.Contains(name, "*") || strings.ContainsAny(name, ".[]\"=, \t\n")
 }
 
 type parser struct {
