@@ -41,6 +41,27 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
 	results := make([][]Change, len(plan.Objects))
+	err := a.inStages(ctx, plan, func(octx context.Context, i int) {
+		results[i] = run.apply(octx, &plan.Objects[i])
+	}, func(start, end int) error {
+		if plan.Objects[start].Stage != planner.StageCRDs || a.opts.DryRun {
+			return nil
+		}
+		err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end])
+		run.mappings.Clear()
+		return err
+	})
+	return a.collect(cs, plan, results), err
+}
+
+// inStages calls fn for every object of the plan, stage by stage in plan
+// order, at most Options.Concurrency objects at once within a stage, and
+// done after each stage (it may stop the run with an error). Cancelling
+// ctx stops new objects from starting, but an object already started
+// finishes all its steps: fn gets a context detached from ctx's
+// cancellation, bounded by ObjectTimeout, so a split create, a move or a
+// handoff never stops half-way. It returns ctx's error when cancelled.
+func (a *Applier) inStages(ctx context.Context, plan *planner.Plan, fn func(octx context.Context, i int), done func(start, end int) error) error {
 	for start := 0; start < len(plan.Objects); {
 		end := start
 		for end < len(plan.Objects) && plan.Objects[end].Stage == plan.Objects[start].Stage {
@@ -50,32 +71,25 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 		g.SetLimit(a.opts.Concurrency)
 		for i := start; i < end; i++ {
 			g.Go(func() error {
-				// Cancellation (SIGTERM) stops new objects from starting,
-				// but an object already started finishes all its steps: a
-				// split create, a move or a handoff never stops half-way.
 				if gctx.Err() != nil {
 					return nil
 				}
 				octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
 				defer cancel()
-				results[i] = run.apply(octx, &plan.Objects[i])
+				fn(octx, i)
 				return nil
 			})
 		}
 		_ = g.Wait()
 		if err := ctx.Err(); err != nil {
-			return a.collect(cs, plan, results), err
+			return err
 		}
-		if plan.Objects[start].Stage == planner.StageCRDs && !a.opts.DryRun {
-			err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end])
-			run.mappings.Clear()
-			if err != nil {
-				return a.collect(cs, plan, results), err
-			}
+		if err := done(start, end); err != nil {
+			return err
 		}
 		start = end
 	}
-	return a.collect(cs, plan, results), nil
+	return nil
 }
 
 // collect gathers the changes in plan order. Objects an interrupted run

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,33 +77,15 @@ func (a *Applier) PreviewWith(ctx context.Context, plan *planner.Plan, ao ApplyO
 	}
 	// The stages of Apply, without waiting for CRDs: a dry run creates
 	// none.
-	for start := 0; start < len(plan.Objects); {
-		end := start
-		for end < len(plan.Objects) && plan.Objects[end].Stage == plan.Objects[start].Stage {
-			end++
+	err := a.inStages(ctx, plan, func(octx context.Context, i int) {
+		out[i].Changes = run.apply(octx, out[i].Object)
+		run.preview(octx, &out[i])
+		if po.Each != nil {
+			po.Each(i, &out[i])
 		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(a.opts.Concurrency)
-		for i := start; i < end; i++ {
-			g.Go(func() error {
-				if gctx.Err() != nil {
-					return nil
-				}
-				octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
-				defer cancel()
-				out[i].Changes = run.apply(octx, out[i].Object)
-				run.preview(gctx, &out[i])
-				if po.Each != nil {
-					po.Each(i, &out[i])
-				}
-				return nil
-			})
-		}
-		_ = g.Wait()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		start = end
+	}, func(int, int) error { return nil })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
