@@ -247,8 +247,20 @@ func TestCIIdentityRights(t *testing.T) {
 			_, err := cs.CoreV1().Secrets("web").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		"read the inventory Secrets": {allowed: false, do: func(ctx context.Context) error {
+		"list the Secrets of syncd's namespace": {allowed: false, do: func(ctx context.Context) error {
 			_, err := cs.CoreV1().Secrets("syncd-system").List(ctx, metav1.ListOptions{})
+			return err
+		}},
+		"get the example app's inventory Secret": {allowed: true, do: func(ctx context.Context) error {
+			// RBAC is decided before existence: NotFound means allowed.
+			_, err := cs.CoreV1().Secrets("syncd-system").Get(ctx, "syncd-applyset-web", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}},
+		"get another Secret of syncd's namespace": {allowed: false, do: func(ctx context.Context) error {
+			_, err := cs.CoreV1().Secrets("syncd-system").Get(ctx, "syncd-git", metav1.GetOptions{})
 			return err
 		}},
 	})
