@@ -147,7 +147,16 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 			return nil, nil, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err)
 		}
 	}
-	same, notes, readable, err := planUnchanged(ctx, cl, f.inventoryNS, app.Name, rendered.Plan)
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer inv.Stop()
+	read, same, notes, err := planUnchanged(ctx, inv, app.Name, rendered.Plan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,36 +197,19 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 	if err != nil {
 		return nil, nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	if !readable {
+	if read == nil {
 		report.Notes = append(report.Notes, "prune is not previewed: the inventory could not be read")
 		return report, rendered.Plan.Warnings, nil
 	}
 	// The prune runs only after an apply that completes: a blocking
 	// conflict or a refused object refuses it, as it would for real.
-	pruned, err := planPrune(ctx, cl, f.inventoryNS, app, rendered.Plan, !report.Blocked() && report.Summary.Errors == 0)
+	pruned, err := inv.PreviewPrune(ctx, app, rendered.Plan, !report.Blocked() && report.Summary.Errors == 0, read)
 	if err != nil {
 		report.Notes = append(report.Notes, fmt.Sprintf("prune is not previewed: %v", err))
 		return report, rendered.Plan.Warnings, nil
 	}
 	report.AddPrune(pruned)
 	return report, rendered.Plan.Warnings, nil
-}
-
-// planPrune previews the prune that would follow the apply: which of the
-// inventory's objects that left Git would be deleted, orphaned or kept by
-// a guard. It reads the inventory and the live metadata of those objects,
-// and writes nothing.
-func planPrune(ctx context.Context, cl *cluster, namespace string, app config.App, plan *planner.Plan, applied bool) (*inventory.Report, error) {
-	md, err := metadata.NewForConfig(cl.config)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: namespace, Version: version})
-	if err != nil {
-		return nil, err
-	}
-	defer inv.Stop()
-	return inv.PreviewPrune(ctx, app, plan, applied)
 }
 
 // planUnchanged returns the plan objects that need no dry run because
@@ -228,26 +220,18 @@ func planPrune(ctx context.Context, cl *cluster, namespace string, app config.Ap
 // inventory is missing or cannot be read, every object is dry-run and the
 // notes say why. HorizontalPodAutoscalers are always dry-run: the applier
 // decides what to send of the workloads they scale from the HPAs it is
-// given. readable is false when the inventory could not be read (a
-// missing one is readable: the app has nothing to prune yet).
-func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan *planner.Plan) (same map[inventory.Key]bool, notes []string, readable bool, err error) {
-	md, err := metadata.NewForConfig(cl.config)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: namespace, Version: version})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer inv.Stop()
+// given. read is what was read, for the prune preview; nil when the
+// inventory could not be read (a missing one is read: the app has nothing
+// to prune yet).
+func planUnchanged(ctx context.Context, inv *inventory.Manager, app string, plan *planner.Plan) (read *inventory.Unchanged, same map[inventory.Key]bool, notes []string, err error) {
 	u, err := inv.Unchanged(ctx, app, plan)
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, false, ctx.Err()
+		return nil, nil, nil, ctx.Err()
 	case err != nil:
-		return nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, false, nil
+		return nil, nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, nil
 	case !u.Exists:
-		return nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, true, nil
+		return u, nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, nil
 	}
 	for _, why := range u.Unlisted {
 		notes = append(notes, fmt.Sprintf("objects were dry-run whose live state could not be compared with the inventory: %s", why))
@@ -257,7 +241,7 @@ func planUnchanged(ctx context.Context, cl *cluster, namespace, app string, plan
 			delete(u.Objects, k)
 		}
 	}
-	return u.Objects, notes, true, nil
+	return u, u.Objects, notes, nil
 }
 
 // planExit maps a report to the exit code contract: refused objects 1,

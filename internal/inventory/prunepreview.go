@@ -18,14 +18,20 @@ import (
 // apply the preview predicts completes (no blocking conflict, nothing
 // refused): when it does not, the prune is refused as it would be.
 //
-// It reads the inventory (one GET of its parent) and the live metadata of
-// the objects that left Git (a LIST per resource and namespace holding
-// many of them, a GET for the others), and writes nothing. An app syncd
-// never applied has nothing to prune.
-func (m *Manager) PreviewPrune(ctx context.Context, app config.App, plan *planner.Plan, applied bool) (*Report, error) {
-	prev, err := m.store.load(ctx, app.Name)
-	if err != nil {
-		return nil, err
+// It reads the inventory (one GET of its parent, unless read is the
+// Unchanged of the same plan: its inventory is used) and the live
+// metadata of the objects that left Git (a LIST per resource and
+// namespace holding many of them, a GET for the others), and writes
+// nothing. An app syncd never applied has nothing to prune.
+func (m *Manager) PreviewPrune(ctx context.Context, app config.App, plan *planner.Plan, applied bool, read *Unchanged) (*Report, error) {
+	var prev *loaded
+	if read != nil && read.prev != nil {
+		prev = read.prev
+	} else {
+		var err error
+		if prev, err = m.store.load(ctx, app.Name); err != nil {
+			return nil, err
+		}
 	}
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: true, id: prev.inv.ID,

@@ -33,6 +33,9 @@ type Unchanged struct {
 	// Unlisted says, per resource and namespace whose members could not
 	// be listed, why; their objects are not in Objects.
 	Unlisted []string
+
+	// prev is the inventory as read, for PreviewPrune.
+	prev *loaded
 }
 
 // Unchanged reads app's inventory (one GET of its parent) and, for the
@@ -56,6 +59,7 @@ func (m *Manager) Unchanged(ctx context.Context, app string, plan *planner.Plan)
 		Exists:  l.exists,
 		Members: len(l.inv.Members),
 		Objects: map[Key]bool{},
+		prev:    l,
 	}
 	idx := l.inv.Index()
 	type group struct {
