@@ -216,26 +216,19 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 				for _, c := range g.cands {
 					byName[c.mem.Name] = c
 				}
-				opts := metav1.ListOptions{Limit: listPage, LabelSelector: LabelPartOf + "=" + r.id}
-				for {
-					list, err := g.ri.List(ectx, opts)
-					if err != nil {
-						for _, c := range byName {
-							c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
-						}
-						return nil
+				err := listAll(ectx, g.ri, LabelPartOf+"="+r.id, func(live *metav1.PartialObjectMetadata) error {
+					if c := byName[live.Name]; c != nil {
+						c.live = live
+						r.decide(c)
+						delete(byName, c.mem.Name)
 					}
-					for i := range list.Items {
-						if c := byName[list.Items[i].Name]; c != nil {
-							c.live = &list.Items[i]
-							r.decide(c)
-							delete(byName, c.mem.Name)
-						}
+					return nil
+				})
+				if err != nil {
+					for _, c := range byName {
+						c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
 					}
-					if list.Continue == "" {
-						break
-					}
-					opts.Continue = list.Continue
+					return nil
 				}
 				// Not listed: gone, or no longer labelled; a GET tells.
 				for _, c := range byName {

@@ -255,31 +255,48 @@ func (r *Run) list(ctx context.Context, wk watchKey, ri metadata.ResourceInterfa
 	for _, o := range objs {
 		want[o.Ref.Name] = o
 	}
-	opts := metav1.ListOptions{Limit: listPage}
-	for {
-		list, err := ri.List(ctx, opts)
+	err := listAll(ctx, ri, "", func(live *metav1.PartialObjectMetadata) error {
+		o := want[live.Name]
+		if o == nil {
+			return nil
+		}
+		u, err := toUnstructured(o.Ref, live)
 		if err != nil {
-			return fmt.Errorf("list %s in %q before apply: %w", wk.gvr, wk.namespace, err)
+			return err
 		}
-		for i := range list.Items {
-			if o := want[list.Items[i].Name]; o != nil {
-				u, err := toUnstructured(o.Ref, &list.Items[i])
-				if err != nil {
-					return err
-				}
-				r.remember(o, u)
-				delete(want, o.Ref.Name)
-			}
-		}
-		if list.Continue == "" {
-			break
-		}
-		opts.Continue = list.Continue
+		r.remember(o, u)
+		delete(want, o.Ref.Name)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list %s in %q before apply: %w", wk.gvr, wk.namespace, err)
 	}
 	for _, o := range want {
 		r.remember(o, nil)
 	}
 	return nil
+}
+
+// listAll pages through a metadata LIST of ri (listPage items a page),
+// label-selected by selector when it is not empty, and calls fn for each
+// item; an error of the LIST or of fn ends it.
+func listAll(ctx context.Context, ri metadata.ResourceInterface, selector string, fn func(*metav1.PartialObjectMetadata) error) error {
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+	for {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			if err := fn(&list.Items[i]); err != nil {
+				return err
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // remember stores what was read for obj and notes adoption: an object new

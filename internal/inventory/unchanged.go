@@ -112,33 +112,22 @@ func (m *Manager) Unchanged(ctx context.Context, app string, plan *planner.Plan)
 		g := groups[k]
 		eg.Go(func() error {
 			ri := m.md.Resource(g.gvr).Namespace(g.namespace)
-			opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
 			var same []Key
-			for {
-				list, err := ri.List(ectx, opts)
-				if err != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					mu.Lock()
-					out.Unlisted = append(out.Unlisted, fmt.Sprintf("list %s in %q: %v", g.gvr, g.namespace, err))
-					mu.Unlock()
-					return nil
+			err := listAll(ectx, ri, selector, func(live *metav1.PartialObjectMetadata) error {
+				obj := g.objs[live.Name]
+				if obj != nil && appliedAsRecorded(idx[KeyOf(obj.Ref)], obj, live.ResourceVersion, live.Labels, l.inv.ID) {
+					same = append(same, KeyOf(obj.Ref))
 				}
-				for i := range list.Items {
-					live := &list.Items[i]
-					obj := g.objs[live.Name]
-					if obj == nil {
-						continue
-					}
-					if appliedAsRecorded(idx[KeyOf(obj.Ref)], obj, live.ResourceVersion, live.Labels, l.inv.ID) {
-						same = append(same, KeyOf(obj.Ref))
-					}
+				return nil
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
-				if list.Continue == "" {
-					break
-				}
-				opts.Continue = list.Continue
+				mu.Lock()
+				out.Unlisted = append(out.Unlisted, fmt.Sprintf("list %s in %q: %v", g.gvr, g.namespace, err))
+				mu.Unlock()
+				return nil
 			}
 			mu.Lock()
 			for _, k := range same {
