@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -104,18 +103,32 @@ func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, de
 				return nil, fmt.Errorf("split rules of manager %s match fields of %s, whose schema is unknown offline: only objects with a known schema (built-in kinds, CRDs in the same render, or the cluster's schema) can be split", p.Managers()[slot], obj.GroupVersionKind().GroupKind())
 			}
 		}
-		whole := obj.DeepCopy()
-		hash, err := hashObject(whole)
+		hash, err := hashObject(obj)
 		if err != nil {
 			return nil, err
 		}
-		return []Slice{{Manager: p.manager, Object: whole, Fields: full.Difference(identity), Hash: hash}}, nil
+		// Desired is shared, never written to: the applier copies what
+		// it sends.
+		return []Slice{{Manager: p.manager, Object: obj, Fields: full.Difference(identity), Hash: hash}}, nil
 	}
 	if atomicErr != nil {
 		return nil, atomicErr
 	}
 
 	managers := p.Managers()
+	if slot, ok := soleSlot(sets); ok && plain(obj.Object) {
+		// One manager holds every field and the object has no empty
+		// map or list and no null (kept conservative: those are where
+		// a field set and the object could part): the extracted slice
+		// would equal the object (TestWholeSliceMatchesExtraction).
+		// Share Desired rather than extract a second copy of every
+		// unsplit object.
+		hash, err := hashObject(obj)
+		if err != nil {
+			return nil, fmt.Errorf("manager %s: %w", managers[slot], err)
+		}
+		return []Slice{{Manager: managers[slot], Object: obj, Fields: sets[slot], Hash: hash}}, nil
+	}
 	var out []Slice
 	for slot, set := range sets {
 		if set.Empty() {
@@ -127,11 +140,6 @@ func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, de
 		}
 		out = append(out, s)
 	}
-	if len(out) == 1 && reflect.DeepEqual(out[0].Object.Object, obj.Object) {
-		// One manager holds the whole object: share Desired rather than
-		// keep a second copy of every unsplit object for the whole sync.
-		out[0].Object = obj
-	}
 	if len(out) == 0 {
 		// Nothing but identity (a bare Namespace): the default manager
 		// still applies it.
@@ -142,6 +150,49 @@ func (p *Planner) split(obj *unstructured.Unstructured, tv *typed.TypedValue, de
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// soleSlot returns the one slot whose set is not empty, if exactly one is.
+func soleSlot(sets []*fieldpath.Set) (int, bool) {
+	slot := -1
+	for i, set := range sets {
+		if set.Empty() {
+			continue
+		}
+		if slot >= 0 {
+			return 0, false
+		}
+		slot = i
+	}
+	return slot, slot >= 0
+}
+
+// plain reports whether v holds no empty map, no empty list and no null
+// anywhere.
+func plain(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case map[string]any:
+		if len(x) == 0 {
+			return false
+		}
+		for _, e := range x {
+			if !plain(e) {
+				return false
+			}
+		}
+	case []any:
+		if len(x) == 0 {
+			return false
+		}
+		for _, e := range x {
+			if !plain(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // makeSlice extracts set from tv, keeping list keys, and adds identity.
