@@ -25,24 +25,7 @@ func TestApplySplitsInstalledCustomResource(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	group := ns + ".example.com"
-	crdYAML := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: rollouts.%[1]s}
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: rollouts, singular: rollout, kind: Rollout, listKind: RolloutList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
+	crdDoc := crdYAML(group, "rollouts", "Rollout", `
               replicas: {type: integer}
               containers:
                 type: array
@@ -53,12 +36,11 @@ spec:
                   required: [name]
                   properties:
                     name: {type: string}
-                    image: {type: string}
-`, group)
+                    image: {type: string}`)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(crdYAML), &crd.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(crdDoc), &crd.Object); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {

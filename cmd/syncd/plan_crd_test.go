@@ -21,26 +21,8 @@ import (
 func TestPlanNewCRDAndResource(t *testing.T) {
 	ns := env.Namespace(t)
 	group := ns + ".example.com" // cluster-scoped: unique per test
-	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.%[1]s}
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-`, group)
+	crd := crdYAML(group, "widgets", "Widget", `
+              size: {type: integer}`)
 	cr := fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n", group)
 	cfg := planConfig(t, ns, "")
 	dir := writeFiles(t, map[string]string{"crd.yaml": crd, "widget.yaml": cr})
@@ -62,4 +44,28 @@ spec:
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("plan created the CRD (get error %v)", err)
 	}
+}
+
+// crdYAML returns a namespaced CRD of kind in group, version v1, whose
+// spec has the given properties (YAML lines indented for that place).
+func crdYAML(group, plural, kind, specProperties string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[2]s.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: %[2]s, singular: %[3]s, kind: %[4]s, listKind: %[4]sList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:%[5]s
+`, group, plural, strings.ToLower(kind), kind, specProperties)
 }
