@@ -68,6 +68,14 @@ func TestBadInputs(t *testing.T) {
 			files: map[string]string{"a.yaml": configMap + "---\napiVersion: v1\nmetadata: {name: x}\n"},
 			want:  []string{"a.yaml: document 2", "kind is missing"},
 		},
+		"document without apiVersion": {
+			files: map[string]string{"a.yaml": configMap + "---\nkind: ConfigMap\nmetadata: {name: x}\n"},
+			want:  []string{"a.yaml: document 2", "apiVersion is missing"},
+		},
+		"document without metadata.name": {
+			files: map[string]string{"a.yaml": configMap + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {labels: {a: b}}\n"},
+			want:  []string{"a.yaml: document 2", "metadata.name is missing"},
+		},
 		"duplicate object": {
 			files: map[string]string{"a.yaml": configMap, "sub/b.yaml": strings.Replace(configMap, "{name: cm}", "{name: cm, namespace: default}", 1)},
 			want:  []string{"sub/b.yaml: document 1", "duplicate object ConfigMap default/cm", "a.yaml#1"},
@@ -172,6 +180,16 @@ func TestBadInputs(t *testing.T) {
 			}},
 			want: []string{"a.yaml: document 1", `split[0] (manager args): path .spec.template.spec.containers[*].args[0] reaches inside .spec.template.spec.containers[name="app"].args, which is atomic`},
 		},
+		"split path into a CRD's atomic list": {
+			files: map[string]string{
+				"crd.yaml":   readTestdata(t, "testdata/plan/crds/manifests/crd.yaml"),
+				"route.yaml": readTestdata(t, "testdata/plan/crds/manifests/route.yaml"),
+			},
+			app: &config.App{Name: "routes", Namespace: "edge", Split: []config.SplitRule{
+				{Manager: "syncd-routes-hosts", Kinds: []string{"example.com/Route"}, Paths: []string{".spec.hosts[0]"}},
+			}},
+			want: []string{"route.yaml: document 1", `split[0] (manager syncd-routes-hosts): path .spec.hosts[0] reaches inside .spec.hosts, which is atomic`},
+		},
 		"split path into an atomic map": {
 			files: map[string]string{"a.yaml": deployment},
 			app: &config.App{Name: "web", Namespace: "default", Split: []config.SplitRule{
@@ -205,6 +223,15 @@ func TestBadInputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func renderAndPlan(dir string, app config.App, opts Options) (*Plan, error) {

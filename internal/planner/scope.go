@@ -58,9 +58,10 @@ var builtinKinds = func() map[schema.GroupKind]bool {
 	return out
 }()
 
-// isClassKind reports kinds applied in StageCluster that are not RBAC but
-// are named in the issue as "classes"; every cluster-scoped kind goes to
-// StageCluster anyway, so this only documents intent.
+// stageOf returns the apply stage of an object: CRDs, then Namespaces,
+// then every other cluster-scoped kind (RBAC, classes such as StorageClass
+// and PriorityClass, webhooks, custom cluster-scoped kinds: one stage, no
+// list of kinds to keep up to date), then everything namespaced.
 func stageOf(gk schema.GroupKind, namespaced bool) Stage {
 	switch {
 	case gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:
