@@ -88,6 +88,11 @@ func TestLoadValidFull(t *testing.T) {
 				Commit:   "0123456789abcdef0123456789abcdef01234567",
 				Schedule: "@hourly",
 			}},
+			{Name: "addons", Git: GitSource{
+				URL:      "https://git.example.com/ops/addons.git",
+				Tag:      "v2.3.1",
+				Interval: &metav1.Duration{Duration: 10 * time.Minute},
+			}},
 		},
 		Apps: []App{
 			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},
@@ -108,6 +113,10 @@ func TestLoadValidFull(t *testing.T) {
 				}},
 			},
 			{Name: "fixtures", Source: "fixtures", Prune: ptr(false)},
+			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
+				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+				{Paths: []string{".spec.template.spec.containers[*].env"}},
+			}},
 		},
 		Alerts: []Alert{
 			{Name: "ops-chat", Type: AlertSlack, URLFile: in("secrets/slack-url"), Events: []string{EventConflict, EventHandoff, EventError}},
@@ -201,7 +210,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, serviceAccountName, source, split, timeout, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},

@@ -164,6 +164,15 @@ func TestParseRejects(t *testing.T) {
 				{14, "apps[0].serviceAccountName", "set namespace too"},
 			},
 		},
+		"drift mode and sensitive fields": {
+			yaml: header + "apps:\n  - name: web\n    source: repo\n    drift:\n      mode: watch\n    sensitive:\n      - kinds: [v1/ConfigMap]\n        paths: [data.password]\n      - kinds: [Secret]\n",
+			want: []wantErr{
+				{13, "apps[0].drift.mode", `"watch" is not a drift mode; use correct (default`},
+				{15, "apps[0].sensitive[0].kinds[0]", `write "ConfigMap"`},
+				{16, "apps[0].sensitive[0].paths[0]", `field path "data.password"`},
+				{17, "apps[0].sensitive[1].paths", "paths is required"},
+			},
+		},
 		"a prune budget that is not a whole number": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    pruneBudget: 25%\n",
 			want: []wantErr{{12, "apps[0].pruneBudget", `expected a whole number, got "25%"`}},
@@ -178,7 +187,7 @@ func TestParseRejects(t *testing.T) {
 		},
 		"a list where a mapping belongs": {
 			yaml: header + "apps:\n  - [web, repo]\n",
-			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, conflicts, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, serviceAccountName, source, split, timeout, wait), got a list"}},
+			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, conflicts, drift, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait), got a list"}},
 		},
 		"an interval that is a number": {
 			yaml: strings.Replace(header, "interval: 1m", "interval: 60", 1),

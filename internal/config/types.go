@@ -119,6 +119,38 @@ type App struct {
 	// Split hands some fields to additional managers.
 	Split     []SplitRule    `json:"split,omitempty"`
 	Conflicts ConflictPolicy `json:"conflicts,omitempty"`
+	// Drift says whether syncd corrects drift or only reports it.
+	Drift DriftPolicy `json:"drift,omitempty"`
+	// Sensitive marks fields whose values syncd never prints (drift
+	// reports, alerts, plan previews, logs), like Secret data.
+	Sensitive []SensitiveRule `json:"sensitive,omitempty"`
+}
+
+// Values of DriftPolicy.Mode.
+const (
+	DriftCorrect = "correct"
+	DriftDetect  = "detect"
+)
+
+// DriftPolicy says what syncd does about an app's drift.
+type DriftPolicy struct {
+	// Mode is DriftCorrect (default): syncd applies the app and the
+	// conflict policy decides what happens to fields others took; or
+	// DriftDetect: syncd never writes to the cluster for the app, it only
+	// renders, watches and reports drift.
+	Mode string `json:"mode,omitempty"`
+}
+
+// SensitiveRule marks the fields at Paths of objects of Kinds as
+// sensitive: their values are shown as "<redacted>".
+type SensitiveRule struct {
+	// Kinds are "group/Kind" ("apps/Deployment") or "Kind" for the core
+	// group; empty means every kind.
+	Kinds []string `json:"kinds,omitempty"`
+	// Paths use the API server's notation with wildcards, as split
+	// rules do (".data.password", ".spec.template.spec.containers[*].env").
+	// A field below a matched path is sensitive too.
+	Paths []string `json:"paths"`
 }
 
 // SplitRule gives the fields at Paths of objects of Kinds to Manager.
@@ -231,6 +263,20 @@ const (
 // orphaning them (default false).
 func (a App) DeleteAdopted() bool {
 	return a.Adopted == AdoptedDelete
+}
+
+// DetectOnly reports whether the app's drift mode is DriftDetect: syncd
+// never writes to the cluster for it.
+func (a App) DetectOnly() bool {
+	return a.Drift.Mode == DriftDetect
+}
+
+// DriftMode returns the app's drift mode (default DriftCorrect).
+func (a App) DriftMode() string {
+	if a.Drift.Mode == "" {
+		return DriftCorrect
+	}
+	return a.Drift.Mode
 }
 
 // DefaultAction returns the app's conflict default (default fail).

@@ -431,6 +431,28 @@ func (v *validator) app(p string, a App, c *Config) {
 		v.errorf(p+".adopted", "%q is not an adopted action; use %s (default: leave the object, remove syncd's label and managers) or %s", a.Adopted, AdoptedOrphan, AdoptedDelete)
 	}
 
+	switch a.Drift.Mode {
+	case "", DriftCorrect, DriftDetect:
+	default:
+		v.errorf(p+".drift.mode", "%q is not a drift mode; use %s (default: apply and correct drift under the conflict policy) or %s (never write to the cluster, only report drift)", a.Drift.Mode, DriftCorrect, DriftDetect)
+	}
+	for i, s := range a.Sensitive {
+		sp := index(p+".sensitive", i)
+		for j, k := range s.Kinds {
+			if prob := kindProblem(k); prob != "" {
+				v.errorf(index(sp+".kinds", j), "%s", prob)
+			}
+		}
+		if len(s.Paths) == 0 {
+			v.errorf(sp+".paths", "paths is required; list the fields whose values must never be printed, e.g. .data.password")
+		}
+		for j, fp := range s.Paths {
+			if prob := fieldPathProblem(fp); prob != "" {
+				v.errorf(index(sp+".paths", j), "%s", prob)
+			}
+		}
+	}
+
 	cp := p + ".conflicts"
 	if a.Conflicts.Default != "" && !validAction(a.Conflicts.Default) {
 		v.errorf(cp+".default", "%q is not a conflict action; use fail, force or yield", a.Conflicts.Default)
