@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"syncd.dev/syncd/internal/config"
 )
 
@@ -99,6 +101,30 @@ func TestPollDeletedBranchKeepsLastRevision(t *testing.T) {
 	last, ok := s.Last()
 	if !ok || last.SHA != rev.SHA || !isDir(last.Dir) {
 		t.Errorf("after deletion Last() = %v %v (dir exists %v), want %s with its tree", last.SHA, ok, isDir(last.Dir), rev.SHA)
+	}
+}
+
+func TestPollDeletedTagKeepsLastRevision(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", map[string]string{"f": "1"})
+	u.git("tag", "-a", "-m", "release", "v1.0.0")
+	u.push("main", "--tags")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Tag: "v1.0.0"})
+	rev, _ := poll(t, s)
+	tree := readTree(t, rev.Dir)
+
+	u.run(u.bare, "tag", "-d", "v1.0.0")
+	e := pollErr(t, s, KindRefNotFound)
+	if !strings.Contains(e.Error(), `tag "v1.0.0"`) {
+		t.Errorf("error %q does not name the tag", e)
+	}
+	last, ok := s.Last()
+	if !ok || last != rev {
+		t.Errorf("after deletion Last() = %+v %v, want %+v", last, ok, rev)
+	}
+	if diff := cmp.Diff(tree, readTree(t, last.Dir)); diff != "" {
+		t.Errorf("tree of the last good revision changed after the tag was deleted (-want +got):\n%s", diff)
 	}
 }
 

@@ -133,6 +133,9 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 	if _, posts, _ := srv.counts(); posts != 1 {
 		t.Errorf("first poll made %d upload-pack requests, want 1", posts)
 	}
+	if diff := cmp.Diff([]string{sha}, cacheShallow(t, s)); diff != "" {
+		t.Errorf("after the first branch poll the cache is not shallow at the tip (-want +got):\n%s", diff)
+	}
 
 	rev2, res2 := poll(t, s)
 	if res2.Change != Unchanged || rev2.SHA != sha || res2.Previous != sha {

@@ -3,11 +3,35 @@ package source
 import (
 	"testing"
 
+	git "github.com/go-git/go-git/v5"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"syncd.dev/syncd/internal/config"
 )
 
+// cacheShallow returns the shallow commits recorded in the source's cached
+// repository: none when the cache holds whole history.
+func cacheShallow(t testing.TB, s *Source) []string {
+	t.Helper()
+	repo, err := git.PlainOpen(s.repoDir())
+	if err != nil {
+		t.Fatalf("open cache: %v", err)
+	}
+	hs, err := repo.Storer.Shallow()
+	if err != nil {
+		t.Fatalf("read shallow file of the cache: %v", err)
+	}
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.String()
+	}
+	return out
+}
+
 func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
 	u := newUpstream(t)
+	c0 := u.commit("zero", map[string]string{"f": "0"}) // no branch or tag points here
 	c1 := u.commit("one", map[string]string{"f": "1"})
 	u.git("tag", "v1.0.0")
 	c2 := u.commit("two", map[string]string{"f": "2"})
@@ -21,20 +45,26 @@ func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
 
+	// Every ref that names a tip is fetched with depth 1, so the cache is
+	// shallow at exactly that commit; only a commit that is no tip needs
+	// (and gets) whole history.
 	tests := map[string]struct {
 		git     config.GitSource
 		wantSHA string
 		wantTag string
 		wantF   string
+		// wantShallow is the cache's shallow list; nil for whole history.
+		wantShallow []string
 	}{
-		"lightweight tag":           {git: config.GitSource{Tag: "v1.0.0"}, wantSHA: c1, wantTag: "v1.0.0", wantF: "1"},
-		"annotated tag is peeled":   {git: config.GitSource{Tag: "v1.2.0"}, wantSHA: c2, wantTag: "v1.2.0", wantF: "2"},
-		"semver picks highest":      {git: config.GitSource{Semver: ">=1.2.0 <2.0.0"}, wantSHA: c3, wantTag: "v1.3.5", wantF: "3"},
-		"semver major":              {git: config.GitSource{Semver: "^2"}, wantSHA: c4, wantTag: "v2.0.0", wantF: "4"},
-		"commit that is a tip":      {git: config.GitSource{Commit: c4}, wantSHA: c4, wantF: "4"},
-		"commit that is no tip":     {git: config.GitSource{Commit: c2}, wantSHA: c2, wantF: "2"},
-		"commit only under a tag":   {git: config.GitSource{Commit: c1}, wantSHA: c1, wantF: "1"},
-		"branch follows the branch": {git: config.GitSource{Branch: "main"}, wantSHA: c4, wantF: "4"},
+		"lightweight tag":               {git: config.GitSource{Tag: "v1.0.0"}, wantSHA: c1, wantTag: "v1.0.0", wantF: "1", wantShallow: []string{c1}},
+		"annotated tag is peeled":       {git: config.GitSource{Tag: "v1.2.0"}, wantSHA: c2, wantTag: "v1.2.0", wantF: "2", wantShallow: []string{c2}},
+		"semver picks highest":          {git: config.GitSource{Semver: ">=1.2.0 <2.0.0"}, wantSHA: c3, wantTag: "v1.3.5", wantF: "3", wantShallow: []string{c3}},
+		"semver major":                  {git: config.GitSource{Semver: "^2"}, wantSHA: c4, wantTag: "v2.0.0", wantF: "4", wantShallow: []string{c4}},
+		"commit that is a tip":          {git: config.GitSource{Commit: c4}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
+		"commit that is no tip":         {git: config.GitSource{Commit: c0}, wantSHA: c0, wantF: "0"},
+		"commit only under a tag":       {git: config.GitSource{Commit: c1}, wantSHA: c1, wantF: "1", wantShallow: []string{c1}},
+		"commit under an annotated tag": {git: config.GitSource{Commit: c2}, wantSHA: c2, wantF: "2", wantShallow: []string{c2}},
+		"branch follows the branch":     {git: config.GitSource{Branch: "main"}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -46,6 +76,9 @@ func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
 			}
 			if got := readTree(t, rev.Dir)["f"]; got != tc.wantF {
 				t.Errorf("tree has f=%q, want %q", got, tc.wantF)
+			}
+			if diff := cmp.Diff(tc.wantShallow, cacheShallow(t, s), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("shallow commits of the cache (-want +got):\n%s", diff)
 			}
 		})
 	}
