@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -44,7 +45,10 @@ func (s *Source) readCredentials() (credentials, error) {
 		if user == "" {
 			user = "git"
 		}
-		return credentials{auth: &githttp.BasicAuth{Username: user, Password: tok}, secrets: []string{tok}}, nil
+		// A server may echo the Authorization header (base64 of
+		// user:token) in an error body: scrub that form too.
+		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + tok))
+		return credentials{auth: &githttp.BasicAuth{Username: user, Password: tok}, secrets: []string{tok, basic}}, nil
 	case a.SSHKeyFile != "":
 		user := a.Username
 		if user == "" {

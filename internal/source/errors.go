@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -132,25 +133,28 @@ type scrubbed struct {
 func (s *scrubbed) Error() string { return s.msg }
 func (s *scrubbed) Unwrap() error { return s.err }
 
+// urlPasswordRE matches the "scheme://user:password@" start of a URL.
+var urlPasswordRE = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^/\s@]*@`)
+
 // scrub returns err with every secret replaced by "<redacted>" in its
-// message, which is also folded onto one line. Secrets shorter than 4 bytes are not scrubbed (they would
-// mangle ordinary words) and are rejected when read.
+// message, which is also folded onto one line. The password of any URL in
+// the message is redacted too, whether or not it is one of secrets.
+// Secrets shorter than 4 bytes are not scrubbed (they would mangle
+// ordinary words) and are rejected when read.
 func scrub(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	orig := err.Error()
 	// Server-sent reasons end in newlines; keep messages on one line.
-	oneLine := strings.TrimRight(strings.Join(strings.Fields(msg), " "), ":")
-	changed := oneLine != msg
-	msg = oneLine
+	msg := strings.TrimRight(strings.Join(strings.Fields(orig), " "), ":")
 	for _, s := range secrets {
-		if len(s) >= 4 && strings.Contains(msg, s) {
+		if len(s) >= 4 {
 			msg = strings.ReplaceAll(msg, s, "<redacted>")
-			changed = true
 		}
 	}
-	if !changed {
+	msg = urlPasswordRE.ReplaceAllString(msg, "${1}:<redacted>@")
+	if msg == orig {
 		return err
 	}
 	return &scrubbed{msg: msg, err: err}

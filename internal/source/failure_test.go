@@ -2,12 +2,14 @@ package source
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/google/go-cmp/cmp"
 
 	"syncd.dev/syncd/internal/config"
@@ -188,6 +190,33 @@ func TestPollWrongTokenIsAuthErrorWithoutTheToken(t *testing.T) {
 	e = pollErr(t, s, KindAuth)
 	if !strings.Contains(e.Error(), "tokenFile") {
 		t.Errorf("missing token file error %q does not name git.auth.tokenFile", e)
+	}
+}
+
+func TestPollAuthErrorHidesTokenEchoedByServer(t *testing.T) {
+	u := newUpstream(t)
+	u.commit("one", nil)
+	u.push("main")
+	const token = "s3cr3t-echoed-token"
+	srv := newHTTPServer(t, u, token)
+	srv.echoAuth.Store(true)
+	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), token+"\n")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Auth: &config.GitAuth{TokenFile: tokenFile}})
+
+	e := pollErr(t, s, KindAuth)
+	msg := e.Error()
+	basic := base64.StdEncoding.EncodeToString([]byte("git:" + token))
+	for _, secret := range []string{token, basic} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("error %q contains the credential %q", msg, secret)
+		}
+	}
+	// The server's reason is kept, with the secrets redacted, on one line.
+	if !strings.Contains(msg, "password: <redacted>") || !strings.Contains(msg, "Basic <redacted>") || strings.Contains(msg, "\n") {
+		t.Errorf("error %q: want the echoed reason on one line with both credentials redacted", msg)
+	}
+	if !errors.Is(e, transport.ErrAuthenticationRequired) {
+		t.Errorf("error %q does not unwrap to transport.ErrAuthenticationRequired", msg)
 	}
 }
 

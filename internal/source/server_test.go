@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -117,6 +118,10 @@ type httpServer struct {
 	packBytes int64 // bytes of upload-pack responses
 	allBytes  int64 // bytes of all responses
 	hangup    atomic.Bool
+	// echoAuth makes every request fail with 401 and a body that echoes
+	// the Authorization header and the password it carries, the way a
+	// careless proxy might.
+	echoAuth atomic.Bool
 }
 
 func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
@@ -134,6 +139,13 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 	s := &httpServer{}
 	s.token.Store(&token)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.echoAuth.Load() {
+			_, pass, _ := r.BasicAuth()
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, "denied\nAuthorization: %s\npassword: %s\n", r.Header.Get("Authorization"), pass)
+			return
+		}
 		if tok := *s.token.Load(); tok != "" {
 			user, pass, ok := r.BasicAuth()
 			if !ok || user != "git" || pass != tok {
