@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/planner"
@@ -44,6 +45,26 @@ type Options struct {
 	// Flaps, when set, adds a Flapping finding for every declared field
 	// it reports as flapping.
 	Flaps *FlapDetector
+	// Yield, when set, is the app's conflict policy: a declared field no
+	// syncd manager owns any more, owned by a manager the policy yields
+	// it to, is reported as Yielded (information), not TakenOver. It is
+	// what the applier would do about that field on the next apply.
+	Yield YieldPolicy
+	// Sensitive, when set, marks fields whose Desired and Live values are
+	// replaced by Redacted, as Secret data always is.
+	Sensitive FieldMatcher
+}
+
+// YieldPolicy says whether an app's conflict policy yields the field at
+// path of an object to another manager (config action "yield").
+type YieldPolicy interface {
+	Yields(ref planner.ObjectRef, manager string, path fieldpath.Path) bool
+}
+
+// FieldMatcher says whether a field of an object of a kind is matched
+// (config.SensitiveFields is one).
+type FieldMatcher interface {
+	Matches(gk schema.GroupKind, path fieldpath.Path) bool
 }
 
 // objKey is an object's identity without its version.
@@ -117,6 +138,39 @@ func (d *detector) isSyncd(m string) bool { return d.managers[m] }
 func (d *detector) isHandoff(m string) bool {
 	base, ok := strings.CutSuffix(m, HandoffSuffix)
 	return ok && d.managers[base]
+}
+
+// redact hides f's values when the field at p may hold secret data (a
+// Secret's data) or the config marks it sensitive. p may be nil for
+// object-level findings, which carry no values.
+func (d *detector) redact(f *Finding, p fieldpath.Path) {
+	secret := f.Ref.Group == "" && f.Ref.Kind == "Secret" && secretPath(f.Path)
+	sensitive := p != nil && d.opts.Sensitive != nil && d.opts.Sensitive.Matches(f.Ref.GroupKind(), p)
+	if !secret && !sensitive {
+		return
+	}
+	f.Redacted = true
+	if f.Desired != nil {
+		f.Desired = Redacted
+	}
+	if f.Live != nil {
+		f.Live = Redacted
+	}
+}
+
+// yieldedTo returns the first owner, not one of syncd's or a handoff
+// manager, that the conflict policy yields the field at p to; "" when
+// there is none or no policy.
+func (d *detector) yieldedTo(ref planner.ObjectRef, os []Owner, p fieldpath.Path) string {
+	if d.opts.Yield == nil {
+		return ""
+	}
+	for _, o := range os {
+		if !d.isSyncd(o.Manager) && !d.isHandoff(o.Manager) && d.opts.Yield.Yields(ref, o.Manager, p) {
+			return o.Manager
+		}
+	}
+	return ""
 }
 
 // culprit is the first owner that is neither syncd's nor a handoff manager.
@@ -215,20 +269,12 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 	secret := ref.Group == "" && ref.Kind == "Secret"
 	leaves := declaredLeaves(obj)
 	var out []Finding
-	add := func(f Finding) {
+	add := func(f Finding, p fieldpath.Path) {
 		if f.Owners == nil {
 			f.Owners = []Owner{}
 		}
 		f.Differs = !equalDeclared(f.Desired, f.Live)
-		if secret && secretPath(f.Path) {
-			f.Redacted = true
-			if f.Desired != nil {
-				f.Desired = Redacted
-			}
-			if f.Live != nil {
-				f.Live = Redacted
-			}
-		}
+		d.redact(&f, p)
 		out = append(out, f)
 	}
 
@@ -262,7 +308,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 			}
 			sortOwners(f.Owners)
 			f.Culprit = d.culprit(f.Owners)
-			add(f)
+			add(f, nil)
 		}
 	}
 
@@ -291,14 +337,14 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 					break
 				}
 			}
-			add(ff)
+			add(ff, l.path)
 		}
 		if y, ok := d.yielded[k][l.str]; ok {
 			f.Class = Yielded
 			if f.Culprit == "" {
 				f.Culprit = string(y.Manager)
 			}
-			add(f)
+			add(f, l.path)
 			reported[l.str] = true
 			continue
 		}
@@ -307,9 +353,18 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 			syncdOwns = syncdOwns || d.isSyncd(o.Manager)
 			handoffOwns = handoffOwns || d.isHandoff(o.Manager)
 		}
+		yieldTo := ""
+		if !syncdOwns && !handoffOwns {
+			yieldTo = d.yieldedTo(ref, f.Owners, l.path)
+		}
 		switch {
 		case !syncdOwns && handoffOwns:
 			f.Class = HandoffPending
+		case yieldTo != "":
+			// The conflict policy gives the field to this manager: the
+			// applier yields it rather than take it back.
+			f.Class = Yielded
+			f.Culprit = yieldTo
 		case !syncdOwns:
 			f.Class = TakenOver
 		case f.Culprit != "":
@@ -323,7 +378,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 			continue
 		}
 		reported[l.str] = true
-		add(f)
+		add(f, l.path)
 	}
 
 	// Fields held by handoff managers (they left Git, so they are not
@@ -345,7 +400,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		if f.Culprit == "" && class == Yielded {
 			f.Culprit = manager
 		}
-		add(f)
+		add(f, p)
 	}
 	livePaths := map[string]fieldpath.Path{}
 	for _, e := range entries {

@@ -618,6 +618,7 @@ func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstruc
 				f.Class = ValueDrift
 			}
 		}
+		d.redact(&f, path)
 		out = append(out, f)
 	}
 	return out
