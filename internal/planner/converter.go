@@ -38,11 +38,11 @@ func NewClusterConverter(ctx context.Context, client openapi.ClientWithContext) 
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI v3 document %s: %w", p, err)
 		}
-		doc, err := openAPIModels(p, data)
+		doc, err := parseOpenAPI(p, data)
 		if err != nil {
 			return nil, err
 		}
-		for name, s := range doc {
+		for name, s := range openAPIModels(doc) {
 			models[name] = s
 		}
 	}

@@ -45,9 +45,12 @@
 // schema: they cannot be split and their Fields are approximate. A CRD's
 // custom resources get a reduced ObjectMeta schema offline (names, labels,
 // annotations, finalizers, ownerReferences). Status is stripped only for
-// kinds known to serve it as a subresource (built-in kinds, CRDs in the
-// render); for other kinds it is left in the apply configuration. The planner does no I/O
-// against the cluster: scope and schema come from Options. Slices are
+// kinds known to serve it as a subresource: built-in kinds, CRDs in the
+// render with subresources.status, and, with Options.Schemas, kinds whose
+// group-version's OpenAPI document in the cluster has a status subresource
+// path. Offline (no Options.Schemas, or the cluster cannot tell) status of
+// other kinds is left in the apply configuration. The planner's only I/O
+// against the cluster goes through Options (Mapper, Converter, Schemas). Slices are
 // computed from Git alone; whether an apply of them conflicts with other
 // managers is the applier's business.
 package planner

@@ -42,7 +42,10 @@ type Options struct {
 	// offline (custom resources whose CRD is not in the render) with the
 	// cluster's OpenAPI v3 document of their group-version, fetched only
 	// for such kinds. If the cluster cannot tell, they get the deduced
-	// schema with a warning saying why.
+	// schema with a warning saying why. Whether Converter is set or not,
+	// the same document decides whether such a kind serves status as a
+	// subresource (then status is stripped, as for built-in kinds); when
+	// Schemas is nil or the cluster cannot tell, their status is kept.
 	Schemas *ClusterSchemas
 }
 
@@ -199,6 +202,10 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 
 	// CRDs first: the kinds they define may be used by other manifests.
 	crds := map[schema.GroupKind]*renderedCRD{}
+	var lookup *schemaLookup
+	if p.opts.Schemas != nil {
+		lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]*gvDocument{}}
+	}
 	for _, m := range manifests {
 		if m.Object == nil || m.Object.GroupVersionKind().GroupKind() != crdGK {
 			continue
@@ -257,7 +264,7 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 			fail(m, obj, fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", gvk.Kind, obj.GetNamespace()))
 			continue
 		}
-		if hasStatusSubresource(gvk, crds) {
+		if hasStatusSubresource(ctx, gvk, crds, lookup) {
 			if st, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); found {
 				if !isEmpty(st) {
 					warns = append(warns, "status is set by controllers through the status subresource and is not applied; it was removed from the apply configuration")
@@ -293,10 +300,6 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 		matched[i] = make([]bool, len(r.paths))
 	}
 	crdConverters := map[schema.GroupKind]managedfields.TypeConverter{}
-	var lookup *schemaLookup
-	if p.opts.Schemas != nil {
-		lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]managedfields.TypeConverter{}}
-	}
 	for i := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -373,13 +376,24 @@ func (p *Planner) namespaced(gvk schema.GroupVersionKind, crds map[schema.GroupK
 }
 
 // hasStatusSubresource reports whether status of gvk is written through
-// the status subresource (and so is ignored by an apply of the object).
-func hasStatusSubresource(gvk schema.GroupVersionKind, crds map[schema.GroupKind]*renderedCRD) bool {
+// the status subresource (and so is ignored by an apply of the object):
+// for a CRD in the render, from its subresources; for a built-in kind,
+// always (every built-in kind with a status serves it as a subresource);
+// for any other kind, from the cluster's OpenAPI document of its
+// group-version when lookup is set. When nothing can tell, false: status
+// is kept, as the API server would store it for a CRD without the
+// subresource.
+func hasStatusSubresource(ctx context.Context, gvk schema.GroupVersionKind, crds map[schema.GroupKind]*renderedCRD, lookup *schemaLookup) bool {
 	if c, ok := crds[gvk.GroupKind()]; ok {
 		return c.versions[gvk.Version].statusSubresour
 	}
-	// Every built-in kind with a status serves it as a subresource.
-	return builtinKinds[gvk.GroupKind()]
+	if builtinKinds[gvk.GroupKind()] {
+		return true
+	}
+	if lookup == nil {
+		return false
+	}
+	return lookup.statusSubresource(ctx, gvk)
 }
 
 // toTyped converts obj to a typed value with the best schema available.
