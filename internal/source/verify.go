@@ -29,7 +29,11 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 	if err != nil {
 		return "", s.newError(KindVerification, "verify", fmt.Errorf("read git.verify.keysFile %s: %w", v.KeysFile, err), "make the file readable by syncd")
 	}
-	if _, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(keys)); err != nil {
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(keys))
+	if err == nil && len(ring) == 0 {
+		err = errors.New("the armored block is empty")
+	}
+	if err != nil {
 		return "", s.newError(KindVerification, "verify", fmt.Errorf("git.verify.keysFile %s holds no armored OpenPGP public keys: %w", v.KeysFile, err), "export the keys with gpg --armor --export")
 	}
 	var (

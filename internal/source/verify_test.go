@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"syncd.dev/syncd/internal/config"
@@ -61,6 +63,38 @@ func (u *upstream) goGitCommit(msg string, files map[string]string, key *openpgp
 	return h.String()
 }
 
+// forgeCommit stores a copy of commit sha, keeping its signature but with
+// message msg, points main at it and returns its SHA: the signature is
+// made by the same key but over other content.
+func (u *upstream) forgeCommit(sha, msg string) string {
+	u.t.Helper()
+	repo, err := git.PlainOpen(u.work)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	c, err := repo.CommitObject(plumbingHash(sha))
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	if c.PGPSignature == "" {
+		u.t.Fatalf("commit %s is not signed", sha)
+	}
+	forged := *c
+	forged.Message = msg
+	obj := repo.Storer.NewEncodedObject()
+	if err := forged.Encode(obj); err != nil {
+		u.t.Fatal(err)
+	}
+	h, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("main"), h)); err != nil {
+		u.t.Fatal(err)
+	}
+	return h.String()
+}
+
 func (u *upstream) goGitTag(name, sha string, key *openpgp.Entity) {
 	u.t.Helper()
 	repo, err := git.PlainOpen(u.work)
@@ -89,20 +123,30 @@ func TestPollVerifiesSignatures(t *testing.T) {
 		t.Fatalf("signed commit: SHA %s signer %q, want %s by Release Bot", rev.SHA, rev.Signer, signed)
 	}
 
-	tests := map[string]*openpgp.Entity{
-		"unsigned":           nil,
-		"signed by stranger": stranger,
+	// Each case pushes a commit that must be refused and returns its SHA
+	// and a phrase the error must contain.
+	tests := map[string]func(name string) (sha, want string){
+		"unsigned": func(name string) (string, string) {
+			return u.goGitCommit(name, map[string]string{"f": name}, nil), "is not signed"
+		},
+		"signed by stranger": func(name string) (string, string) {
+			return u.goGitCommit(name, map[string]string{"f": name}, stranger), "unknown entity"
+		},
+		"trusted signature over other content": func(name string) (string, string) {
+			orig := u.goGitCommit(name, map[string]string{"f": name}, trusted)
+			return u.forgeCommit(orig, "forged: "+name), "invalid signature"
+		},
 	}
-	for name, key := range tests {
+	for name, bad := range tests {
 		t.Run(name, func(t *testing.T) {
-			bad := u.goGitCommit(name, map[string]string{"f": name}, key)
+			sha, want := bad(name)
 			u.push("main")
 			e := pollErr(t, s, KindVerification)
-			if !strings.Contains(e.Error(), bad) {
-				t.Errorf("error %q does not name commit %s", e, bad)
+			if !strings.Contains(e.Error(), sha) || !strings.Contains(e.Error(), want) {
+				t.Errorf("error %q does not name commit %s and say %q", e, sha, want)
 			}
-			if last, _ := s.Last(); last.SHA != signed || !isDir(last.Dir) {
-				t.Errorf("Last() = %s, want %s still in force", last.SHA, signed)
+			if last, _ := s.Last(); last != rev || !isDir(last.Dir) {
+				t.Errorf("Last() = %s, want %s still in force with its tree", last.SHA, signed)
 			}
 		})
 	}
@@ -145,5 +189,114 @@ func TestPollVerifiesTags(t *testing.T) {
 				t.Errorf("got %s signer %q, want %s by Release Bot", rev.SHA, rev.Signer, c)
 			}
 		})
+	}
+}
+
+func TestPollVerifyKeysFileErrors(t *testing.T) {
+	trusted, trustedArmor := newPGPKey(t, "Release Bot")
+	var emptyBlock bytes.Buffer
+	w, err := armor.Encode(&emptyBlock, openpgp.PublicKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keysFile := writeFile(t, filepath.Join(t.TempDir(), "keys.asc"), trustedArmor)
+
+	u := newUpstream(t)
+	u.commit("base", nil)
+	u.goGitCommit("signed", map[string]string{"f": "1"}, trusted)
+	u.push("main")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Verify: &config.GitVerify{Mode: config.VerifyHead, KeysFile: keysFile}})
+	rev, _ := poll(t, s)
+	// A new signed commit: every case below must refuse it for the keys
+	// file alone.
+	next := u.goGitCommit("signed too", map[string]string{"f": "2"}, trusted)
+	u.push("main")
+
+	// Each case turns keysFile into something unusable; want is what the
+	// error must say besides naming the file.
+	tests := map[string]struct {
+		setup func() error
+		want  string
+	}{
+		"missing":           {setup: func() error { return nil }, want: "no such file"},
+		"a directory":       {setup: func() error { return os.Mkdir(keysFile, 0o755) }, want: "is a directory"},
+		"empty":             {setup: func() error { return os.WriteFile(keysFile, nil, 0o600) }, want: "holds no armored OpenPGP public keys"},
+		"not armored":       {setup: func() error { return os.WriteFile(keysFile, []byte("ssh-ed25519 AAAA\n"), 0o600) }, want: "holds no armored OpenPGP public keys"},
+		"empty armor block": {setup: func() error { return os.WriteFile(keysFile, emptyBlock.Bytes(), 0o600) }, want: "holds no armored OpenPGP public keys"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if err := os.RemoveAll(keysFile); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.setup(); err != nil {
+				t.Fatal(err)
+			}
+			e := pollErr(t, s, KindVerification)
+			if msg := e.Error(); !strings.Contains(msg, "git.verify.keysFile "+keysFile) || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not name git.verify.keysFile %s and say %q", msg, keysFile, tc.want)
+			}
+			if last, _ := s.Last(); last != rev || !isDir(last.Dir) {
+				t.Errorf("Last() = %s, want %s still in force with its tree", last.SHA, rev.SHA)
+			}
+		})
+	}
+
+	if err := os.RemoveAll(keysFile); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, keysFile, trustedArmor)
+	if got, res := poll(t, s); got.SHA != next || res.Change != Updated {
+		t.Errorf("with the keys file restored: %s %v, want %s Updated", got.SHA, res.Change, next)
+	}
+}
+
+func TestPollVerifyTagKeepsPreviousOnUnsignedTag(t *testing.T) {
+	trusted, trustedArmor := newPGPKey(t, "Release Bot")
+	keysFile := writeFile(t, filepath.Join(t.TempDir(), "keys.asc"), trustedArmor)
+	u := newUpstream(t)
+	c1 := u.commit("one", map[string]string{"f": "1"})
+	u.goGitTag("v1.0.0", c1, trusted)
+	u.push("main", "--tags")
+	srv := newHTTPServer(t, u, "")
+	s := newSource(t, config.GitSource{URL: srv.url(), Semver: ">=1.0.0", Verify: &config.GitVerify{Mode: config.VerifyTag, KeysFile: keysFile}})
+	rev, _ := poll(t, s)
+	if rev.SHA != c1 || rev.Tag != "v1.0.0" || !strings.Contains(rev.Signer, "Release Bot") {
+		t.Fatalf("first poll = %s %s signer %q, want %s v1.0.0 by Release Bot", rev.SHA, rev.Tag, rev.Signer, c1)
+	}
+
+	// Newer tags that are not signed by a listed key never take over.
+	tests := []struct {
+		tag  string
+		push func(tag, sha string)
+		want string
+	}{
+		{tag: "v1.1.0", push: func(tag, sha string) { u.goGitTag(tag, sha, nil) }, want: "tag v1.1.0 is not signed"},
+		{tag: "v1.2.0", push: func(tag, sha string) { u.git("tag", tag, sha) }, want: "tag v1.2.0 is a lightweight tag"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tag, func(t *testing.T) {
+			c := u.commit("for "+tc.tag, map[string]string{"f": tc.tag})
+			tc.push(tc.tag, c)
+			u.push("main", "--tags")
+			e := pollErr(t, s, KindVerification)
+			if !strings.Contains(e.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", e, tc.want)
+			}
+			if last, _ := s.Last(); last != rev || readTree(t, last.Dir)["f"] != "1" {
+				t.Errorf("Last() = %s %s, want %s v1.0.0 still in force with its tree", last.SHA, last.Tag, c1)
+			}
+		})
+	}
+
+	c4 := u.commit("four", map[string]string{"f": "4"})
+	u.goGitTag("v1.3.0", c4, trusted)
+	u.push("main", "--tags")
+	if got, res := poll(t, s); got.SHA != c4 || got.Tag != "v1.3.0" || res.Change != Updated {
+		t.Errorf("after a signed v1.3.0: %s %s %v, want %s v1.3.0 Updated", got.SHA, got.Tag, res.Change, c4)
 	}
 }
