@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,64 +26,30 @@ import (
 
 var env *testenv.Env
 
-// TestMain starts the control plane, plus a kube-controller-manager that
-// runs only the clusterrole-aggregation controller, which fills the
-// aggregated ClusterRole syncd-manager. (testenv's own ControllerManager
-// option passes controller names kube-controller-manager v1.37 no longer
-// knows, and the process exits at start; reported, not worked around
-// there, since internal/testenv belongs to another change.)
+// TestMain starts the control plane with a kube-controller-manager that runs
+// only the clusterrole-aggregation controller, which fills the aggregated
+// ClusterRole syncd-manager.
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	e, err := testenv.Start(ctx, testenv.Options{})
+	e, err := testenv.Start(ctx, testenv.Options{
+		ControllerManager: true,
+		Controllers:       []string{"clusterrole-aggregation-controller"},
+	})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	env = e
-	stop, err := startAggregator(e)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = e.Stop()
-		os.Exit(1)
-	}
 	code := m.Run()
-	stop()
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv: stop:", err)
 	}
 	os.Exit(code)
 }
 
-// aggregatorLog is the controller manager's log, in the Env's directory.
-func aggregatorLog() string { return filepath.Join(env.Dir, "aggregator.log") }
-
-// startAggregator starts kube-controller-manager with only the
-// clusterrole-aggregation controller and returns a func that stops it.
-func startAggregator(e *testenv.Env) (func(), error) {
-	logFile, err := os.Create(filepath.Join(e.Dir, "aggregator.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(filepath.Join(e.BinDir, "kube-controller-manager"),
-		"--kubeconfig="+e.Kubeconfig,
-		"--controllers=clusterrole-aggregation-controller",
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--use-service-account-credentials=false",
-	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start kube-controller-manager: %w", err)
-	}
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		logFile.Close()
-	}, nil
-}
+// controllerLog is the controller manager's log, in the Env's directory.
+func controllerLog() string { return filepath.Join(env.Dir, "kube-controller-manager.log") }
 
 // repoRoot is the repository root, from this package's directory.
 const repoRoot = "../.."
@@ -209,7 +173,7 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 		last = err
 		time.Sleep(100 * time.Millisecond) // polling interval, not a wait for speed
 	}
-	cm, _ := os.ReadFile(aggregatorLog())
+	cm, _ := os.ReadFile(controllerLog())
 	if len(cm) > 3000 {
 		cm = cm[len(cm)-3000:]
 	}
