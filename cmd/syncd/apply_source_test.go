@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/testenv/gitserver"
+)
+
+// sourceConfig serves a Git repository on loopback and writes a syncd.yaml
+// whose app web renders app/ of its main branch into ns.
+func sourceConfig(t *testing.T, ns string) (*gitserver.Repo, string) {
+	t.Helper()
+	srv, err := gitserver.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	repo, err := srv.NewRepo("app", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: repo
+  git:
+    url: %s
+    branch: main
+    interval: 1m
+apps:
+- name: web
+  source: repo
+  path: app
+  namespace: %s
+  pruneBudget: 100
+`, repo.URL, ns)}), "syncd.yaml")
+	return repo, cfg
+}
+
+// TestApplyConfigFromSource: without --path, `syncd apply --config` fetches
+// the app's Git source, plans the revision and applies it, and says which
+// revision it applied.
+func TestApplyConfigFromSource(t *testing.T) {
+	ns := env.Namespace(t)
+	repo, cfg := sourceConfig(t, ns)
+	first, err := repo.Commit("first", map[string][]byte{
+		"app/cm.yaml":    []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seed\ndata:\n  color: blue\n"),
+		"app/other.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  k: v\n"),
+		"README.md":      []byte("not under app/\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	r := syncd(t, "apply", "--config", cfg, "--cache-dir", cache)
+	if r.code != exitOK {
+		t.Fatalf("apply from source: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"app web: revision " + first, "ConfigMap " + ns + "/seed created", "ConfigMap " + ns + "/other created"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if got := getConfigMap(t, ns).Data; !cmp.Equal(got, map[string]string{"color": "blue"}) {
+		t.Errorf("seed data = %v, want color: blue", got)
+	}
+
+	// The next commit changes one object and drops the other: the same
+	// command applies the new revision and prunes.
+	second, err := repo.Commit("second", map[string][]byte{
+		"app/cm.yaml":    []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seed\ndata:\n  color: green\n"),
+		"app/other.yaml": nil,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = syncd(t, "apply", "--config", cfg, "--cache-dir", cache, "--app", "web")
+	if r.code != exitOK {
+		t.Fatalf("apply of the second commit: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"app web: revision " + second, "ConfigMap " + ns + "/seed configured", "prune: 1 deleted"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if got := getConfigMap(t, ns).Data["color"]; got != "green" {
+		t.Errorf("color = %q after the second commit, want green", got)
+	}
+	if _, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "other", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap other left Git but is still there (get: %v)", err)
+	}
+}
+
+// TestApplyConfigDryRun: `syncd apply --config --dry-run` runs the whole
+// path with dryRun=All: a new object is not created, an existing one is
+// not written, and the output says it was a dry run.
+func TestApplyConfigDryRun(t *testing.T) {
+	ns := env.Namespace(t)
+	cfg := writeConfig(t, fmt.Sprintf("- name: web\n  source: repo\n  namespace: %s\n", ns))
+	dir := func(color string) string {
+		return writeFiles(t, map[string]string{"cm.yaml": configMapYAML(ns, map[string]string{"color": color})})
+	}
+
+	r := syncd(t, "apply", "--config", cfg, "--path", dir("blue"), "--dry-run")
+	if r.code != exitOK || !strings.Contains(r.stdout, "ConfigMap "+ns+"/seed created (dry run)") {
+		t.Fatalf("dry run of a new object: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "seed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("dry run created the object (get: %v)", err)
+	}
+
+	if r := syncd(t, "apply", "--config", cfg, "--path", dir("blue")); r.code != exitOK {
+		t.Fatalf("apply: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	before := getConfigMap(t, ns)
+	r = syncd(t, "apply", "--config", cfg, "--path", dir("green"), "--dry-run")
+	if r.code != exitOK || !strings.Contains(r.stdout, "ConfigMap "+ns+"/seed configured (dry run)") {
+		t.Fatalf("dry run of a change: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	after := getConfigMap(t, ns)
+	if after.ResourceVersion != before.ResourceVersion || after.Data["color"] != "blue" {
+		t.Errorf("dry run wrote the object: resourceVersion %s → %s, color %q", before.ResourceVersion, after.ResourceVersion, after.Data["color"])
+	}
+}
