@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -29,10 +31,7 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 	if err != nil {
 		return "", s.newError(KindVerification, "verify", fmt.Errorf("read git.verify.keysFile %s: %w", v.KeysFile, err), "make the file readable by syncd")
 	}
-	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(keys))
-	if err == nil && len(ring) == 0 {
-		err = errors.New("the armored block is empty")
-	}
+	ring, err := readKeys(keys)
 	if err != nil {
 		return "", s.newError(KindVerification, "verify", fmt.Errorf("git.verify.keysFile %s holds no armored OpenPGP public keys: %w", v.KeysFile, err), "export the keys with gpg --armor --export")
 	}
@@ -57,7 +56,7 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 		if tag.PGPSignature == "" {
 			return fail(fmt.Errorf("%s is not signed", what))
 		}
-		entity, err = tag.Verify(string(keys))
+		entity, err = tag.Verify(ring)
 		if err != nil {
 			return fail(fmt.Errorf("%s: bad signature or unknown key: %w", what, err))
 		}
@@ -66,12 +65,63 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 		if commit.PGPSignature == "" {
 			return fail(fmt.Errorf("%s is not signed", what))
 		}
-		entity, err = commit.Verify(string(keys))
+		entity, err = commit.Verify(ring)
 		if err != nil {
 			return fail(fmt.Errorf("%s: bad signature or unknown key: %w", what, err))
 		}
 	}
 	return signerName(entity), nil
+}
+
+// armorBegin starts every ASCII-armored OpenPGP block.
+const armorBegin = "-----BEGIN PGP "
+
+// readKeys reads the keys of every armored block in data and returns them
+// re-armored as one public key block. A file made by concatenating several
+// `gpg --armor --export` outputs holds several blocks, and the openpgp and
+// go-git readers would only see the first.
+func readKeys(data []byte) (string, error) {
+	var ring openpgp.EntityList
+	text, blocks := string(data), 0
+	for {
+		i := strings.Index(text, armorBegin)
+		if i < 0 {
+			break
+		}
+		text = text[i:]
+		block := text
+		if j := strings.Index(text[len(armorBegin):], armorBegin); j >= 0 {
+			block, text = text[:len(armorBegin)+j], text[len(armorBegin)+j:]
+		} else {
+			text = ""
+		}
+		blocks++
+		el, err := openpgp.ReadArmoredKeyRing(strings.NewReader(block))
+		if err != nil {
+			return "", fmt.Errorf("armored block %d: %w", blocks, err)
+		}
+		ring = append(ring, el...)
+	}
+	switch {
+	case blocks == 0:
+		return "", errors.New("no armored data found")
+	case len(ring) == 0:
+		return "", fmt.Errorf("its %d armored block(s) hold no keys", blocks)
+	}
+	var buf bytes.Buffer
+	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ring {
+		if err := e.Serialize(w); err != nil {
+			return "", fmt.Errorf("key %s: %w", e.PrimaryKey.KeyIdString(), err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
 }
 
 func signerName(e *openpgp.Entity) string {

@@ -13,6 +13,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/go-cmp/cmp"
 
 	"syncd.dev/syncd/internal/config"
 )
@@ -160,7 +161,9 @@ func TestPollVerifiesSignatures(t *testing.T) {
 
 func TestPollVerifiesTags(t *testing.T) {
 	trusted, trustedArmor := newPGPKey(t, "Release Bot")
-	keysFile := writeFile(t, filepath.Join(t.TempDir(), "keys.asc"), trustedArmor)
+	_, otherArmor := newPGPKey(t, "Other Team")
+	// Two exports concatenated: the trusted key is in the second block.
+	keysFile := writeFile(t, filepath.Join(t.TempDir(), "keys.asc"), otherArmor+"\n"+trustedArmor)
 	u := newUpstream(t)
 	c := u.commit("base", nil)
 	u.goGitTag("v1.0.0", c, trusted)
@@ -298,5 +301,49 @@ func TestPollVerifyTagKeepsPreviousOnUnsignedTag(t *testing.T) {
 	u.push("main", "--tags")
 	if got, res := poll(t, s); got.SHA != c4 || got.Tag != "v1.3.0" || res.Change != Updated {
 		t.Errorf("after a signed v1.3.0: %s %s %v, want %s v1.3.0 Updated", got.SHA, got.Tag, res.Change, c4)
+	}
+}
+
+func TestReadKeysReadsEveryBlock(t *testing.T) {
+	a, aArmor := newPGPKey(t, "Alice Admin")
+	b, bArmor := newPGPKey(t, "Bob Builder")
+	var sig bytes.Buffer
+	if err := openpgp.ArmoredDetachSign(&sig, a, strings.NewReader("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		in      string
+		wantIDs []string // key IDs read, in order
+		wantErr string
+	}{
+		"one block":              {in: aArmor, wantIDs: []string{a.PrimaryKey.KeyIdString()}},
+		"two concatenated":       {in: "# team keys\n" + aArmor + "\n\n" + bArmor, wantIDs: []string{a.PrimaryKey.KeyIdString(), b.PrimaryKey.KeyIdString()}},
+		"nothing armored":        {in: "just text\n", wantErr: "no armored data found"},
+		"a signature, not a key": {in: aArmor + sig.String(), wantErr: "armored block 2: openpgp: invalid argument: expected public or private key block"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := readKeys([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("readKeys error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(got))
+			if err != nil {
+				t.Fatalf("re-armored keys do not parse: %v", err)
+			}
+			var ids []string
+			for _, e := range ring {
+				ids = append(ids, e.PrimaryKey.KeyIdString())
+			}
+			if diff := cmp.Diff(tc.wantIDs, ids); diff != "" {
+				t.Errorf("key IDs (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
