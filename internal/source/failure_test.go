@@ -156,6 +156,94 @@ func TestPollServerDown(t *testing.T) {
 	pollErr(t, s, KindUnreachable)
 }
 
+// TestPollServerDiesMidPack: the server sends half of the pack and closes
+// the connection. The poll fails as Unreachable, the revision in force and
+// its tree are untouched, and once the server is healthy the next poll
+// continues from the cache without reporting it corrupt.
+func TestPollServerDiesMidPack(t *testing.T) {
+	tests := map[string]struct {
+		// firstGood: a poll succeeds before the server starts cutting.
+		firstGood bool
+	}{
+		"first clone":       {firstGood: false},
+		"incremental fetch": {firstGood: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			u := newUpstream(t)
+			files := map[string]string{}
+			for i := 0; i < 20; i++ {
+				files["m/f"+itoa(i)] = randomText(2048, int64(i))
+			}
+			u.commit("one", files)
+			u.push("main")
+			srv := newHTTPServer(t, u, "")
+			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+			var prev Revision
+			var prevTree map[string]string
+			if tc.firstGood {
+				prev, _ = poll(t, s)
+				prevTree = readTree(t, prev.Dir)
+			}
+
+			objectsBefore := objectFiles(t, s)
+			want := u.commit("two", map[string]string{"m/f0": randomText(4096, 99), "m/new": randomText(4096, 100)})
+			u.push("main")
+			srv.cutPack.Store(true)
+			pollErr(t, s, KindUnreachable)
+			if diff := cmp.Diff(objectsBefore, objectFiles(t, s)); diff != "" {
+				t.Errorf("the cut fetch left files in the cache's objects (-before +after):\n%s", diff)
+			}
+			cuts := srv.takeCuts()
+			if len(cuts) != 1 || cuts[0].packAt < 0 || cuts[0].sent <= cuts[0].packAt+12 || cuts[0].sent >= cuts[0].full {
+				t.Fatalf("cut responses = %+v, want one cut inside the pack data", cuts)
+			}
+			last, ok := s.Last()
+			if ok != tc.firstGood || last != prev {
+				t.Errorf("after the cut Last() = %+v %v, want %+v %v", last, ok, prev, tc.firstGood)
+			}
+			if tc.firstGood {
+				if diff := cmp.Diff(prevTree, readTree(t, prev.Dir)); diff != "" {
+					t.Errorf("tree of the revision in force changed (-want +got):\n%s", diff)
+				}
+			}
+
+			srv.cutPack.Store(false)
+			rev, res := poll(t, s)
+			if rev.SHA != want || res.Change != Updated || res.CacheRecovered != nil {
+				t.Errorf("poll with the server healthy = %s %v (recovered: %v), want %s Updated and no recovery", rev.SHA, res.Change, res.CacheRecovered, want)
+			}
+			if got := readTree(t, rev.Dir); got["m/new"] != randomText(4096, 100) || got["m/f1"] != files["m/f1"] {
+				t.Error("tree after the healthy poll lacks the new or the unchanged files")
+			}
+		})
+	}
+}
+
+// objectFiles lists the files under the cache's objects directory.
+func objectFiles(t testing.TB, s *Source) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(s.repoDir(), "objects")
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestPollWrongTokenIsAuthErrorWithoutTheToken(t *testing.T) {
 	u := newUpstream(t)
 	u.commit("one", nil)

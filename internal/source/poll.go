@@ -346,6 +346,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		depth = 1
 	}
 	if ferr := s.fetch(ctx, repo, creds, tgt, depth); ferr != nil {
+		removeTempPacks(s.repoDir())
 		e := s.transportError("fetch", ferr, creds)
 		// A broken cache can fail a fetch with what looks like a network
 		// error (a truncated pack reads as an unexpected EOF): check.
@@ -438,6 +439,17 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		Signer:     signer,
 		Dir:        dir,
 	}, change, nil, nil
+}
+
+// removeTempPacks deletes the pack a failed fetch left half-written
+// (go-git names it objects/pack/tmp_pack_*), so failures during a long
+// outage do not fill the disk. Polls of a source are serialised: no fetch
+// is writing one. Failures are ignored; the next failed fetch retries.
+func removeTempPacks(repoDir string) {
+	tmp, _ := filepath.Glob(filepath.Join(repoDir, "objects", "pack", "tmp_pack_*"))
+	for _, p := range tmp {
+		_ = os.Remove(p)
+	}
 }
 
 // prevTree returns the previous revision's tree when the cache still has

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -122,6 +123,17 @@ type httpServer struct {
 	// the Authorization header and the password it carries, the way a
 	// careless proxy might.
 	echoAuth atomic.Bool
+	// cutPack makes upload-pack responses stop halfway: the headers
+	// announce the whole body, half of it is sent, then the connection is
+	// closed. cuts records each cut response.
+	cutPack atomic.Bool
+	cuts    []cutResponse
+}
+
+// cutResponse records one upload-pack response cut by cutPack.
+type cutResponse struct {
+	full, sent int // body bytes the server had and sent
+	packAt     int // offset of the "PACK" signature in the body; -1 if none
 }
 
 func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
@@ -170,6 +182,10 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 			}
 			return
 		}
+		if isPack && s.cutPack.Load() {
+			s.serveCut(w, r, backend)
+			return
+		}
 		cw := &countingWriter{ResponseWriter: w}
 		backend.ServeHTTP(cw, r)
 		s.mu.Lock()
@@ -181,6 +197,37 @@ func newHTTPServer(t testing.TB, u *upstream, token string) *httpServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// serveCut runs the backend into a buffer, then sends the status, the
+// headers (with the whole body's Content-Length) and the first half of the
+// body, and closes the connection: a server dying mid-pack.
+func (s *httpServer) serveCut(w http.ResponseWriter, r *http.Request, backend http.Handler) {
+	rec := httptest.NewRecorder()
+	backend.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	cut := cutResponse{full: len(body), sent: len(body) / 2, packAt: bytes.Index(body, []byte("PACK"))}
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		rec.Code, http.StatusText(rec.Code), rec.Header().Get("Content-Type"), len(body))
+	_, _ = buf.Write(body[:cut.sent])
+	_ = buf.Flush()
+	s.mu.Lock()
+	s.cuts = append(s.cuts, cut)
+	s.mu.Unlock()
+}
+
+// takeCuts returns and forgets the responses cut so far.
+func (s *httpServer) takeCuts() []cutResponse {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cuts
+	s.cuts = nil
+	return c
 }
 
 func (s *httpServer) url() string { return s.URL + "/repo.git" }
