@@ -224,6 +224,24 @@ func (d *demo) firstSync(ctx context.Context) error {
 	for _, l := range d.daemon.applied(d.shaA) {
 		say("  %s", l)
 	}
+	nsObj, err := d.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	say("Namespace %s, managedFields:", ns)
+	printManaged(nsObj.ManagedFields)
+	cm, err := d.cs.CoreV1().ConfigMaps(ns).Get(ctx, "web-settings", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	say("ConfigMap %s/web-settings, managedFields:", ns)
+	printManaged(cm.ManagedFields)
+	svc, err := d.cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	say("Service %s/web, managedFields:", ns)
+	printManaged(svc.ManagedFields)
 	dep, err := d.cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return err
