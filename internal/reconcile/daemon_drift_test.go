@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,28 +183,7 @@ func (r *spyNamespaced) Patch(ctx context.Context, name string, pt types.PatchTy
 // runDaemon runs a daemon on cfgPath until the test ends.
 func runDaemon(t *testing.T, cfgPath string, cl reconcile.Cluster, opts reconcile.Options) *reconcile.Daemon {
 	t.Helper()
-	if opts.CacheDir == "" {
-		opts.CacheDir = t.TempDir()
-	}
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
-		ConfigPath: cfgPath,
-		Cluster:    cl,
-		Options:    opts,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		MaxBackoff: time.Hour,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
-	return d
+	return startDaemon(t, reconcile.DaemonOptions{ConfigPath: cfgPath, Cluster: cl, Options: opts, MaxBackoff: time.Hour})
 }
 
 // head returns the repository's HEAD commit.

@@ -15,10 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv"
@@ -97,15 +93,7 @@ apps:
 
 func cluster(t *testing.T) reconcile.Cluster {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	return clusterFor(t, env.Config)
 }
 
 // eventually polls cond until it holds or the (generous) deadline passes.

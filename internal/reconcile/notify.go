@@ -130,6 +130,12 @@ func alertField(f drift.Finding) alert.Field {
 			af.Culprit.Time = *o.Time
 		}
 	}
+	if af.Culprit.Manager == "" && f.Culprit != "" {
+		// A flapping field's culprit is the other side of the fight,
+		// which need not own the field at this moment (syncd may have
+		// just forced it back): name it without an entry's details.
+		af.Culprit.Manager = f.Culprit
+	}
 	return af
 }
 
