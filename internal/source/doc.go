@@ -14,7 +14,9 @@
 // previous tree is kept; older ones are deleted.
 //
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
-// never two at once for one source, and on demand (Trigger). A failed poll
+// never two at once for one source, and on demand (Trigger). The first
+// polls are spaced evenly over at most 30s so sources do not start in
+// lockstep. A failed poll
 // is retried sooner, with exponential backoff per source (5s doubling,
 // capped at 5m and at the source's regular poll), reset by a success.
 //

@@ -104,9 +104,17 @@ type SchedulerOptions struct {
 	// MaxConcurrent bounds polls running at once across sources;
 	// default 4.
 	MaxConcurrent int
+	// StartSpread bounds how late a source's first poll may come after
+	// Run starts, so sources do not all poll at once; default 30 seconds,
+	// negative for none. The jobs' first polls are spaced evenly: job i of
+	// n waits i/n of min(StartSpread, its interval or the time to its
+	// first scheduled run), so the first job polls at once. A Trigger
+	// during the wait polls at once.
+	StartSpread time.Duration
 }
 
-// Scheduler runs each Job's Poll at its start, then on its interval (plus
+// Scheduler runs each Job's Poll at its start (spread over StartSpread),
+// then on its interval (plus
 // jitter, so many sources drift apart) or cron schedule, and whenever
 // Trigger asks. Polls of one source never overlap: a trigger that arrives
 // while that source is polling queues exactly one more poll.
@@ -160,6 +168,9 @@ func NewScheduler(jobs []Job, opts SchedulerOptions) (*Scheduler, error) {
 	}
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Minute
+	}
+	if opts.StartSpread == 0 {
+		opts.StartSpread = 30 * time.Second
 	}
 	if opts.RetryMax < opts.RetryBase {
 		return nil, fmt.Errorf("source scheduler: SchedulerOptions.RetryMax (%s) must not be below RetryBase (%s)", opts.RetryMax, opts.RetryBase)
@@ -216,23 +227,59 @@ func (s *Scheduler) Trigger(name string) error {
 }
 
 // Run polls every job until ctx is done, then waits for running polls to
-// return (their contexts are canceled) and returns ctx.Err().
+// return (their contexts are canceled) and returns ctx.Err(). The first
+// polls are spread over SchedulerOptions.StartSpread.
 func (s *Scheduler) Run(ctx context.Context) error {
+	delays := s.startDelays(s.opts.Clock.Now())
 	var wg sync.WaitGroup
 	for i := range s.jobs {
 		wg.Add(1)
-		go func(j *scheduled) {
+		go func(j *scheduled, delay time.Duration) {
 			defer wg.Done()
-			s.loop(ctx, j)
-		}(&s.jobs[i])
+			s.loop(ctx, j, delay)
+		}(&s.jobs[i], delays[i])
 	}
 	wg.Wait()
 	return ctx.Err()
 }
 
-func (s *Scheduler) loop(ctx context.Context, j *scheduled) {
+// startDelays returns how long each job waits for its first poll when Run
+// starts at now: job i of n waits i/n of its window, the smaller of
+// StartSpread and the job's period (its interval, or the time to its first
+// scheduled run). Even spacing, unlike a random draw, never bunches polls
+// and lets a single source poll at once.
+func (s *Scheduler) startDelays(now time.Time) []time.Duration {
+	out := make([]time.Duration, len(s.jobs))
+	if s.opts.StartSpread <= 0 {
+		return out
+	}
+	n := time.Duration(len(s.jobs))
+	for i, j := range s.jobs {
+		window := j.job.Interval
+		if j.cron != nil {
+			window = j.cron.Next(now).Sub(now)
+		}
+		window = min(window, s.opts.StartSpread)
+		out[i] = window / n * time.Duration(i)
+	}
+	return out
+}
+
+func (s *Scheduler) loop(ctx context.Context, j *scheduled, startDelay time.Duration) {
 	clk := s.opts.Clock
 	cause := CauseStart
+	if startDelay > 0 {
+		timer := clk.NewTimer(startDelay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C():
+		case <-j.trigger:
+			timer.Stop()
+			cause = CauseManual
+		}
+	}
 	for {
 		// Drain a trigger that arrived before this poll: the poll serves it.
 		select {

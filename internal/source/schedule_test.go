@@ -65,14 +65,16 @@ func startScheduler(t *testing.T, jobs []Job) *schedHarness {
 }
 
 // startSchedulerWith starts a scheduler on a fake clock at t0 with a fixed
-// 7s jitter, after tweak has changed its options.
+// 7s jitter and no start spread (every job polls at t0), after tweak has
+// changed its options.
 func startSchedulerWith(t *testing.T, jobs []Job, tweak func(*SchedulerOptions)) *schedHarness {
 	t.Helper()
 	h := &schedHarness{t: t, clk: clocktesting.NewFakeClock(t0), events: make(chan Event, 100), done: make(chan error, 1)}
 	opts := SchedulerOptions{
-		OnPoll: func(e Event) { h.events <- e },
-		Clock:  h.clk,
-		Jitter: func(d time.Duration) time.Duration { return 7 * time.Second },
+		OnPoll:      func(e Event) { h.events <- e },
+		Clock:       h.clk,
+		Jitter:      func(d time.Duration) time.Duration { return 7 * time.Second },
+		StartSpread: -1,
 	}
 	tweak(&opts)
 	s, err := NewScheduler(jobs, opts)
@@ -230,6 +232,61 @@ func TestSchedulerTriggerNeverOverlaps(t *testing.T) {
 	}
 	if err := h.sched.Trigger("nope"); err == nil {
 		t.Error("Trigger of an unknown source succeeded")
+	}
+}
+
+func TestSchedulerSpreadsFirstPolls(t *testing.T) {
+	a, b, c, d := &fakePoller{name: "a"}, &fakePoller{name: "b"}, &fakePoller{name: "c"}, &fakePoller{name: "d"}
+	// Four jobs, default StartSpread (30s): job i waits i/4 of
+	// min(30s, its period). t0 is 10:02, so d's first cron run is 3m away.
+	h := startSchedulerWith(t, []Job{
+		{Poller: a, Interval: time.Minute},
+		{Poller: b, Interval: time.Minute},      // 30s * 1/4
+		{Poller: c, Interval: 12 * time.Second}, // 12s * 2/4
+		{Poller: d, Schedule: "*/5 * * * *"},    // 30s * 3/4
+	}, func(o *SchedulerOptions) { o.StartSpread = 0 })
+	var got []string
+	record := func() {
+		e := h.event()
+		got = append(got, e.Source+" "+string(e.Cause)+" +"+e.Started.Sub(t0).String())
+	}
+	record()
+	for _, step := range []time.Duration{6 * time.Second, 1500 * time.Millisecond, 15 * time.Second} {
+		h.waitTimers(4) // the polled jobs' next polls and the others' first
+		h.noEvent()
+		h.clk.Step(step)
+		record()
+	}
+	want := []string{"a start +0s", "c start +6s", "b start +7.5s", "d start +22.5s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first polls (-want +got):\n%s", diff)
+	}
+}
+
+func TestSchedulerTriggerDuringStartSpreadPollsAtOnce(t *testing.T) {
+	a, b := &fakePoller{name: "a"}, &fakePoller{name: "b"}
+	h := startSchedulerWith(t, []Job{{Poller: a, Interval: time.Minute}, {Poller: b, Interval: time.Minute}},
+		func(o *SchedulerOptions) { o.StartSpread = 20 * time.Second }) // b waits 10s
+	if e := h.event(); e.Source != "a" || e.Cause != CauseStart {
+		t.Fatalf("first event %s %s, want a start", e.Source, e.Cause)
+	}
+	h.waitTimers(2)
+	if err := h.sched.Trigger("b"); err != nil {
+		t.Fatal(err)
+	}
+	if e := h.event(); e.Source != "b" || e.Cause != CauseManual || !e.Started.Equal(t0) {
+		t.Fatalf("event %s %s at %s, want b manual at t0", e.Source, e.Cause, e.Started)
+	}
+	// The trigger replaced b's start poll: nothing more at +10s.
+	h.waitTimers(2)
+	h.clk.Step(10 * time.Second)
+	h.waitTimers(2)
+	h.noEvent()
+	b.mu.Lock()
+	calls := b.calls
+	b.mu.Unlock()
+	if calls != 1 {
+		t.Errorf("b polled %d times by +10s, want 1", calls)
 	}
 }
 
