@@ -241,8 +241,9 @@ func wantChanges(t *testing.T, cs *ChangeSet, want ...string) {
 // before a step, so tests can assert on transient states nobody would
 // see with GETs.
 type recorder struct {
-	t    *testing.T
-	w    watch.Interface
+	t        *testing.T
+	ns, name string
+	w        watch.Interface
 	mu   sync.Mutex
 	seen []*unstructured.Unstructured
 	done chan struct{}
@@ -263,7 +264,38 @@ func (c *cluster) watchObject(t *testing.T, gvr schema.GroupVersionResource, ns,
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{t: t, w: w, seen: []*unstructured.Unstructured{live}, done: make(chan struct{})}
+	return newRecorder(t, w, ns, name, live)
+}
+
+// watchNew starts recording name, which does not exist yet, from the
+// namespace's current resourceVersion, so its creation is the first
+// version seen.
+func (c *cluster) watchNew(t *testing.T, gvr schema.GroupVersionResource, ns, name string) *recorder {
+	t.Helper()
+	ri := c.resource(t, gvr, ns)
+	list, err := ri.List(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) > 0 {
+		t.Fatalf("%s %s/%s exists already", gvr.Resource, ns, name)
+	}
+	w, err := ri.Watch(context.Background(), metav1.ListOptions{
+		FieldSelector:   "metadata.name=" + name,
+		ResourceVersion: list.GetResourceVersion(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newRecorder(t, w, ns, name, nil)
+}
+
+// newRecorder collects w's objects, after first when it is set.
+func newRecorder(t *testing.T, w watch.Interface, ns, name string, first *unstructured.Unstructured) *recorder {
+	r := &recorder{t: t, ns: ns, name: name, w: w, done: make(chan struct{})}
+	if first != nil {
+		r.seen = append(r.seen, first)
+	}
 	go func() {
 		defer close(r.done)
 		for ev := range w.ResultChan() {
@@ -284,10 +316,7 @@ func (c *cluster) watchObject(t *testing.T, gvr schema.GroupVersionResource, ns,
 // and returns every version seen since the watch started.
 func (r *recorder) stop(c *cluster, gvr schema.GroupVersionResource) []*unstructured.Unstructured {
 	r.t.Helper()
-	r.mu.Lock()
-	first := r.seen[0]
-	r.mu.Unlock()
-	live, err := c.resource(r.t, gvr, first.GetNamespace()).Get(context.Background(), first.GetName(), metav1.GetOptions{})
+	live, err := c.resource(r.t, gvr, r.ns).Get(context.Background(), r.name, metav1.GetOptions{})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -307,11 +336,11 @@ func (r *recorder) stop(c *cluster, gvr schema.GroupVersionResource) []*unstruct
 		}
 		select {
 		case <-r.done:
-			r.t.Fatalf("watch of %s ended before resourceVersion %s", first.GetName(), rv)
+			r.t.Fatalf("watch of %s ended before resourceVersion %s", r.name, rv)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("watch of %s never delivered resourceVersion %s", first.GetName(), rv)
+			r.t.Fatalf("watch of %s never delivered resourceVersion %s", r.name, rv)
 		}
 	}
 	r.w.Stop()

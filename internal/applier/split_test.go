@@ -58,14 +58,45 @@ func wantPlanOwners(t *testing.T, c *cluster, plan *planner.Plan, ns, name strin
 }
 
 // TestSplitCreate: a Deployment split between two managers is created so
-// that each manager owns exactly its slice.
+// that each manager owns exactly its slice, in 1+N+1 requests (the whole
+// object, each split slice, the default slice again) during which no
+// field's value ever changes.
 func TestSplitCreate(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
 	plan := c.plan(t, webApp(ns, "syncd-web", releaseImages), deployment("web", 3, "nginx:1.27"))
+	w := c.watchNew(t, deployments, ns, "web")
 	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web created", "Deployment web syncd-web-release created")
 	wantPlanOwners(t, c, plan, ns, "web", ApplyOptions{RecordManagers: true})
+	seen := w.stop(c, deployments)
+	if len(seen) == 0 {
+		t.Fatal("the watch saw no version of the Deployment")
+	}
+	noValueChanged(t, seen)
+	// The ownership steps the watch saw: created whole under syncd-web,
+	// the image shared with syncd-web-release, then released by
+	// syncd-web.
+	var steps []map[string][]string
+	for _, u := range seen {
+		o := without(owners(t, u), deployControllers...)
+		if len(steps) == 0 || !cmp.Equal(steps[len(steps)-1], o) {
+			steps = append(steps, o)
+		}
+	}
+	image := `.spec.template.spec.containers[name="app"].image`
+	var imageOwners [][]string
+	for _, u := range seen {
+		if o := sorted(ownersOf(t, u, image)); len(imageOwners) == 0 || !cmp.Equal(imageOwners[len(imageOwners)-1], o) {
+			imageOwners = append(imageOwners, o)
+		}
+	}
+	if diff := cmp.Diff([][]string{{"syncd-web"}, {"syncd-web", "syncd-web-release"}, {"syncd-web-release"}}, imageOwners); diff != "" {
+		t.Errorf("owners of the image through the create (-want +got):\n%s", diff)
+	}
+	if len(steps) != 3 {
+		t.Errorf("%d ownership states during the create, want 3 (whole, shared, split):\n%v", len(steps), steps)
+	}
 	live := c.get(t, deployments, ns, "web")
 	if got := ownersOf(t, live, `.spec.template.spec.containers[name="app"].image`); !cmp.Equal(got, []string{"syncd-web-release"}) {
 		t.Errorf("image owned by %v, want only syncd-web-release", got)
