@@ -818,20 +818,13 @@ func (r *objectRun) takeOverClientSide(ctx context.Context, ri dynamic.ResourceI
 }
 
 // isImmutable reports whether the API server refused a change because a
-// field is immutable.
+// field is immutable, from the error's causes alone: the server's message
+// is built from the same causes, so it says nothing they do not
+// (TestImmutableCauses: ConfigMap and Secret data, Deployment selector,
+// Job template). Refusals worded otherwise, like a Service's clusterIP
+// ("may not change once set"), are not immutability and never recreate.
 func isImmutable(err error) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
-		return false
-	}
-	if d := status.Status().Details; d != nil {
-		for _, c := range d.Causes {
-			if strings.Contains(c.Message, "immutable") {
-				return true
-			}
-		}
-	}
-	return strings.Contains(err.Error(), "immutable")
+	return apierrors.IsInvalid(err) && len(immutableFields(err)) > 0
 }
 
 // immutableFields lists the fields an immutability error names.
