@@ -244,9 +244,9 @@ type recorder struct {
 	t        *testing.T
 	ns, name string
 	w        watch.Interface
-	mu   sync.Mutex
-	seen []*unstructured.Unstructured
-	done chan struct{}
+	mu       sync.Mutex
+	seen     []*unstructured.Unstructured
+	done     chan struct{}
 }
 
 // watchObject starts recording name from its current resourceVersion.
