@@ -66,8 +66,9 @@ type Field struct {
 	// Path uses the API server's field path notation (".spec.replicas",
 	// ".data.password").
 	Path string
-	// Class says what kind of finding this is for the field, e.g.
-	// "taken-over", "changed", "conflict", "handed-off".
+	// Class says what kind of finding this is for the field: a drift
+	// class ("taken-over", "shared", "value-drift", "flapping", ...),
+	// "conflict" or "handoff-pending".
 	Class string
 	// Desired is the value Git asks for, rendered as the producer sees fit
 	// (JSON for structured values); "" means the field is not in Git.

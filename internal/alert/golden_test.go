@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -23,16 +22,11 @@ func TestGoldenPayloads(t *testing.T) {
 	for _, typ := range []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook} {
 		for _, state := range []string{StateOpen, StateResolved} {
 			t.Run(typ+"/"+state, func(t *testing.T) {
-				ev := driftEvent()
 				var body []byte
 				if state == StateResolved {
-					ev.Resolved = true
-					ev.Summary = "The live object matches Git again."
-					ev.Revision = "main@sha1:9d8e7f6a5b4c"
-					ev.Time = t0.Add(42 * time.Minute)
-					body = sendResolved(t, typ, ev)
+					body = sendResolved(t, typ, resolvedDriftEvent())
 				} else {
-					body = sendOne(t, typ, ev)
+					body = sendOne(t, typ, driftEvent())
 				}
 				var pretty bytes.Buffer
 				if err := json.Indent(&pretty, body, "", "  "); err != nil {

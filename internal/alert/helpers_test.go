@@ -20,7 +20,7 @@ import (
 )
 
 // t0 is the time every fake clock starts at.
-var t0 = time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+var t0 = time.Date(2026, 11, 29, 23, 7, 5, 0, time.UTC)
 
 // fakeClock is a clock.Clock whose timers fire at once: each wait is
 // recorded and moves the clock forward by its duration, so tests see the
@@ -213,25 +213,44 @@ func refusedURL(t *testing.T) string {
 	return "http://" + addr + secretURLPath
 }
 
-// driftEvent is a typical drift finding.
+// driftRevision is the commit the drift examples were found at.
+const driftRevision = "5d0f3a8e21c94b7a6e3f0d1c2b9a8e7f6d5c4b3a"
+
+// driftEvent is the alert the daemon sends for the two Deployment findings
+// of the real report in docs/drift.md (TestReportExample against the test
+// control plane): hpa-controller wrote .spec.replicas through /scale (the
+// server recorded no time for that entry) and kubectl-edit changed the
+// image; both fields are taken-over. Summary and revision are what the
+// daemon fills in (internal/reconcile driftEvent).
 func driftEvent() Event {
 	return Event{
 		Type:     config.EventDrift,
-		App:      "shop",
-		Revision: "main@sha1:3f2a9c1d0b7e",
-		Object:   ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "frontend"},
-		Summary:  "2 fields differ from Git",
+		App:      "web",
+		Revision: driftRevision,
+		Object:   ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "testreportexample-1", Name: "web"},
+		Summary:  "2 field(s) of Deployment testreportexample-1/web drifted from Git",
 		Fields: []Field{
 			{
-				Path: ".spec.replicas", Class: "taken-over", Desired: "3", Live: "5",
-				Culprit: Culprit{Manager: "kubectl-scale", Operation: "Update", Subresource: "scale", Time: t0.Add(-10 * time.Minute)},
+				Path: ".spec.replicas", Class: "taken-over", Desired: "2", Live: "5",
+				Culprit: Culprit{Manager: "hpa-controller", Operation: "Update", Subresource: "scale"},
 			},
 			{
-				Path: ".spec.template.spec.containers[name=\"app\"].image", Class: "changed",
-				Desired: "registry.example/shop:1.4.2", Live: "registry.example/shop:1.4.3-hotfix",
-				Culprit: Culprit{Manager: "kubectl-edit", Operation: "Update", Time: t0.Add(-5 * time.Minute)},
+				Path: ".spec.template.spec.containers[name=\"app\"].image", Class: "taken-over",
+				Desired: "example.com/web:v1.4", Live: "example.com/web:v1.5-hotfix",
+				Culprit: Culprit{Manager: "kubectl-edit", Operation: "Update", Time: t0.Add(-time.Second)},
 			},
 		},
 		Time: t0,
 	}
+}
+
+// resolvedDriftEvent is driftEvent cleared: a later commit was applied
+// and the daemon took both fields back.
+func resolvedDriftEvent() Event {
+	ev := driftEvent()
+	ev.Resolved = true
+	ev.Summary = "Deployment testreportexample-1/web matches Git again"
+	ev.Revision = "9e1b7c4d02f5a6b8c3d9e0f1a2b3c4d5e6f7a8b9"
+	ev.Time = t0.Add(42 * time.Minute)
+	return ev
 }

@@ -44,11 +44,11 @@ func TestDedupeAndResolve(t *testing.T) {
 	resolved := func(ev Event) Event { ev.Resolved = true; return ev }
 	reversed := driftEvent()
 	reversed.Fields[0], reversed.Fields[1] = reversed.Fields[1], reversed.Fields[0]
-	reversed.Summary, reversed.Revision = "same finding, later revision", "main@sha1:ffff"
+	reversed.Summary, reversed.Revision = "same finding, later revision", "0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d"
 	otherCulprit := driftEvent()
-	otherCulprit.Fields[0].Culprit.Manager = "hpa-controller"
+	otherCulprit.Fields[0].Culprit.Manager = "keda-operator"
 	otherClass := driftEvent()
-	otherClass.Fields[0].Class = "changed"
+	otherClass.Fields[0].Class = "shared"
 	replicasOnly := driftEvent()
 	replicasOnly.Fields = replicasOnly.Fields[:1]
 	conflict := driftEvent()

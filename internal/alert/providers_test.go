@@ -393,7 +393,7 @@ func manyFields(n int) Event {
 	ev := driftEvent()
 	ev.Fields = nil
 	for i := range n {
-		ev.Fields = append(ev.Fields, Field{Path: fmt.Sprintf(".data.k%d", i), Class: "changed", Desired: "a", Live: "b"})
+		ev.Fields = append(ev.Fields, Field{Path: fmt.Sprintf(".data.k%d", i), Class: "value-drift", Desired: "a", Live: "b"})
 	}
 	return ev
 }
@@ -439,9 +439,9 @@ func TestPayloadShapes(t *testing.T) {
 		"drift names app, object, fields, values, culprit, revision": {
 			ev: driftEvent(),
 			want: want{contains: []string{
-				"shop", "Deployment", "web/frontend", ".spec.replicas", "taken-over", "3", "5",
-				"kubectl-scale", "Update", "scale", "kubectl-edit", "registry.example/shop:1.4.3-hotfix",
-				"main@sha1:3f2a9c1d0b7e", "2 fields differ from Git",
+				"web", "Deployment", "testreportexample-1/web", ".spec.replicas", "taken-over", "2", "5",
+				"hpa-controller", "Update", "scale", "kubectl-edit", "example.com/web:v1.5-hotfix",
+				driftRevision, "2 field(s) of Deployment testreportexample-1/web drifted from Git",
 			}},
 		},
 		"resolved is labelled resolved": {

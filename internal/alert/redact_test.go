@@ -78,8 +78,8 @@ func TestSecretsNeverSent(t *testing.T) {
 			Object:  ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "web", Name: "db"},
 			Summary: "password set to hunter2-desired-password by hand",
 			Fields: []Field{
-				{Path: ".data.password", Class: "changed", Desired: "hunter2-desired-password", Live: "old-live-password", Culprit: Culprit{Manager: "kubectl-edit"}},
-				{Path: ".stringData.token", Class: "changed", Desired: "c3VwZXJzZWNyZXQ=", Live: "tok-live-0042"},
+				{Path: ".data.password", Class: "taken-over", Desired: "hunter2-desired-password", Live: "old-live-password", Culprit: Culprit{Manager: "kubectl-edit"}},
+				{Path: ".stringData.token", Class: "value-drift", Desired: "c3VwZXJzZWNyZXQ=", Live: "tok-live-0042"},
 			},
 		},
 		{

@@ -30,11 +30,7 @@ func TestWebhookPayload(t *testing.T) {
 	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(clk))
 	ev := driftEvent()
 	n.Notify(ev)
-	resolved := driftEvent()
-	resolved.Resolved = true
-	resolved.Summary = "matches Git again"
-	resolved.Revision = "main@sha1:4b5c"
-	resolved.Time = t0.Add(time.Hour)
+	resolved := resolvedDriftEvent()
 	n.Notify(resolved)
 	closeNotifier(t, n)
 
@@ -56,29 +52,28 @@ func TestWebhookPayload(t *testing.T) {
 		got = append(got, p)
 	}
 
-	culprit := func(m, op, sub string, at time.Time) *webhookCulpritSchema {
-		return &webhookCulpritSchema{Manager: m, Operation: op, Subresource: sub, Time: &at}
-	}
+	at := t0.Add(-time.Second)
 	open := webhookSchema{
 		Version: "syncd.dev/alert/v1", Sink: "ops", Type: "drift", State: "open",
-		Fingerprint: got[0].Fingerprint, App: "shop", Revision: "main@sha1:3f2a9c1d0b7e",
-		Summary: "2 fields differ from Git", Time: t0,
+		Fingerprint: got[0].Fingerprint, App: "web", Revision: driftRevision,
+		Summary: "2 field(s) of Deployment testreportexample-1/web drifted from Git", Time: t0,
 	}
-	open.Object.APIVersion, open.Object.Kind, open.Object.Namespace, open.Object.Name = "apps/v1", "Deployment", "web", "frontend"
+	open.Object.APIVersion, open.Object.Kind, open.Object.Namespace, open.Object.Name = "apps/v1", "Deployment", "testreportexample-1", "web"
 	open.Fields = []webhookFieldSchema{
 		{
-			Path: ".spec.replicas", Class: "taken-over", Desired: "3", Live: "5",
-			Culprit: culprit("kubectl-scale", "Update", "scale", t0.Add(-10*time.Minute)),
+			// The server recorded no time for the /scale write: none is sent.
+			Path: ".spec.replicas", Class: "taken-over", Desired: "2", Live: "5",
+			Culprit: &webhookCulpritSchema{Manager: "hpa-controller", Operation: "Update", Subresource: "scale"},
 		},
 		{
-			Path: `.spec.template.spec.containers[name="app"].image`, Class: "changed",
-			Desired: "registry.example/shop:1.4.2", Live: "registry.example/shop:1.4.3-hotfix",
-			Culprit: culprit("kubectl-edit", "Update", "", t0.Add(-5*time.Minute)),
+			Path: `.spec.template.spec.containers[name="app"].image`, Class: "taken-over",
+			Desired: "example.com/web:v1.4", Live: "example.com/web:v1.5-hotfix",
+			Culprit: &webhookCulpritSchema{Manager: "kubectl-edit", Operation: "Update", Time: &at},
 		},
 	}
 
 	res := open
-	res.State, res.Summary, res.Revision, res.Time = "resolved", "matches Git again", "main@sha1:4b5c", t0.Add(time.Hour)
+	res.State, res.Summary, res.Revision, res.Time = "resolved", resolved.Summary, resolved.Revision, resolved.Time
 
 	if diff := cmp.Diff([]webhookSchema{open, res}, got); diff != "" {
 		t.Errorf("webhook payloads (-want +got):\n%s", diff)
