@@ -222,10 +222,13 @@ func failedAny(cs []Change) bool {
 // resource and namespace and the RBAC rule to add (applying needs get and
 // patch, creating through apply needs create as well, and list/watch serve
 // the live cache; a refused verb outside those, like delete for a
-// recreate, is added); admission denials are shown verbatim.
+// recreate, is added); admission denials are shown verbatim. Only the
+// authorizer's refusal ("User ... cannot VERB resource ...") gets the RBAC
+// hint: admission webhooks and ValidatingAdmissionPolicies deny with 403
+// Forbidden too, and more RBAC would not help there.
 func describeError(ref planner.ObjectRef, op string, err error) error {
 	var status apierrors.APIStatus
-	if apierrors.IsForbidden(err) && errors.As(err, &status) {
+	if apierrors.IsForbidden(err) && errors.As(err, &status) && forbiddenVerb.MatchString(status.Status().Message) {
 		d := status.Status().Details
 		where := "cluster-wide"
 		if ref.Namespace != "" {
