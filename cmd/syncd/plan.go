@@ -40,7 +40,8 @@ source, and dry-runs every manager's slice with Server-Side Apply under the
 app's real field managers (dryRun=All: nothing is written). It reports per
 object whether it would be created, updated, left unchanged or recreated, a
 unified YAML diff of the live object against the dry-run result (managedFields,
-status and server bookkeeping left out; Secret values shown as <redacted>),
+status and server bookkeeping left out; Secret values and fields the app
+marks sensitive shown as <redacted>),
 the field conflicts the app's policy would meet with the outcome (fail, force
 or yield) and the other manager, handoff warnings (fields Git stops setting
 that the API server would reset to a default), and fields moving between
@@ -190,10 +191,18 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 		previews = append(previews, dried[0])
 		dried = dried[1:]
 	}
-	report, err := preview.Build(app.Name, rendered.Plan.Revision, previews, preview.Options{
+	popts := preview.Options{
 		NotDryRun: func(obj *planner.Object) bool { return same[inventory.KeyOf(obj.Ref)] },
 		Notes:     notes,
-	})
+	}
+	sens, err := app.SensitiveFields()
+	if err != nil {
+		return nil, nil, err
+	}
+	if sens != nil {
+		popts.Sensitive = sens
+	}
+	report, err := preview.Build(app.Name, rendered.Plan.Revision, previews, popts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}

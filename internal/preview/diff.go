@@ -26,6 +26,11 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // object to create; a nil after (a refused dry run) or two equal objects
 // give an empty diff.
 func Diff(live, after *unstructured.Unstructured) (string, error) {
+	return DiffWith(live, after, DiffOptions{})
+}
+
+// DiffWith is Diff with the fields opts marks sensitive redacted as well.
+func DiffWith(live, after *unstructured.Unstructured, opts DiffOptions) (string, error) {
 	if after == nil {
 		return "", nil
 	}
@@ -38,6 +43,7 @@ func Diff(live, after *unstructured.Unstructured) (string, error) {
 		return "", nil
 	}
 	redactSecrets(a, b)
+	redactSensitive(a, b, live, after, opts)
 	ay, err := toYAML(a)
 	if err != nil {
 		return "", err

@@ -172,6 +172,9 @@ type Options struct {
 	NotDryRun func(*planner.Object) bool
 	// Notes are copied to Report.Notes.
 	Notes []string
+	// Sensitive, when set, marks fields whose values the diffs show as
+	// Redacted (config.SensitiveFields of the app).
+	Sensitive SensitiveMatcher
 }
 
 // Blocked reports whether any conflict would stop the apply.
@@ -254,7 +257,7 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 				p = fromGit(p)
 			}
 			var err error
-			objs[i], err = buildObject(app, p)
+			objs[i], err = buildObject(app, p, opts.Sensitive)
 			return err
 		})
 	}
@@ -315,7 +318,7 @@ func refOf(ref planner.ObjectRef) Ref {
 	return Ref{APIVersion: ref.GVK().GroupVersion().String(), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 }
 
-func buildObject(app string, p applier.ObjectPreview) (Object, error) {
+func buildObject(app string, p applier.ObjectPreview, sensitive SensitiveMatcher) (Object, error) {
 	o := Object{Object: refOf(p.Object.Ref), Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}}
 	var errs []string
 	changed := false
@@ -352,7 +355,16 @@ func buildObject(app string, p applier.ObjectPreview) (Object, error) {
 	sortUnique(&o.Ownership)
 	sort.SliceStable(o.Conflicts, func(i, j int) bool { return o.Conflicts[i].Path < o.Conflicts[j].Path })
 
-	diff, err := Diff(p.Live, p.After)
+	dopts := DiffOptions{Sensitive: sensitive}
+	if sensitive != nil {
+		dopts.Declared = &fieldpath.Set{}
+		for _, sl := range p.Object.Slices {
+			if sl.Fields != nil {
+				dopts.Declared = dopts.Declared.Union(sl.Fields)
+			}
+		}
+	}
+	diff, err := DiffWith(p.Live, p.After, dopts)
 	if err != nil {
 		return o, fmt.Errorf("%s: %w", p.Object.Ref, err)
 	}
