@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"syncd.dev/syncd/internal/drift"
-	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 type driftFlags struct {
@@ -29,8 +29,10 @@ and compares, field by field, what the app's managers declared with the live
 managedFields and values. Each finding names the field in the API server's
 notation, its class (taken-over, shared, value-drift, deleted, unmanaged;
 yielded and handoff-pending are information), the current owners with their
-operation, subresource and time, and the desired and live values. Secret
-values are always redacted. Nothing is written.
+operation, subresource and time, and the desired and live values. A field
+another manager took that the app's conflict policy yields to it is
+yielded, not drift. Secret values and fields the app marks sensitive are
+always redacted. Nothing is written, also for apps in drift mode detect.
 
 Exit codes: 0 no drift, 2 drift found, 1 error.`,
 		Args: cobra.NoArgs,
@@ -72,11 +74,11 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("app %s: read live objects: %w", app.Name, err))
 		}
-		var managers []planner.FieldManager
-		for _, m := range app.Managers() {
-			managers = append(managers, planner.FieldManager(m))
+		opts, err := reconcile.DriftOptions(app)
+		if err != nil {
+			return withCode(exitError, err)
 		}
-		rep := drift.Detect(rendered.Plan, live, drift.Options{Managers: managers})
+		rep := drift.Detect(rendered.Plan, live, opts)
 		all.Findings = append(all.Findings, rep.Findings...)
 		all.Warnings = append(all.Warnings, rep.Warnings...)
 	}

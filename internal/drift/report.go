@@ -201,7 +201,7 @@ func (f Finding) Sentence() string {
 	by := strings.Join(culprits, " and ")
 	switch f.Class {
 	case Deleted:
-		return "was deleted out of band; Git declares it (the next apply recreates it)"
+		return "does not exist: deleted out of band, or never applied; Git declares it"
 	case Unmanaged:
 		if len(f.Owners) == 0 {
 			return "is no longer managed by syncd: no manager owns any field"

@@ -62,10 +62,13 @@ type DaemonOptions struct {
 
 // AppStatus is what /status shows for one app.
 type AppStatus struct {
-	App       string    `json:"app"`
-	Source    string    `json:"source"`
-	Revision  string    `json:"revision,omitempty"`
-	Result    string    `json:"result"` // pending, ok, conflicts, failed
+	App      string `json:"app"`
+	Source   string `json:"source"`
+	Revision string `json:"revision,omitempty"`
+	Result   string `json:"result"` // pending, ok, conflicts, failed
+	// Mode is "detect" for an app in drift mode detect (nothing is
+	// applied; Objects counts the objects watched), empty otherwise.
+	Mode      string    `json:"mode,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	Objects   int       `json:"objects"`
 	Changed   int       `json:"changed"`
@@ -85,8 +88,10 @@ type AppStatus struct {
 // the source, whether its revision moved or not: the app is rendered and
 // applied (objects unchanged since syncd applied them are skipped when the
 // inventory is on), which also corrects out-of-band changes under the
-// app's conflict policy. Errors back off per app without stalling the
-// others. The config file is re-read when it changes; an invalid new
+// app's conflict policy. An app in drift mode detect is rendered and
+// watched the same way but never applied, pruned or otherwise written: its
+// differences are reported and alerted only. Errors back off per app
+// without stalling the others. The config file is re-read when it changes; an invalid new
 // config is rejected and the old one keeps running.
 type Daemon struct {
 	opts DaemonOptions
@@ -531,8 +536,9 @@ func (a *appRun) release() {
 // watch points the app's drift watcher at the plan just applied: it tells
 // the watcher the resourceVersions the apply left (so a lagging watch is
 // not mistaken for drift), sets the plan (which ends the hold) and lets it
-// re-evaluate every object from its cache.
-func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.ChangeSet) {
+// re-evaluate every object from its cache. cs is nil in drift mode detect,
+// where nothing was applied.
+func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.ChangeSet, opts drift.Options) {
 	d := a.d
 	if a.watcher == nil {
 		opts := drift.WatcherOptions{
@@ -540,9 +546,11 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 			OnChange: func(ch drift.Change) { a.onDrift(ch) },
 			OnError:  func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
 		}
-		if d.opts.Inventory != nil {
+		if d.opts.Inventory != nil && !a.app.DetectOnly() {
 			// Watch only the app's members, not every object of the
-			// kind in the namespaces it shares with other apps.
+			// kind in the namespaces it shares with other apps. In
+			// detect mode syncd never labels the objects, so the watch
+			// is by name and namespace only.
 			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, d.opts.Inventory.Namespace())
 		}
 		w, err := drift.NewWatcher(d.opts.Cluster.Dynamic, d.opts.Cluster.Mapper, opts)
@@ -553,20 +561,19 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 		a.watcher = w
 		go func() { _ = w.Run(ctx) }()
 	}
-	var managers []planner.FieldManager
-	for _, m := range a.app.Managers() {
-		managers = append(managers, planner.FieldManager(m))
-	}
 	// One change per slice: an object split between managers was written
 	// once per slice, and its newest version counts.
 	versions := map[planner.ObjectRef]string{}
-	for _, c := range cs.Changes {
-		if c.ResourceVersion != "" && newerRV(c.ResourceVersion, versions[c.Object]) {
-			versions[c.Object] = c.ResourceVersion
+	if cs != nil {
+		for _, c := range cs.Changes {
+			if c.ResourceVersion != "" && newerRV(c.ResourceVersion, versions[c.Object]) {
+				versions[c.Object] = c.ResourceVersion
+			}
 		}
 	}
 	a.watcher.Applied(versions)
-	if err := a.watcher.SetPlan(plan, drift.Options{Managers: managers, Flaps: a.flaps}); err != nil {
+	opts.Flaps = a.flaps
+	if err := a.watcher.SetPlan(plan, opts); err != nil {
 		a.watcher.Release()
 		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
 	}
@@ -617,6 +624,24 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		log.Error("render failed; nothing applied, nothing pruned", "error", err)
 		return err
 	}
+	dopts, err := DriftOptions(app)
+	if err != nil {
+		d.finish(app, rev, start, "failed", err, nil)
+		log.Error("drift settings invalid; nothing applied", "error", err)
+		return err
+	}
+	if app.DetectOnly() {
+		// Never written: no apply, no prune, no handoff, no inventory.
+		// The watcher reports every difference, objects Git declares
+		// that do not exist included.
+		log.Info("drift mode detect: watching, not applying", "objects", len(rendered.Plan.Objects))
+		d.finish(app, rev, start, "ok", nil, nil)
+		d.setStatus(app.Name, func(s *AppStatus) {
+			s.Mode, s.Objects, s.Changed, s.Conflicts = config.DriftDetect, len(rendered.Plan.Objects), 0, 0
+		})
+		ar.watch(ctx, rendered.Plan, nil, dopts)
+		return nil
+	}
 	log.Info("applying", "objects", len(rendered.Plan.Objects))
 	ar.hold()
 	cs, err := runner.ApplyRendered(ctx, app, rendered, false)
@@ -638,7 +663,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	d.finish(app, rev, start, result, err, cs)
 	if cs != nil {
 		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
-		ar.watch(ctx, rendered.Plan, cs)
+		ar.watch(ctx, rendered.Plan, cs, dopts)
 	}
 	if rendered.Prune != nil {
 		log.Info(rendered.Prune.String())

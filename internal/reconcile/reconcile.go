@@ -196,8 +196,12 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 }
 
 // Apply renders the app and applies it. The plan is returned even when the
-// apply fails part-way.
+// apply fails part-way. An app in drift mode detect is refused
+// (ErrDetectOnly) unless dryRun: syncd never writes for it.
 func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun bool) (*Rendered, *applier.ChangeSet, error) {
+	if err := r.detectOnly(app); err != nil && !dryRun {
+		return nil, nil, err
+	}
 	rendered, err := r.Render(ctx, app, dir)
 	if err != nil {
 		if r.opts.Inventory != nil {
@@ -213,8 +217,12 @@ func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun b
 	return rendered, cs, err
 }
 
-// ApplyRendered applies a rendered plan under the app's settings.
+// ApplyRendered applies a rendered plan under the app's settings. An app in
+// drift mode detect is refused (ErrDetectOnly) unless dryRun.
 func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Rendered, dryRun bool) (*applier.ChangeSet, error) {
+	if err := r.detectOnly(app); err != nil && !dryRun {
+		return nil, err
+	}
 	ao, err := ApplyOptions(app)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,61 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// ErrDetectOnly is returned (wrapped, naming the app) when asked to write
+// for an app whose drift.mode is detect.
+var ErrDetectOnly = errors.New("drift.mode is detect: syncd never writes to the cluster for this app")
+
+// detectOnly returns the error that refuses a write for a detect-mode
+// app, nil for any other.
+func (r *Runner) detectOnly(app config.App) error {
+	if !app.DetectOnly() {
+		return nil
+	}
+	return fmt.Errorf("app %s: %w; nothing was applied or pruned. Preview with `syncd plan --app %s`, report drift with `syncd drift --app %s`, or set drift.mode: correct for the app in %s to let syncd apply it",
+		app.Name, ErrDetectOnly, app.Name, app.Name, r.cfg.File)
+}
+
+// DriftOptions returns the settings drift detection uses for an app, the
+// same for `syncd drift` and the daemon's watcher: the app's managers, its
+// conflict policy (fields it yields are reported as yielded, not drift)
+// and its sensitive fields (redacted).
+func DriftOptions(app config.App) (drift.Options, error) {
+	var managers []planner.FieldManager
+	for _, m := range app.Managers() {
+		managers = append(managers, planner.FieldManager(m))
+	}
+	policy, err := applier.NewPolicy(app.Conflicts)
+	if err != nil {
+		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	sens, err := app.SensitiveFields()
+	if err != nil {
+		return drift.Options{}, err
+	}
+	opts := drift.Options{Managers: managers, Yield: yieldPolicy{policy}}
+	if sens != nil {
+		opts.Sensitive = sens
+	}
+	return opts, nil
+}
+
+// yieldPolicy asks the applier's conflict policy, with the rule matcher
+// the apply uses, whether a field taken by manager would be yielded.
+type yieldPolicy struct{ p *applier.Policy }
+
+var _ drift.YieldPolicy = yieldPolicy{}
+
+func (y yieldPolicy) Yields(ref planner.ObjectRef, manager string, path fieldpath.Path) bool {
+	return y.p.Decide(ref, applier.Conflict{Manager: manager, Path: path.String()}, path) == config.ActionYield
+}
