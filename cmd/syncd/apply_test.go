@@ -160,7 +160,7 @@ func TestApplyBadDocuments(t *testing.T) {
 		},
 		"unknown kind": {
 			bad:  "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
-			want: []string{"b-bad.yaml", "Widget"},
+			want: []string{"b-bad.yaml: document 2", "Widget"},
 		},
 		"managedFields in Git": {
 			bad:  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mf\n  managedFields:\n  - manager: someone\n",

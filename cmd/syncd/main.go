@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -59,9 +60,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ce) {
 		if ce.err != nil {
 			fmt.Fprintln(root.ErrOrStderr(), "error:", ce.err)
+			printHint(root.ErrOrStderr(), ce.err)
 		}
 		return ce.code
 	}
 	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	printHint(root.ErrOrStderr(), err)
 	return exitError
+}
+
+// printHint adds what to do for errors whose cause is not the command's
+// input: a cluster that cannot be reached.
+func printHint(w io.Writer, err error) {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		fmt.Fprintf(w, "hint: syncd could not connect to the API server at %s; check that the cluster is up and that --kubeconfig and --context (or KUBECONFIG) point at it\n", op.Addr)
+	}
 }

@@ -70,6 +70,16 @@ func (es ManifestErrors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Unwrap returns each problem, so errors.Is and errors.As see their causes
+// (a cluster that could not be reached, say).
+func (es ManifestErrors) Unwrap() []error {
+	errs := make([]error, len(es))
+	for i, e := range es {
+		errs[i] = e
+	}
+	return errs
+}
+
 // manifestExt lists the file endings read as manifests.
 var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// TestVersion: the version line carries the client-go version read from the
+// build, not a placeholder.
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errOut); code != exitOK {
+		t.Fatalf("code %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"syncd ", "commit ", "client-go v0.37.2", "go1.26"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("version output lacks %q: %q", want, out.String())
+		}
+	}
+}
+
+// TestApplyContextAndNamespace: --context picks a kubeconfig context other
+// than the current one, and --namespace places an object that names none.
+func TestApplyContextAndNamespace(t *testing.T) {
+	ns := env.Namespace(t)
+	cfg, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := cfg.CurrentContext
+	// The current context points at a port nothing listens on, so only
+	// --context reaches the API server.
+	broken := cfg.Contexts[real].DeepCopy()
+	broken.Cluster = "nowhere"
+	cluster := cfg.Clusters[cfg.Contexts[real].Cluster].DeepCopy()
+	cluster.Server = "https://127.0.0.1:1"
+	cfg.Clusters["nowhere"] = cluster
+	cfg.Contexts["broken"] = broken
+	cfg.CurrentContext = "broken"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeFiles(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nons\ndata:\n  k: v\n"})
+
+	apply := func(extra ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		args := append([]string{"apply", "--path", dir, "--manager", "ctx-test", "--namespace", ns, "--kubeconfig", kubeconfig}, extra...)
+		code := run(context.Background(), args, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	if code, out := apply(); code != exitError || !strings.Contains(out, "could not connect to the API server at 127.0.0.1:1") {
+		t.Fatalf("apply through the broken current context: code %d, want %d and a hint naming the address\n%s", code, exitError, out)
+	}
+	code, out := apply("--context", real)
+	if code != exitOK || !strings.Contains(out, "ConfigMap "+ns+"/nons created") {
+		t.Fatalf("apply with --context %s: code %d\n%s", real, code, out)
+	}
+	cm, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "nons", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the object did not land in --namespace %s: %v", ns, err)
+	}
+	if cm.Data["k"] != "v" {
+		t.Errorf("ConfigMap %s/nons data = %v, want k=v", ns, cm.Data)
+	}
+}
