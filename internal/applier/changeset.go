@@ -56,6 +56,9 @@ type Change struct {
 	// Health is the kstatus of the object after a wait ("Current", ...);
 	// empty when not waited for.
 	Health string
+	// HealthMessage says why the object is not Current (kstatus's
+	// message, and whether the wait timed out); empty when it is.
+	HealthMessage string
 	// Err is set for Failed and Conflicted changes.
 	Err      error
 	Duration time.Duration

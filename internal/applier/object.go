@@ -244,9 +244,9 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 		}
 	}
 	if r.ao.Wait && !r.a.opts.DryRun && !failedAny(changes) {
-		health := r.a.waitCurrent(ctx, ri, obj.Ref, r.ao.Timeout)
+		health, message := r.a.waitCurrent(ctx, ri, obj.Ref, r.ao.Timeout)
 		for i := range changes {
-			changes[i].Health = health
+			changes[i].Health, changes[i].HealthMessage = health, message
 		}
 	}
 	return changes
