@@ -22,7 +22,9 @@ func TestApplyConfigPolicySeed(t *testing.T) {
 	}
 	applyFiles := func(app, policy string, files map[string]string) result {
 		t.Helper()
-		return syncd(t, "apply", "--config", cfgFor(policy), "--app", app, "--path", writeFiles(t, files))
+		r := syncd(t, "apply", "--config", cfgFor(policy), "--app", app, "--path", writeFiles(t, files))
+		t.Logf("syncd apply --config syncd.yaml --app %s (conflicts.default: %s): exit %d\n%s%s", app, policy, r.code, r.stdout, r.stderr)
+		return r
 	}
 	apply := func(app, policy string, data map[string]string) result {
 		t.Helper()
@@ -135,5 +137,4 @@ func TestApplyConfigPolicySeed(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, `yielded: .data.color is owned by "operator" (Update)`) || color() != "red" {
 		t.Fatalf("after operator, yield: code %d, color %q\n%s%s", r.code, color(), r.stdout, r.stderr)
 	}
-	t.Logf("after operator, yield:\n%s", r.stdout)
 }
