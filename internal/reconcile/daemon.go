@@ -404,7 +404,7 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 			}
 			// The recorder folds repeats of one message into one Event
 			// with a count, so a long outage is one Event, not one per poll.
-			d.event(app.Name, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
+			d.event(app, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
 			d.setStatus(app.Name, func(s *AppStatus) {
 				s.Error = ev.Err.Error()
 				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
@@ -684,23 +684,25 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	return nil
 }
 
-// event records a Kubernetes Event on the app's inventory parent.
-func (d *Daemon) event(app, eventType, reason, format string, args ...any) {
-	if d.opts.Events == nil || d.opts.Inventory == nil {
+// event records a Kubernetes Event on the app's inventory parent; none for
+// an app in drift mode detect, for which syncd writes nothing (it has no
+// inventory parent either).
+func (d *Daemon) event(app config.App, eventType, reason, format string, args ...any) {
+	if d.opts.Events == nil || d.opts.Inventory == nil || app.DetectOnly() {
 		return
 	}
-	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: d.opts.Inventory.Namespace(), Name: inventory.ParentPrefix + app}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: d.opts.Inventory.Namespace(), Name: inventory.ParentPrefix + app.Name}
 	d.opts.Events.Eventf(ref, eventType, reason, format, args...)
 }
 
 func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result string, err error, cs *applier.ChangeSet) {
 	switch {
 	case result == "failed":
-		d.event(app.Name, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", shortSHA(rev.SHA), err)
+		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", shortSHA(rev.SHA), err)
 	case result == "conflicts":
-		d.event(app.Name, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
+		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
 	case cs != nil && cs.Count(applier.Created)+cs.Count(applier.Configured)+cs.Count(applier.Forced)+cs.Count(applier.Recreated) > 0:
-		d.event(app.Name, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
+		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}
 	d.m.ReconcileDuration.WithLabelValues(app.Name, result).Observe(d.opts.Clock.Since(start).Seconds())
 	if result == "ok" {

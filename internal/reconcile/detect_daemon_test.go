@@ -20,9 +20,13 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/inventory"
@@ -70,8 +74,9 @@ func (s *syncBuffer) String() string {
 }
 
 // recordedCluster is a cluster identity whose every non-read request is
-// recorded, with an inventory manager on the same identity.
-func recordedCluster(t *testing.T, ns string) (reconcile.Cluster, *inventory.Manager, *writeLog) {
+// recorded, with an inventory manager and an Event recorder on the same
+// identity.
+func recordedCluster(t *testing.T, ns string) (reconcile.Cluster, *inventory.Manager, record.EventRecorder, *writeLog) {
 	t.Helper()
 	log := &writeLog{}
 	cfg := rest.CopyConfig(env.Config)
@@ -97,16 +102,24 @@ func recordedCluster(t *testing.T, ns string) (reconcile.Cluster, *inventory.Man
 		t.Fatal(err)
 	}
 	t.Cleanup(inv.Stop)
-	return reconcile.Cluster{Dynamic: dyn, Mapper: mapper}, inv, log
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	t.Cleanup(broadcaster.Shutdown)
+	rec := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
+	return reconcile.Cluster{Dynamic: dyn, Mapper: mapper}, inv, rec, log
 }
 
 // runLoggedDaemon runs a daemon whose logs go to the returned buffer.
-func runLoggedDaemon(t *testing.T, cfgPath string, cl reconcile.Cluster, opts reconcile.Options) (*reconcile.Daemon, *syncBuffer) {
+func runLoggedDaemon(t *testing.T, cfgPath string, cl reconcile.Cluster, opts reconcile.Options, events record.EventRecorder) (*reconcile.Daemon, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	opts.CacheDir = t.TempDir()
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
-		ConfigPath: cfgPath, Cluster: cl, Options: opts, MaxBackoff: time.Hour,
+		ConfigPath: cfgPath, Cluster: cl, Options: opts, MaxBackoff: time.Hour, Events: events,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	if err != nil {
@@ -128,8 +141,8 @@ func runLoggedDaemon(t *testing.T, cfgPath string, cl reconcile.Cluster, opts re
 // ConfigMap Git declares as missing (deleted); an operator then creates it
 // with other values: both fields are alerted as taken over, the password
 // redacted in the alert and the logs; a later reconcile leaves the object
-// exactly as the operator wrote it. syncd's client sends no write at all,
-// not even the inventory.
+// exactly as the operator wrote it. syncd's client sends no write at all:
+// no inventory, and no Kubernetes Event even for a failed render.
 func TestDaemonDetectMode(t *testing.T) {
 	ns := env.Namespace(t)
 	repo := newRepo(t)
@@ -140,8 +153,8 @@ func TestDaemonDetectMode(t *testing.T) {
 	writeConfig(t, cfgPath, repo.dir, ns, "1h")
 	appendFile(t, cfgPath, "  drift:\n    mode: detect\n  sensitive:\n  - kinds: [ConfigMap]\n    paths: [.data.password]\n"+h.config())
 
-	cl, inv, writes := recordedCluster(t, ns)
-	d, logs := runLoggedDaemon(t, cfgPath, cl, reconcile.Options{Inventory: inv})
+	cl, inv, events, writes := recordedCluster(t, ns)
+	d, logs := runLoggedDaemon(t, cfgPath, cl, reconcile.Options{Inventory: inv}, events)
 	eventually(t, "the missing ConfigMap alerted", func() (bool, string) {
 		_, ok := h.find(0, func(p alert.WebhookPayload) bool {
 			return p.State == "open" && p.Object.Name == "settings" && len(p.Fields) == 1 && p.Fields[0].Class == "deleted"
@@ -156,6 +169,25 @@ func TestDaemonDetectMode(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Get(context.Background(), inventory.ParentName("web"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("inventory Secret get err %v, want NotFound (detect mode writes no inventory)", err)
 	}
+
+	// A commit that does not render fails the app (an Event in correct
+	// mode); the next commit renders again.
+	repo.commit("broken", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n"})
+	if err := d.Trigger("repo"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the broken commit failed", func() (bool, string) {
+		st := d.Status()
+		return st[0].Result == "failed", fmt.Sprintf("%+v", st)
+	})
+	repo.commit("fixed", map[string]string{"app/cm.yaml": gitCM})
+	if err := d.Trigger("repo"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the fixed commit watched again", func() (bool, string) {
+		st := d.Status()
+		return st[0].Result == "ok" && st[0].Revision == repo.head(), fmt.Sprintf("%+v", st)
+	})
 
 	// The operator creates the object with its own values.
 	created, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
