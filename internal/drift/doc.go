@@ -18,7 +18,9 @@
 //   - flapping: the owner keeps flipping between syncd and another forcing
 //     manager (FlapDetector).
 //   - deleted, unmanaged: object-level.
-//   - yielded, handoff-pending: information, not drift.
+//   - yielded, handoff-pending: information, not drift. A field is
+//     yielded when Options.Yield (the app's conflict policy) says yield to
+//     its current owner, or the caller listed it in Options.Yielded.
 //
 // Detect is pure (the one-shot check, tests); Watcher recomputes findings
 // from watch events, debounced per object, and publishes new and resolved
@@ -28,7 +30,8 @@
 // being judged against the previous plan or a lagging cache. Report
 // renders text, Markdown or JSON (a stable, documented shape). Values of a
 // Secret's data and stringData, and its last-applied-configuration
-// annotation, are always replaced by Redacted.
+// annotation, are always replaced by Redacted, and so are the values of
+// fields Options.Sensitive matches (the app's sensitive rules).
 //
 // The package never writes to the cluster: whether drift is corrected is
 // the caller's decision (drift mode "detect" vs "correct").
