@@ -87,13 +87,20 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 		ns = cl.namespace
 	}
 	app := config.App{Name: "apply", Manager: f.manager, Namespace: ns}
-	pl, err := planner.New(app, planner.Options{Mapper: cl.mapper})
+	// The cluster's OpenAPI types custom kinds whose CRD is not in the
+	// directory and says which of them serve status as a subresource; it
+	// is fetched only for such kinds.
+	schemas := planner.NewClusterSchemas(cl.discovery.OpenAPIV3WithContext(cmd.Context()))
+	pl, err := planner.New(app, planner.Options{Mapper: cl.mapper, Schemas: schemas})
 	if err != nil {
 		return withCode(exitError, err)
 	}
 	plan, err := pl.Plan(cmd.Context(), manifests)
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("nothing applied: %w", err))
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(cmd.OutOrStdout(), "warning: %s\n", w)
 	}
 	ap, err := applier.New(cl.dynamic, cl.mapper, applier.Options{Concurrency: f.concurrency, DryRun: f.dryRun})
 	if err != nil {

@@ -36,7 +36,7 @@ func TestApplySplitsInstalledCustomResource(t *testing.T) {
                   required: [name]
                   properties:
                     name: {type: string}
-                    image: {type: string}`)
+                    image: {type: string}`) + "    subresources: {status: {}}\n"
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	crd := &unstructured.Unstructured{}
@@ -93,5 +93,17 @@ func TestApplySplitsInstalledCustomResource(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ownership (-want +got):\n%s", diff)
+	}
+
+	// The ad-hoc form (--path --manager, no config) reads the same
+	// document from the cluster: it knows the kind serves status as a
+	// subresource and strips the status Git carries, with a warning.
+	adhoc := fmt.Sprintf("apiVersion: %s/v1\nkind: Rollout\nmetadata: {name: adhoc, namespace: %s}\nspec:\n  replicas: 1\nstatus:\n  ready: true\n", group, ns)
+	r = syncd(t, "apply", "--path", writeFiles(t, map[string]string{"rollout.yaml": adhoc}), "--manager", "adhoc")
+	if r.code != exitOK || !strings.Contains(r.stdout, "created") {
+		t.Fatalf("ad-hoc apply: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "status is set by controllers through the status subresource") {
+		t.Errorf("ad-hoc apply kept the status of a kind that serves it as a subresource:\n%s%s", r.stdout, r.stderr)
 	}
 }

@@ -50,6 +50,7 @@ type cluster struct {
 	config    *rest.Config
 	dynamic   dynamic.Interface
 	mapper    meta.ResettableRESTMapper
+	discovery *discovery.DiscoveryClient
 	namespace string // the kubeconfig context's namespace
 }
 
@@ -74,5 +75,5 @@ func (k *kubeFlags) connect() (*cluster, error) {
 		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &cluster{config: cfg, dynamic: dyn, mapper: mapper, namespace: ns}, nil
+	return &cluster{config: cfg, dynamic: dyn, mapper: mapper, discovery: disc, namespace: ns}, nil
 }
