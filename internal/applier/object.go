@@ -500,8 +500,23 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		dropped := own.applied(s.Manager).Leaves().Difference(s.Fields).Difference(othersAfter)
 		if !dropped.Empty() && !r.ao.ReleaseHandoff {
 			held, err := r.hold(ctx, ri, obj, live, s.Manager, s.Object, dropped, force[i])
+			if cs := FieldConflicts(err); cs != nil && !predict {
+				// The hold's dry run is the first request of this
+				// slice, so it is the one that meets conflicts with
+				// other managers: resolve them by policy as the real
+				// apply would, then hold what the resolved slice drops.
+				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+					return nil
+				}
+				s = sl[i]
+				dropped = own.applied(s.Manager).Leaves().Difference(s.Fields).Difference(othersAfter)
+				held, err = nil, nil
+				if !dropped.Empty() {
+					held, err = r.hold(ctx, ri, obj, live, s.Manager, s.Object, dropped, force[i])
+				}
+			}
 			if err != nil {
-				changes[i].Action, changes[i].Err = Failed, err
+				setFailed(&changes[i], err)
 				return nil
 			}
 			changes[i].Held = held
@@ -585,6 +600,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, force *bool, cs Conflicts, ours func(string) bool) bool {
 	var failed, yielded, forced Conflicts
 	var drop []fieldpath.Path
+	var dropLabels []string
 	internal := false
 	for _, conflict := range cs {
 		if ours(conflict.Manager) {
@@ -595,6 +611,16 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 			continue
 		}
 		fp := findPath(s.Fields, conflict.Path)
+		if key, ok := r.ownLabel(conflict.Path); ok && fp != nil {
+			// Another app's inventory already counts the object as its
+			// member (an object belongs to one ApplySet): both apps
+			// share the object, the label stays the first app's, and
+			// this app does not claim it, whatever the policy.
+			yielded = append(yielded, conflict)
+			drop = append(drop, fp)
+			dropLabels = append(dropLabels, key)
+			continue
+		}
 		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
 		if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
 			action = config.ActionFail
@@ -624,7 +650,7 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 			c.Action, c.Err = Failed, err
 			return false
 		}
-		*s = withExtras(obj, ns, *s)
+		*s = withExtras(obj, ns, *s, dropLabels...)
 	}
 	c.Yielded = append(c.Yielded, yielded...)
 	c.Forced = append(c.Forced, forced...)
@@ -634,12 +660,23 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 	return true
 }
 
+// ownLabel reports whether path is one of the labels the applier adds to
+// every object (the inventory's part-of label), and which.
+func (r *objectRun) ownLabel(path string) (string, bool) {
+	for k := range r.ao.Labels {
+		if path == ".metadata.labels."+k {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 // withExtras returns next with the labels and annotations that prepare
 // added to s and that are not in the object's desired state (the managers
 // annotation, the inventory's labels): a slice cut again from the desired
 // state would lose them, and applying it would remove them from the
-// object.
-func withExtras(obj *planner.Object, next, s planner.Slice) planner.Slice {
+// object. Labels named in without are not carried over.
+func withExtras(obj *planner.Object, next, s planner.Slice, without ...string) planner.Slice {
 	fields := next.Fields
 	u := next.Object.DeepCopy()
 	for _, md := range []struct {
@@ -654,6 +691,9 @@ func withExtras(obj *planner.Object, next, s planner.Slice) planner.Slice {
 		merged := md.get(u)
 		for k, v := range md.get(s.Object) {
 			if _, ok := md.desired[k]; ok {
+				continue
+			}
+			if md.name == "labels" && slices.Contains(without, k) {
 				continue
 			}
 			if merged == nil {
