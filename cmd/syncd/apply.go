@@ -154,6 +154,9 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, f := range c.Forced {
 			fmt.Fprintf(w, "  forced: %s\n", f.Error())
 		}
+		for _, o := range c.OtherInventory {
+			fmt.Fprintf(w, "  shared: the object is in another app's inventory (%s); that app keeps the label and prunes the object\n", o.Error())
+		}
 		for _, p := range c.Held {
 			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, applier.HandoffManager(c.Manager))
 		}

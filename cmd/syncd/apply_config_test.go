@@ -66,8 +66,8 @@ func TestApplyConfigPolicySeed(t *testing.T) {
 	// fail: exit 3, the object untouched, nothing pruned.
 	before := getConfigMap(t, ns)
 	r := apply("team-b", "fail", map[string]string{"color": "green"})
-	if r.code != exitConflict || !strings.Contains(r.stdout, `.data.color is owned by "syncd-team-a"`) {
-		t.Fatalf("fail policy: code %d, want %d\n%s%s", r.code, exitConflict, r.stdout, r.stderr)
+	if r.code != exitConflict || !strings.Contains(r.stdout, `.data.color is owned by "syncd-team-a"`) || strings.Contains(r.stdout, "conflict: .metadata.labels") {
+		t.Fatalf("fail policy: code %d, want %d and a conflict on .data.color only\n%s%s", r.code, exitConflict, r.stdout, r.stderr)
 	}
 	after := getConfigMap(t, ns)
 	if after.ResourceVersion != before.ResourceVersion {
@@ -83,11 +83,13 @@ func TestApplyConfigPolicySeed(t *testing.T) {
 		t.Errorf("a run that ended in a conflict pruned team-b's b-extra (get: %v)", err)
 	}
 
-	// Shared ownership: team-b declares team-a's key with the equal value.
-	// (yield, not fail: each app labels the object with its own
-	// inventory's part-of value, which conflicts with the other app's.)
-	r = apply("team-b", "yield", map[string]string{"color": "blue", "owner": "b"})
-	if r.code != exitOK || strings.Contains(r.stdout, "yielded: .data.") {
+	// Shared ownership: team-b declares team-a's key with the equal value,
+	// under fail. The object stays in team-a's inventory: team-b leaves
+	// it the part-of label (an object belongs to one ApplySet) and says
+	// so, and yields nothing.
+	r = apply("team-b", "fail", map[string]string{"color": "blue", "owner": "b"})
+	if r.code != exitOK || strings.Contains(r.stdout, "yielded") || !strings.Contains(r.stdout, "seed configured") ||
+		!strings.Contains(r.stdout, `shared: the object is in another app's inventory (.metadata.labels.applyset.kubernetes.io/part-of is owned by "syncd-team-a"`) {
 		t.Fatalf("equal value: code %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	want := map[string][]string{

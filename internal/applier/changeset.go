@@ -45,6 +45,11 @@ type Change struct {
 	Conflicts Conflicts
 	// Yielded and Forced are the conflicts resolved by the policy.
 	Yielded, Forced Conflicts
+	// OtherInventory is set when the object is a member of another app's
+	// inventory: the part-of label (owned by that app's manager) was left
+	// to it and not applied, whatever the policy. The apps share the
+	// object; the other app's inventory keeps it.
+	OtherInventory Conflicts
 	// Held lists the fields the handoff manager holds for this manager.
 	Held []string
 	// Migrated lists old managers of the object whose fields moved to the

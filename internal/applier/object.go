@@ -616,7 +616,7 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 			// member (an object belongs to one ApplySet): both apps
 			// share the object, the label stays the first app's, and
 			// this app does not claim it, whatever the policy.
-			yielded = append(yielded, conflict)
+			c.OtherInventory = append(c.OtherInventory, conflict)
 			drop = append(drop, fp)
 			dropLabels = append(dropLabels, key)
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,7 +123,7 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	}
 	var drop []fieldpath.Path
 	for _, c := range p.Changes {
-		for _, y := range c.Yielded {
+		for _, y := range slices.Concat(c.Yielded, c.OtherInventory) {
 			if fp := findPath(fields, y.Path); fp != nil {
 				drop = append(drop, fp)
 			}

@@ -12,8 +12,8 @@ import (
 // TestTwoAppsShareAnInventoriedObject: two apps, each with its own
 // inventory label, declare the same value on one ConfigMap under the fail
 // policy. The second app does not fight the first over the part-of label
-// (an object belongs to one ApplySet): it yields that label, whatever the
-// policy, reports it as yielded, and the values become shared.
+// (an object belongs to one ApplySet): it leaves that label to the first,
+// whatever the policy, says so, and the values become shared.
 func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
@@ -27,10 +27,13 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	wantChanges(t, cs, "ConfigMap shared syncd-a created")
 
 	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "red", "shape": "round"})), withLabel("applyset-b"))
-	wantChanges(t, cs, "ConfigMap shared syncd-b yielded")
+	wantChanges(t, cs, "ConfigMap shared syncd-b configured")
 	want := Conflicts{{Manager: "syncd-a", Path: ".metadata.labels." + partOf, Operation: "Apply"}}
-	if diff := cmp.Diff(want, cs.Changes[0].Yielded, ignoreTime); diff != "" {
-		t.Errorf("yielded (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, cs.Changes[0].OtherInventory, ignoreTime); diff != "" {
+		t.Errorf("OtherInventory (-want +got):\n%s", diff)
+	}
+	if len(cs.Changes[0].Yielded) > 0 {
+		t.Errorf("the inventory label was reported as yielded by policy: %v", cs.Changes[0].Yielded)
 	}
 	got := c.get(t, configMaps, ns, "shared")
 	if id := got.GetLabels()[partOf]; id != "applyset-a" {
