@@ -271,7 +271,7 @@ func TestDriftErrors(t *testing.T) {
 	}{
 		"no --config":         {[]string{"drift", "--path", dir, "--kubeconfig", env.Kubeconfig}, []string{"--config is required"}},
 		"unknown output":      {[]string{"drift", "--config", cfg, "--path", dir, "-o", "yaml", "--kubeconfig", env.Kubeconfig}, []string{`-o "yaml"`, "use text, json or markdown"}},
-		"unreachable cluster": {[]string{"drift", "--config", cfg, "--path", dir, "--kubeconfig", down}, []string{closed, "connection refused"}},
+		"unreachable cluster": {[]string{"drift", "--config", cfg, "--path", dir, "--kubeconfig", down}, []string{closed, "connection refused", "hint: syncd could not connect to the API server at " + closed}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

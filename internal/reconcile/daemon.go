@@ -420,6 +420,10 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 	if ev.Result.Change == source.Rewritten {
 		d.log.Warn("branch history was rewritten (force-push); following it", "source", ev.Source, "previous", ev.Result.Previous, "revision", ev.Revision.SHA)
 	}
+	if ev.Result.CacheRecovered != nil {
+		// The error is scrubbed of credentials by the source.
+		d.log.Warn("source cache was unreadable; deleted and cloned again", "source", ev.Source, "error", ev.Result.CacheRecovered)
+	}
 	for _, app := range apps {
 		d.setStatus(app.Name, func(s *AppStatus) { s.SourceFailures, s.SourceRetry = 0, time.Time{} })
 		q := queues[app.Name]
