@@ -125,6 +125,9 @@ func changeSetExit(cs *applier.ChangeSet) error {
 	if n := len(cs.Conflicts()); n > 0 {
 		return withCode(exitConflict, fmt.Errorf("%d object(s) not applied because of field conflicts; see above", n))
 	}
+	if n := len(cs.Unhealthy()); n > 0 {
+		return withCode(exitError, fmt.Errorf("%d object(s) applied but not healthy when the wait ended; see above", n))
+	}
 	return nil
 }
 
@@ -153,6 +156,13 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		}
 		for _, f := range c.Forced {
 			fmt.Fprintf(w, "  forced: %s\n", f.Error())
+		}
+		if c.Health != "" {
+			health := c.Health
+			if c.HealthMessage != "" {
+				health += ": " + c.HealthMessage
+			}
+			fmt.Fprintf(w, "  health: %s\n", health)
 		}
 		for _, o := range c.OtherInventory {
 			fmt.Fprintf(w, "  shared: the object is in another app's inventory (%s); that app keeps the label and prunes the object\n", o.Error())

@@ -70,3 +70,22 @@ func TestApplyContextAndNamespace(t *testing.T) {
 		t.Errorf("ConfigMap %s/nons data = %v, want k=v", ns, cm.Data)
 	}
 }
+
+// TestApplyWaitUnhealthy: with wait: true, an object that is not Current
+// when the timeout ends is printed with its kstatus and message, and the
+// run exits 1 (the test control plane has no scheduler or kubelet, so a
+// Deployment's pod never runs).
+func TestApplyWaitUnhealthy(t *testing.T) {
+	ns := env.Namespace(t)
+	cfg := planConfig(t, ns, "  wait: true\n  timeout: 2s\n")
+	dir := writeFiles(t, map[string]string{"web.yaml": deployYAML("  replicas: 1\n")})
+	r := syncd(t, "apply", "--config", cfg, "--app", "web", "--path", dir)
+	if r.code != exitError {
+		t.Fatalf("code %d, want %d\n%s%s", r.code, exitError, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"apps/Deployment " + ns + "/web created", "  health: InProgress: ", "not healthy when the wait ended"} {
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("output lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+}

@@ -102,6 +102,18 @@ func (cs *ChangeSet) OK() bool {
 	return true
 }
 
+// Unhealthy returns the changes waited for (ApplyOptions.Wait) whose
+// object was not Current when the wait ended.
+func (cs *ChangeSet) Unhealthy() []Change {
+	var out []Change
+	for _, c := range cs.Changes {
+		if c.Health != "" && c.Health != "Current" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Count returns how many changes have the action.
 func (cs *ChangeSet) Count(a Action) int { return len(cs.filter(a)) }
 

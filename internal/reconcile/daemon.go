@@ -660,6 +660,9 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		result, err = "failed", fmt.Errorf("%d object(s) failed: %w", len(cs.Failures()), cs.Failures()[0].Err)
 	case len(cs.Conflicts()) > 0:
 		result, err = "conflicts", fmt.Errorf("%d object(s) blocked by field conflicts: %w", len(cs.Conflicts()), cs.Conflicts()[0].Err)
+	case len(cs.Unhealthy()) > 0:
+		u := cs.Unhealthy()[0]
+		result, err = "unhealthy", fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
 	}
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
@@ -705,6 +708,8 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", shortSHA(rev.SHA), err)
 	case result == "conflicts":
 		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
+	case result == "unhealthy":
+		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "revision %s: %v", shortSHA(rev.SHA), err)
 	case cs != nil && cs.Count(applier.Created)+cs.Count(applier.Configured)+cs.Count(applier.Forced)+cs.Count(applier.Recreated) > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}
