@@ -65,7 +65,7 @@ type AppStatus struct {
 	App      string `json:"app"`
 	Source   string `json:"source"`
 	Revision string `json:"revision,omitempty"`
-	Result   string `json:"result"` // pending, ok, conflicts, failed
+	Result   string `json:"result"` // pending, ok, conflicts, failed, unhealthy
 	// Mode is "detect" for an app in drift mode detect (nothing is
 	// applied; Objects counts the objects watched), empty otherwise.
 	Mode      string    `json:"mode,omitempty"`
