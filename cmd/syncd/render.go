@@ -37,8 +37,9 @@ a local file:// repository is rendered from that repository's working tree
 -o yaml (default) prints one YAML document per slice, each preceded by
 "# manager: NAME  object: REF"; warnings follow as "# warning:" comments.
 -o json prints one JSON document {app, revision, slices: [{manager, object,
-stage, origin, hash, fields, applyConfiguration}], warnings}. Secret values
-are redacted in both.
+stage, origin, hash, fields, applyConfiguration}], warnings}. Secret values,
+and the values of fields the app marks sensitive (apps[].sensitive), are
+redacted in both.
 
 Exit codes: 0 rendered, 1 error (nothing is printed for an invalid render).`,
 		Args: cobra.NoArgs,
@@ -88,6 +89,11 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err))
 	}
+	sensitive, err := app.SensitiveFields()
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	plan.Redact(sensitive)
 	out := cmd.OutOrStdout()
 	if f.output == "json" {
 		err = plan.WriteJSON(out)

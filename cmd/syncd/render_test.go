@@ -175,3 +175,56 @@ func TestRenderErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderRedactsSensitive: fields an app marks sensitive are printed as
+// <redacted> in both output formats, including inside a list item picked
+// by its key, and nothing else is hidden.
+func TestRenderRedactsSensitive(t *testing.T) {
+	cfg, repo := writeRenderFixture(t)
+	env := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+      - name: app
+        image: example.com/api:1
+        env:
+        - {name: DB_PASSWORD, value: hunter2-secret-value}
+`
+	if err := os.WriteFile(filepath.Join(repo, "deploy", "api.yaml"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withRule := strings.Replace(string(config), "- name: far\n", `  sensitive:
+  - kinds: [apps/Deployment]
+    paths: [".spec.template.spec.containers[*].env"]
+- name: far
+`, 1)
+	if err := os.WriteFile(cfg, []byte(withRule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"yaml", "json"} {
+		code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web", "-o", format)
+		if code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", format, code, stderr)
+		}
+		// The variable's name stays in the field set (-o json's fields),
+		// as Secret keys do; its value never appears.
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("-o %s printed the sensitive env:\n%s", format, out)
+		}
+		if !strings.Contains(out, "<redacted>") {
+			t.Errorf("-o %s: no <redacted> marker:\n%s", format, out)
+		}
+		if !strings.Contains(out, "example.com/api:1") {
+			t.Errorf("-o %s hid more than the sensitive field (the image is gone):\n%s", format, out)
+		}
+	}
+}

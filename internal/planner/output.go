@@ -22,7 +22,7 @@ import (
 func (p *Plan) WriteYAML(w io.Writer) error {
 	for _, o := range p.Objects {
 		for _, s := range o.Slices {
-			b, err := yaml.Marshal(redact(s.Object.Object))
+			b, err := yaml.Marshal(redactFields(redact(s.Object.Object), s.Fields, o.Ref.GroupKind(), p.redactor))
 			if err != nil {
 				return fmt.Errorf("%s: encode slice of %s: %w", o.Ref, s.Manager, err)
 			}
@@ -100,11 +100,12 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 			}
 			out.Slices = append(out.Slices, SliceJSON{
 				Manager: s.Manager, Object: o.Ref.String(), Stage: o.Stage.String(), Origin: o.Origin,
-				Hash: s.Hash, Fields: fields, ApplyConfiguration: redact(s.Object.Object),
+				Hash: s.Hash, Fields: fields, ApplyConfiguration: redactFields(redact(s.Object.Object), s.Fields, o.Ref.GroupKind(), p.redactor),
 			})
 		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<redacted>", not "\u003credacted\u003e"
 	return enc.Encode(out)
 }

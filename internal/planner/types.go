@@ -166,4 +166,7 @@ type Plan struct {
 	// namespace and name.
 	Objects  []Object
 	Warnings []Warning
+
+	// redactor hides sensitive fields in WriteYAML and WriteJSON.
+	redactor Redactor
 }
