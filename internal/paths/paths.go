@@ -269,6 +269,14 @@ func (p *parser) field() error {
 	return nil
 }
 
+// keyFirst reports whether rest (after "[") is a key selector whose first
+// key name starts like an index ("[0=a]", "[3x=1]"): an "=" comes before
+// the "]".
+func keyFirst(rest string) bool {
+	eq, end := strings.IndexByte(rest, '='), strings.IndexByte(rest, ']')
+	return eq >= 0 && (end < 0 || eq < end)
+}
+
 // item parses "[*]", "[3]", "[=value]" or "[k=v,k2=v2]".
 func (p *parser) item() error {
 	start := p.pos
@@ -290,7 +298,7 @@ func (p *parser) item() error {
 		}
 		p.elems = append(p.elems, element{kind: kindValue, value: v})
 		return nil
-	case len(rest) > 0 && (rest[0] >= '0' && rest[0] <= '9' || rest[0] == '-'):
+	case len(rest) > 0 && (rest[0] >= '0' && rest[0] <= '9' || rest[0] == '-') && !keyFirst(rest):
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
 			return p.errf(start, "unterminated \"[\": add \"]\"")
