@@ -124,12 +124,12 @@ func (p Pattern) String() string {
 				}
 				b.WriteString(k.name)
 				b.WriteByte('=')
-				b.WriteString(value.ToString(k.value))
+				b.WriteString(formatValue(k.value))
 			}
 			b.WriteByte(']')
 		case kindValue:
 			b.WriteString("[=")
-			b.WriteString(value.ToString(e.value))
+			b.WriteString(formatValue(e.value))
 			b.WriteByte(']')
 		case kindIndex:
 			fmt.Fprintf(&b, "[%d]", e.index)
@@ -204,6 +204,16 @@ func (e element) matches(pe fieldpath.PathElement) bool {
 		return true
 	}
 	return false
+}
+
+// formatValue writes a scalar as Parse reads it back: strings JSON-quoted
+// (value.ToString quotes them Go's way, with escapes such as \x7f that
+// JSON does not have), other scalars as value.ToString does.
+func formatValue(v value.Value) string {
+	if v.IsString() {
+		return jsonQuote(v.AsString())
+	}
+	return value.ToString(v)
 }
 
 // jsonQuote quotes s as a JSON string, which Parse reads back (Go's
