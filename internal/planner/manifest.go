@@ -22,12 +22,20 @@ type Manifest struct {
 	File string
 	// Index is the 1-based position of the document in its file.
 	Index int
+	// Item is the 1-based position of the object in the items of a List
+	// document (kind List or <Kind>List), 0 when the document is the
+	// object itself.
+	Item int
 	// Object is the decoded object, exactly as written.
 	Object *unstructured.Unstructured
 }
 
-// Origin returns "file#index", the place errors and reports point at.
+// Origin returns "file#index" (or "file#index item N" for an item of a
+// List document), the place errors and reports point at.
 func (m Manifest) Origin() string {
+	if m.Item > 0 {
+		return fmt.Sprintf("%s#%d item %d", m.File, m.Index, m.Item)
+	}
 	return fmt.Sprintf("%s#%d", m.File, m.Index)
 }
 
@@ -35,6 +43,7 @@ func (m Manifest) Origin() string {
 type ManifestError struct {
 	File  string
 	Index int // 1-based document index; 0 when the whole file is concerned
+	Item  int // 1-based item index in a List document; 0 for the document itself
 	// Object names the object when it could be decoded ("apps/v1 Deployment web").
 	Object string
 	Err    error
@@ -46,6 +55,9 @@ func (e *ManifestError) Error() string {
 	b.WriteString(e.File)
 	if e.Index > 0 {
 		fmt.Fprintf(&b, ": document %d", e.Index)
+	}
+	if e.Item > 0 {
+		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
 	if e.Object != "" {
 		fmt.Fprintf(&b, " (%s)", e.Object)
@@ -85,7 +97,8 @@ var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // ReadDir reads every .yaml, .yml and .json file below dir (recursively, in
 // lexical order), splits multi-document files and decodes each document.
-// Empty documents are skipped; directories whose name starts with "." are
+// A List document (kind List or <Kind>List, with items) stands for its
+// items, in order, as with kubectl apply -f. Empty documents are skipped; directories whose name starts with "." are
 // skipped. A kustomization file below dir is an error (ReadDir does not
 // build kustomizations; Render does). A file larger than MaxFileSize, and a symlink that leads out of
 // dir, are errors; symlinks to directories are not followed. Any problem in
@@ -141,19 +154,102 @@ func decodeStream(r io.Reader, name string) ([]Manifest, ManifestErrors) {
 			index--
 			continue
 		}
-		obj, err := decodeDocument(doc)
-		if err != nil {
-			errs = append(errs, &ManifestError{File: name, Index: index, Object: describe(obj), Err: err})
-			continue
-		}
-		out = append(out, Manifest{File: name, Index: index, Object: obj})
+		ms, docErrs := decodeManifests(doc, name, index)
+		out = append(out, ms...)
+		errs = append(errs, docErrs...)
 	}
 	return out, errs
 }
 
-// decodeDocument turns one YAML or JSON document into an object and checks
-// what every manifest needs before it can be applied.
+// decodeManifests decodes one document of file name into its objects: the
+// document itself, or each item of a List document, in order, the way
+// kubectl apply -f reads it. Every object is checked like a document of
+// its own; an error names the document and the item.
+func decodeManifests(doc []byte, name string, index int) ([]Manifest, ManifestErrors) {
+	obj, err := parseDocument(doc)
+	if err != nil {
+		return nil, ManifestErrors{{File: name, Index: index, Object: describe(obj), Err: err}}
+	}
+	if !isListDocument(obj) {
+		if err := checkObject(obj); err != nil {
+			return nil, ManifestErrors{{File: name, Index: index, Object: describe(obj), Err: err}}
+		}
+		return []Manifest{{File: name, Index: index, Object: obj}}, nil
+	}
+	items, err := listItems(obj)
+	if err != nil {
+		return nil, ManifestErrors{{File: name, Index: index, Object: describe(obj), Err: err}}
+	}
+	var out []Manifest
+	var errs ManifestErrors
+	for i, item := range items {
+		if err := checkListItem(item); err != nil {
+			errs = append(errs, &ManifestError{File: name, Index: index, Item: i + 1, Object: describe(item), Err: err})
+			continue
+		}
+		out = append(out, Manifest{File: name, Index: index, Item: i + 1, Object: item})
+	}
+	return out, errs
+}
+
+// isListDocument reports whether a document is a list to expand: its kind
+// is List or ends in List, and it has items. A kind ending in List without
+// items is an object like any other (its kind is then checked by the
+// cluster's discovery).
+func isListDocument(obj *unstructured.Unstructured) bool {
+	if !strings.HasSuffix(obj.GetKind(), "List") {
+		return false
+	}
+	_, found := obj.Object["items"]
+	return found
+}
+
+// listItems returns the objects of a List document's items.
+func listItems(list *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	raw, ok := list.Object["items"].([]any)
+	if !ok {
+		if list.Object["items"] == nil {
+			return nil, nil // "items:" with nothing: an empty list
+		}
+		return nil, errors.New("items must be a list of objects")
+	}
+	out := make([]*unstructured.Unstructured, len(raw))
+	for i, it := range raw {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("items[%d] is not an object (a YAML mapping is needed)", i)
+		}
+		out[i] = &unstructured.Unstructured{Object: m}
+	}
+	return out, nil
+}
+
+// checkListItem checks one item of a List document: an object like any
+// document, and not a list itself (kubectl does not expand nested lists).
+func checkListItem(item *unstructured.Unstructured) error {
+	if isListDocument(item) {
+		return errors.New("a list inside a list is not expanded: move its items up into the outer list")
+	}
+	return checkObject(item)
+}
+
+// decodeDocument turns one YAML or JSON document into a single object and
+// checks what every manifest needs before it can be applied. A List
+// document is an error here: decodeManifests expands lists.
 func decodeDocument(doc []byte) (*unstructured.Unstructured, error) {
+	obj, err := parseDocument(doc)
+	if err != nil {
+		return obj, err
+	}
+	if obj.IsList() {
+		return obj, errors.New("a list where one object was expected: write each item as its own document")
+	}
+	return obj, checkObject(obj)
+}
+
+// parseDocument turns one YAML or JSON document into a map, checking only
+// that it is one and has a kind.
+func parseDocument(doc []byte) (*unstructured.Unstructured, error) {
 	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
@@ -170,22 +266,27 @@ func decodeDocument(doc []byte) (*unstructured.Unstructured, error) {
 	if obj.GetKind() == "" {
 		return obj, errors.New("kind is missing: add kind (e.g. ConfigMap, Deployment)")
 	}
-	if obj.IsList() {
-		return obj, errors.New("lists are not supported: write each item as its own document")
+	return obj, nil
+}
+
+// checkObject checks what every object needs before it can be applied.
+func checkObject(obj *unstructured.Unstructured) error {
+	if obj.GetKind() == "" {
+		return errors.New("kind is missing: add kind (e.g. ConfigMap, Deployment)")
 	}
 	if obj.GetAPIVersion() == "" {
-		return obj, errors.New("apiVersion is missing: add apiVersion (e.g. v1, apps/v1)")
+		return errors.New("apiVersion is missing: add apiVersion (e.g. v1, apps/v1)")
 	}
 	if obj.GetName() == "" {
 		if obj.GetGenerateName() != "" {
-			return obj, errors.New("metadata.generateName is not supported: GitOps objects need a fixed metadata.name")
+			return errors.New("metadata.generateName is not supported: GitOps objects need a fixed metadata.name")
 		}
-		return obj, errors.New("metadata.name is missing: add metadata.name")
+		return errors.New("metadata.name is missing: add metadata.name")
 	}
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
-		return obj, errors.New("metadata.managedFields must not be in Git: it records live ownership and the API server rejects it in apply requests; delete the field")
+		return errors.New("metadata.managedFields must not be in Git: it records live ownership and the API server rejects it in apply requests; delete the field")
 	}
-	return obj, nil
+	return nil
 }
 
 // describe names an object for error messages, as far as it decoded.

@@ -196,7 +196,7 @@ func parseKind(s string) (schema.GroupKind, error) {
 func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error) {
 	var errs ManifestErrors
 	fail := func(m Manifest, obj *unstructured.Unstructured, err error) {
-		errs = append(errs, &ManifestError{File: m.File, Index: m.Index, Object: describe(obj), Err: err})
+		errs = append(errs, &ManifestError{File: m.File, Index: m.Index, Item: m.Item, Object: describe(obj), Err: err})
 	}
 	plan := &Plan{App: p.app.Name, Revision: p.opts.Revision}
 
