@@ -77,7 +77,11 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 			return withCode(exitError, err)
 		}
 	}
-	manifests, err := planner.Render(dir)
+	tree, err := planner.LocalTree(dir)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
+	}
+	manifests, err := planner.Render(cmd.Context(), tree)
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, dir, err))
 	}

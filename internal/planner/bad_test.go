@@ -111,7 +111,7 @@ func TestBadInputs(t *testing.T) {
 				"cm.yaml":            configMap,
 				"plugin.yaml":        "apiVersion: someteam.example.com/v1\nkind: SedTransformer\nmetadata: {name: sed}\nargsOneLiner: s/a/b/\n",
 			},
-			want: []string{"kustomization.yaml: transformers: SedTransformer", "not a kustomize built-in"},
+			want: []string{`kustomization.yaml: transformers[0]: "plugin.yaml": SedTransformer`, "not a kustomize built-in"},
 		},
 		"exec plugin config produced by a kustomization directory": {
 			files: map[string]string{
@@ -147,7 +147,7 @@ func TestBadInputs(t *testing.T) {
 		},
 		"resource out of the tree": {
 			files: map[string]string{"kustomization.yaml": "resources: [../base]\n"},
-			want:  []string{"kustomization.yaml: resources", `"../base" leaves the app directory`},
+			want:  []string{"kustomization.yaml: resources", `resources[0]: "../base" leaves the repository`},
 		},
 		"missing resource": {
 			files: map[string]string{"kustomization.yaml": "resources: [deploy.yaml]\n"},
@@ -167,11 +167,12 @@ func TestBadInputs(t *testing.T) {
 		},
 		"symlink out of a kustomization": {
 			files: map[string]string{"kustomization.yaml": "resources: [leak.yaml]\n", "leak.yaml": "symlink:" + filepath.Join(outside, "secret.yaml")},
-			want:  []string{"leak.yaml: symlink leads out of the app directory"},
+			want:  []string{`resources[0]: "leak.yaml" leads out of the repository through a symlink`},
 		},
 		"kustomize build error names the file": {
-			files: map[string]string{"kustomization.yaml": "resources: [cm.yaml]\npatches:\n- path: missing-patch.yaml\n", "cm.yaml": configMap},
-			want:  []string{"kustomization.yaml: kustomize build", "missing-patch.yaml"},
+			files: map[string]string{"kustomization.yaml": "resources: [cm.yaml]\npatches:\n- path: patch.yaml\n", "cm.yaml": configMap,
+				"patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: no-such-map}\ndata: {a: b}\n"},
+			want: []string{"kustomization.yaml: kustomize build", "no-such-map"},
 		},
 		"split path into an atomic list": {
 			files: map[string]string{"a.yaml": deployment},
@@ -235,7 +236,7 @@ func readTestdata(t *testing.T, name string) string {
 }
 
 func renderAndPlan(dir string, app config.App, opts Options) (*Plan, error) {
-	ms, err := Render(dir)
+	ms, err := Render(context.Background(), Tree{Dir: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func TestHugeFile(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err = Render(dir)
+			_, err = Render(context.Background(), Tree{Dir: dir})
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), "huge.yaml: file is larger than the 8 MiB limit") {
 				t.Fatalf("error = %v, want huge.yaml refused for its size", err)

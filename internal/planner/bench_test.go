@@ -61,7 +61,7 @@ func BenchmarkRenderAndSplit(b *testing.B) {
 	}}
 	b.ReportAllocs()
 	for b.Loop() {
-		ms, err := Render(dir)
+		ms, err := Render(context.Background(), Tree{Dir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}

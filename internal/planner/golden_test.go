@@ -35,7 +35,7 @@ func loadApp(t testing.TB, dir string) config.App {
 func planDir(t testing.TB, dir string, opts Options) (*Plan, error) {
 	t.Helper()
 	app := loadApp(t, dir)
-	ms, err := Render(filepath.Join(dir, "manifests"))
+	ms, err := Render(context.Background(), Tree{Dir: filepath.Join(dir, "manifests")})
 	if err != nil {
 		return nil, err
 	}

@@ -368,7 +368,7 @@ func TestResliceKeepsKeys(t *testing.T) {
 // hashes.
 func TestOrderIndependent(t *testing.T) {
 	dir := filepath.Join("testdata", "plan", "split")
-	ms, err := Render(filepath.Join(dir, "manifests"))
+	ms, err := Render(context.Background(), Tree{Dir: filepath.Join(dir, "manifests")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,7 @@ import (
 // object, so no legitimate manifest file comes close.)
 const MaxFileSize = 8 << 20
 
-// MaxTreeSize is the largest total size of the files Render copies from a
-// kustomization directory, 64 MiB.
+// MaxTreeSize is the most one kustomize build may read in total, 64 MiB.
 const MaxTreeSize = 64 << 20
 
 // treeFile is one regular file found below a directory.

@@ -160,7 +160,11 @@ func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revisi
 
 func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev source.Revision, label string) (*Rendered, error) {
 	out := &Rendered{Revision: rev}
-	manifests, err := planner.Render(dir)
+	tree, err := renderTree(dir, rev)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+	}
+	manifests, err := planner.Render(ctx, tree)
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
 	}
@@ -174,6 +178,16 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	}
 	out.Plan = plan
 	return out, nil
+}
+
+// renderTree is what a render of dir may read: the revision's checkout
+// for a Git source, the enclosing repository of a local directory (a
+// --path run, rev is zero).
+func renderTree(dir string, rev source.Revision) (planner.Tree, error) {
+	if rev.Dir == "" {
+		return planner.LocalTree(dir)
+	}
+	return planner.Tree{Root: rev.Dir, Dir: dir}, nil
 }
 
 // ApplyOptions returns the applier settings an app's config asks for.

@@ -35,7 +35,11 @@ func loadExampleApp(t *testing.T) config.App {
 
 func planDir(t *testing.T, app config.App, dir string) *planner.Plan {
 	t.Helper()
-	manifests, err := planner.Render(repoPath(dir))
+	tree, err := planner.LocalTree(repoPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := planner.Render(context.Background(), tree)
 	if err != nil {
 		t.Fatalf("render %s: %v", dir, err)
 	}

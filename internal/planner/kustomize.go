@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+)
+
+// kustomizeSlot lets one kustomize build run at a time. kyaml keeps the
+// OpenAPI schema a build uses in process-wide state, which krusty sets
+// from the kustomization's openapi field and does not restore: two
+// concurrent builds would see each other's schema, and a later build would
+// inherit an earlier one's custom schema. Builds are therefore serialized,
+// and the schema is reset after each.
+var kustomizeSlot = make(chan struct{}, 1)
+
+// runKrusty is the build itself; tests replace it to make it panic or
+// hang.
+var runKrusty = func(fsys filesys.FileSystem, dir string) (resmap.ResMap, error) {
+	opts := krusty.MakeDefaultOptions()
+	// The file system is the restriction: it is confined to the
+	// repository, so a kustomization may use anything in it.
+	opts.LoadRestrictions = types.LoadRestrictionsNone
+	opts.PluginConfig = types.DisabledPluginConfig()
+	opts.PluginConfig.HelmConfig.Enabled = false
+	return krusty.MakeKustomizer(opts).Run(fsys, dir)
+}
+
+// BeforeKustomizeBuildForTest, when set, runs inside every kustomize
+// build just before kustomize does, with the kustomization's directory
+// relative to the repository root, where a panic is recovered like one in
+// kustomize. It exists so tests of other packages can make one app's build
+// panic (no input is known to panic kustomize v0.21); nothing else sets
+// it. Set it before builds start.
+var BeforeKustomizeBuildForTest func(dir string)
+
+type buildResult struct {
+	resMap resmap.ResMap
+	err    error
+}
+
+// kustomize builds the kustomization in dir, one build at a time, until
+// deadline or ctx ends. A panic inside kustomize becomes the error.
+// Waiting for another build counts against the deadline. A build that
+// runs past its deadline is abandoned (it cannot be interrupted); its file
+// system fails every operation from then on, so it ends at its next read
+// and frees the slot.
+func kustomize(ctx context.Context, fsys *repoFS, dir string, deadline time.Time) (resmap.ResMap, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case kustomizeSlot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomize build: %w", ctx.Err())
+	case <-timer.C:
+		return nil, fmt.Errorf("kustomize build: gave up after %s waiting for another app's kustomize build to finish", KustomizeTimeout)
+	}
+	done := make(chan buildResult, 1)
+	go func() {
+		defer func() { <-kustomizeSlot }()
+		defer openapi.ResetOpenAPI()
+		defer func() {
+			if p := recover(); p != nil {
+				done <- buildResult{err: panicError(p)}
+			}
+		}()
+		if hook := BeforeKustomizeBuildForTest; hook != nil {
+			hook(repoRel(dir))
+		}
+		m, err := runKrusty(fsys, dir)
+		done <- buildResult{resMap: m, err: err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if errors.Is(r.err, errBuildTimeout) {
+				return nil, fmt.Errorf("kustomize build: %w: simplify the kustomization or split the app", errBuildTimeout)
+			}
+			return nil, fmt.Errorf("kustomize build: %s", trimRepoRoot(r.err.Error()))
+		}
+		return r.resMap, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomize build: %w", ctx.Err())
+	case <-timer.C:
+		return nil, fmt.Errorf("kustomize build: %w: simplify the kustomization or split the app", errBuildTimeout)
+	}
+}
+
+// panicError describes a panic inside kustomize. Only a runtime error's
+// text is shown: other panic values may quote the files being built,
+// Secrets included.
+func panicError(p any) error {
+	detail := "its value is not shown, as it may quote file content"
+	if re, ok := p.(runtime.Error); ok {
+		detail = re.Error()
+	}
+	return fmt.Errorf("kustomize panicked (%s): this is a kustomize bug this kustomization triggers; "+
+		"check it with `kustomize build` and simplify what it uses until the build passes", detail)
+}
