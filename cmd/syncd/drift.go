@@ -26,7 +26,10 @@ func newDriftCommand() *cobra.Command {
 		Short: "Report fields syncd declared that another manager took or changed: who, how, when, live vs desired",
 		Long: `drift renders each app (or --app) as apply would, reads the live objects
 and compares, field by field, what the app's managers declared with the live
-managedFields and values. Each finding names the field in the API server's
+managedFields and values, as the API server stores them: a field whose live
+value is not Git's text is compared with what a dry-run apply of the app's
+fields returns, so zero values the server omits, defaults and normal forms
+(1000m = 1) are not drift. Each finding names the field in the API server's
 notation, its class (taken-over, shared, value-drift, deleted, unmanaged;
 yielded and handoff-pending are information), the current owners with their
 operation, subresource and time, and the desired and live values. A field
@@ -78,9 +81,19 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, err)
 		}
+		norm, err := runner.Normalizer(app)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		// Fields whose live value is not Git's text are compared with
+		// what the API server stores for them (one dry-run apply per
+		// such slice), so its defaults and normal forms are not drift.
+		var warns []string
+		opts.Normalized, warns = drift.Normalize(cmd.Context(), norm, rendered.Plan, live, opts)
 		rep := drift.Detect(rendered.Plan, live, opts)
 		all.Findings = append(all.Findings, rep.Findings...)
 		all.Warnings = append(all.Warnings, rep.Warnings...)
+		all.Warnings = append(all.Warnings, warns...)
 	}
 	out := cmd.OutOrStdout()
 	switch f.output {

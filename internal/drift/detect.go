@@ -53,6 +53,12 @@ type Options struct {
 	// Sensitive, when set, marks fields whose Desired and Live values are
 	// replaced by Redacted, as Secret data always is.
 	Sensitive FieldMatcher
+	// Normalized, when set, is what the API server would store for
+	// syncd's slices (Normalize): a declared leaf whose live value is not
+	// Git's text but is the value the server stores for it is not drift.
+	// Without it values are compared with Git's text, zero values the
+	// server omits excepted.
+	Normalized Normalized
 }
 
 // YieldPolicy says whether an app's conflict policy yields the field at
@@ -102,11 +108,15 @@ type detector struct {
 	opts     Options
 	yielded  map[objKey]map[string]FieldRef
 	handoff  map[objKey]map[string]FieldRef
+	// normalized is Options.Normalized by object and manager name; the
+	// Watcher adds its own dry runs to it.
+	normalized map[objKey]map[string]*unstructured.Unstructured
 }
 
 func newDetector(plan *planner.Plan, opts Options) *detector {
 	d := &detector{app: plan.App, managers: map[string]bool{}, opts: opts,
-		yielded: map[objKey]map[string]FieldRef{}, handoff: map[objKey]map[string]FieldRef{}}
+		yielded: map[objKey]map[string]FieldRef{}, handoff: map[objKey]map[string]FieldRef{},
+		normalized: normalizedIndex(opts.Normalized)}
 	for _, m := range opts.Managers {
 		d.managers[string(m)] = true
 	}
@@ -127,6 +137,17 @@ func newDetector(plan *planner.Plan, opts Options) *detector {
 	index(d.yielded, opts.Yielded)
 	index(d.handoff, opts.HandoffPending)
 	return d
+}
+
+// isSecret reports whether ref is a core Secret, whose stringData is read
+// from data.
+func isSecret(ref planner.ObjectRef) bool { return ref.Group == "" && ref.Kind == "Secret" }
+
+// sameValue reports whether live holds what manager declares at path:
+// Git's text compared by equalDeclared, or else the server's form of it
+// (storedAsDeclared).
+func (d *detector) sameValue(ref planner.ObjectRef, manager string, path fieldpath.Path, desired, live any) bool {
+	return equalDeclared(desired, live) || d.storedAsDeclared(ref, manager, path, live)
 }
 
 // isSyncd reports whether m is one of syncd's managers (handoff managers
@@ -266,14 +287,14 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 	for _, err := range errs {
 		warns = append(warns, ref.String()+": "+err.Error())
 	}
-	secret := ref.Group == "" && ref.Kind == "Secret"
+	secret := isSecret(ref)
 	leaves := declaredLeaves(obj)
 	var out []Finding
 	add := func(f Finding, p fieldpath.Path) {
 		if f.Owners == nil {
 			f.Owners = []Owner{}
 		}
-		f.Differs = !equalDeclared(f.Desired, f.Live)
+		f.Differs = !d.sameValue(ref, f.DeclaredBy, p, f.Desired, f.Live)
 		d.redact(&f, p)
 		out = append(out, f)
 	}
@@ -372,7 +393,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 				continue
 			}
 			f.Class = Shared
-		case !equalDeclared(f.Desired, f.Live):
+		case !d.sameValue(ref, l.manager, l.path, f.Desired, f.Live):
 			f.Class = ValueDrift
 		default:
 			continue

@@ -12,9 +12,12 @@
 //   - taken-over: no syncd manager owns the field any more; the owners
 //     (manager, Apply/Update, subresource, time) and both values are given.
 //   - shared: syncd owns it together with another manager.
-//   - value-drift: only syncd owns it, but the value differs from Git after
-//     normalisation (numbers by value, resource quantities by amount, maps
-//     on the keys Git declares).
+//   - value-drift: only syncd owns it, but the live value is neither Git's
+//     value (numbers by value, resource quantities by amount, maps on the
+//     keys Git declares, a zero value the server omits counts as absent)
+//     nor what the API server stores for it: Normalize asks the server
+//     with a forced dry-run apply of the slice (Options.Normalized), only
+//     for slices the first comparison finds different.
 //   - flapping: the owner keeps flipping between syncd and another forcing
 //     manager (FlapDetector).
 //   - deleted, unmanaged: object-level.
@@ -33,8 +36,10 @@
 // annotation, are always replaced by Redacted, and so are the values of
 // fields Options.Sensitive matches (the app's sensitive rules).
 //
-// The package never writes to the cluster: whether drift is corrected is
-// the caller's decision (drift mode "detect" vs "correct").
+// The package never writes to the cluster (the only requests besides
+// reads are Normalize's and the Watcher's dry-run applies, which persist
+// nothing): whether drift is corrected is the caller's decision (drift
+// mode "detect" vs "correct").
 //
 // Not guaranteed: findings are as good as the field sets. Where the
 // planner's schema differs from the server's (a custom kind whose CRD was
@@ -43,8 +48,11 @@
 // still be reported wrongly. A field removed out of band is reported as
 // taken-over with no owner: the API server does not record who removed
 // it. A mutating webhook that changes a field during syncd's own apply
-// leaves syncd as the owner, so it shows as value-drift, not as a
-// take-over, and the webhook is not named. The Watcher folds events within
+// leaves syncd as the owner; when it makes the same change in the dry run
+// that is what the server stores, not drift; otherwise it shows as
+// value-drift, not as a take-over, and the webhook is not named. When the
+// dry run fails (no patch permission, an immutable field changed in Git)
+// the values are compared with Git's text, with a warning. The Watcher folds events within
 // the debounce into one recomputation, so a take-over undone within it may
 // never be published (the flap detector still sees every event). An
 // object outside a label-selected watch is read when it is recomputed, but

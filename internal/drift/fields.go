@@ -269,20 +269,25 @@ func lookupLive(obj map[string]any, path fieldpath.Path, secret bool) (any, bool
 // equalDeclared reports whether live holds what desired declares: maps are
 // compared on desired's keys only (a defaulted key Git never declared is
 // not compared), lists item by item, numbers by value (1 == 1.0) and
-// resource quantities by amount ("500m" == "0.5", 1 == "1").
+// resource quantities by amount ("500m" == "0.5", 1 == "1"). A zero value
+// (false, 0, "", {}, []) that live does not hold is what the API server
+// stores for it (omitAbsentZero), so it is equal too.
 func equalDeclared(desired, live any) bool {
+	if live == nil && omitAbsentZero(desired) {
+		return true
+	}
 	switch d := desired.(type) {
 	case nil:
 		return live == nil
 	case map[string]any:
 		l, ok := live.(map[string]any)
 		if !ok {
-			return len(d) == 0 && live == nil
+			return false
 		}
 		for k, dv := range d {
 			lv, ok := l[k]
 			if !ok {
-				if dv == nil {
+				if dv == nil || omitAbsentZero(dv) {
 					continue
 				}
 				return false
@@ -295,7 +300,7 @@ func equalDeclared(desired, live any) bool {
 	case []any:
 		l, ok := live.([]any)
 		if !ok {
-			return len(d) == 0 && live == nil
+			return false
 		}
 		if len(d) != len(l) {
 			return false
@@ -316,6 +321,27 @@ func equalDeclared(desired, live any) bool {
 		return true
 	}
 	return sameQuantity(desired, live)
+}
+
+// omitAbsentZero reports whether v is a zero value the API server does not
+// store: the built-in kinds' fields are Go struct fields tagged omitempty,
+// so false, 0, "", an empty map and an empty list declared in Git are
+// absent from the stored object (.spec.minReadySeconds: 0, a volume
+// mount's readOnly: false, annotations: {}). Only a value equal to the
+// zero value counts: "0" and "false" are strings, not zero.
+func omitAbsentZero(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	n, ok := number(v)
+	return ok && n == 0
 }
 
 func number(v any) (float64, bool) {

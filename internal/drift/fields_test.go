@@ -30,6 +30,26 @@ func TestEqualDeclared(t *testing.T) {
 		"bool":                            {true, true, true},
 		"bool and string":                 {true, "true", false},
 		"empty map declared, live absent": {map[string]any{}, nil, true},
+		// The API server does not store zero values of omitempty fields.
+		"false, live absent":                {false, nil, true},
+		"zero int, live absent":             {int64(0), nil, true},
+		"zero float, live absent":           {0.0, nil, true},
+		"empty string, live absent":         {"", nil, true},
+		"empty list, live absent":           {[]any{}, nil, true},
+		"zero key of a map, live absent":    {map[string]any{"apiVersion": "", "fieldPath": "metadata.name"}, map[string]any{"fieldPath": "metadata.name"}, true},
+		"false in a list item, absent":      {[]any{map[string]any{"name": "x", "readOnly": false}}, []any{map[string]any{"name": "x"}}, true},
+		"true, live absent":                 {true, nil, false},
+		"one, live absent":                  {int64(1), nil, false},
+		"string zero, live absent":          {"0", nil, false},
+		"string false, live absent":         {"false", nil, false},
+		"zero, live other value":            {int64(0), int64(5), false},
+		"false, live true":                  {false, true, false},
+		"empty string, live other":          {"", "x", false},
+		"empty map, live not a map":         {map[string]any{}, "x", false},
+		"empty list, live other list":       {[]any{}, []any{"a"}, false},
+		"non-empty list, live absent":       {[]any{"a"}, nil, false},
+		"non-empty map, live absent":        {map[string]any{"a": "x"}, nil, false},
+		"zero in a list is kept positional": {[]any{"", "a"}, []any{"a"}, false},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

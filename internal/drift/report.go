@@ -239,7 +239,7 @@ func (f Finding) Sentence() string {
 		if f.Redacted {
 			return f.Path + " differs from Git although only " + f.DeclaredBy + " owns it (values redacted)"
 		}
-		return f.Path + " is " + live + " although only " + f.DeclaredBy + " owns it (a webhook or defaulting changed it); Git says " + desired
+		return f.Path + " is " + live + " although only " + f.DeclaredBy + " owns it (a write under that name or a mutating webhook changed it); Git says " + desired
 	case Flapping:
 		return f.Path + " is flapping: its owner keeps flipping between " + f.DeclaredBy + " and " + orUnknown(f.Culprit) + "; both sides force it"
 	case Yielded:

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -70,6 +71,16 @@ type WatcherOptions struct {
 	// later changes are not seen; it is recomputed when it is labelled
 	// again or the plan is set again. Empty: no label selector.
 	LabelSelector string
+	// Normalizer asks the API server how it stores the values of a slice
+	// whose declared fields the comparison with Git's text reports as
+	// value-drift (see Normalize): once per version of the slice
+	// (Slice.Hash) while the watcher runs, so later events on the object
+	// cost no request. The object's findings wait for the answer; a
+	// failed request is reported to OnError, that slice's values are then
+	// compared with Git's text, and it is asked again after the next
+	// SetPlan. Default: the applier's forced dry-run apply through the
+	// watcher's client.
+	Normalizer Normalizer
 }
 
 // Watcher recomputes an app's findings from watch events on the objects
@@ -100,6 +111,22 @@ type Watcher struct {
 	// copy is not recomputed.
 	held   bool
 	expect map[objKey]string
+	// norm caches the server's answers (Normalizer) per slice version;
+	// asking holds the requests in flight.
+	norm   map[normKey]normResult
+	asking map[normKey]bool
+}
+
+// normKey is one version of one manager's slice of one object.
+type normKey struct {
+	obj           objKey
+	manager, hash string
+}
+
+// normResult is the Normalizer's answer for one slice version.
+type normResult struct {
+	obj *unstructured.Unstructured
+	err error
 }
 
 // watched is one plan object and what the watcher keeps about it.
@@ -145,6 +172,13 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.Normalizer == nil {
+		ap, err := applier.New(client, mapper, applier.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("drift watcher: %w", err)
+		}
+		opts.Normalizer = ap
+	}
 	var sel labels.Selector
 	if opts.LabelSelector != "" {
 		var err error
@@ -155,6 +189,8 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 	return &Watcher{
 		client: client, mapper: mapper, opts: opts, sel: sel,
 		expect:  map[objKey]string{},
+		norm:    map[normKey]normResult{},
+		asking:  map[normKey]bool{},
 		signal:  make(chan struct{}, 1),
 		objects: map[objKey]*watched{},
 		groups:  map[groupKey]*group{},
@@ -216,6 +252,7 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 		}
 	}
 	w.plan, w.det, w.objects, w.index, w.regroup = plan, newDetector(plan, opts), objects, index, true
+	w.keepNormalized()
 	w.held = false
 	w.mu.Unlock()
 	w.poke()
@@ -508,6 +545,7 @@ func (w *Watcher) process(ctx context.Context) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 	var changes []Change
+	var asks []normKey
 	for _, k := range keys {
 		wo := w.objects[k]
 		var fs []Finding
@@ -550,6 +588,12 @@ func (w *Watcher) process(ctx context.Context) {
 			} else {
 				fs, _ = w.det.object(wo.obj, live)
 			}
+			if ask, wait := w.toNormalize(k, wo, fs); wait {
+				// Published once the server said how it stores the
+				// values; the object stays dirty until then.
+				asks = append(asks, ask...)
+				continue
+			}
 			r := &Report{Findings: fs}
 			r.sort()
 			fs = r.Findings
@@ -574,6 +618,7 @@ func (w *Watcher) process(ctx context.Context) {
 	for _, c := range changes {
 		w.opts.OnChange(c)
 	}
+	w.normalize(ctx, asks)
 }
 
 // objectOf returns the watched object of k, nil when it left the plan.

@@ -50,6 +50,23 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	return opts, nil
 }
 
+// Normalizer returns what `syncd drift` asks how the API server stores an
+// app's declared values (drift.Normalize): the applier's dry-run apply,
+// through the client the app's own applies use (impersonating its
+// serviceAccountName, when set), so the dry run needs no permission the
+// app's applies do not have.
+func (r *Runner) Normalizer(app config.App) (drift.Normalizer, error) {
+	dyn, err := r.dynamicFor(app)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applier.New(dyn, r.cluster.Mapper, applier.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	return ap, nil
+}
+
 // yieldPolicy asks the applier's conflict policy, with the rule matcher
 // the apply uses, whether a field taken by manager would be yielded.
 type yieldPolicy struct{ p *applier.Policy }
