@@ -62,6 +62,7 @@ func (k *kubeFlags) connect() (*cluster, error) {
 	}
 	cfg.QPS, cfg.Burst = k.qps, k.burst
 	cfg.UserAgent = "syncd/" + version
+	useOwnTransport(cfg)
 	ns, _, err := cc.Namespace()
 	if err != nil || ns == "" {
 		ns = "default"

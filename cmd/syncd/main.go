@@ -43,6 +43,10 @@ func withCode(code int, err error) error { return &exitCodeError{code: code, err
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := forbidDefaultNetwork(); err != nil {
+		fmt.Fprintln(os.Stderr, "syncd:", err)
+		os.Exit(exitError)
+	}
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

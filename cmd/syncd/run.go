@@ -138,6 +138,8 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Metrics:    reconcile.NewMetrics(reg),
 		Registerer: reg,
 		Logger:     log,
+		// Not http.DefaultTransport: main refuses it (forbidDefaultNetwork).
+		AlertClient: &http.Client{Transport: ownTransport},
 	})
 	if err != nil {
 		return withCode(exitError, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -48,6 +49,9 @@ type DaemonOptions struct {
 	Metrics *Metrics
 	// Registerer receives the alert sinks' metrics (nil: not exported).
 	Registerer prometheus.Registerer
+	// AlertClient sends alerts (nil: the alert package's default, which
+	// uses http.DefaultTransport).
+	AlertClient *http.Client
 	// Events, when set, records Kubernetes Events on each app's inventory
 	// parent (Options.Inventory must be set too): reconcile failures,
 	// conflicts and syncs, visible with kubectl describe / get events.
@@ -301,6 +305,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	notifier, err := alert.New(cfg.Alerts, alert.Options{
+		Client:       d.opts.AlertClient,
 		Registerer:   d.opts.Registerer,
 		ErrorHandler: func(err error) { d.log.Warn("alert not delivered", "error", err) },
 	})
