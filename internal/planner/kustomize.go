@@ -103,6 +103,6 @@ func panicError(p any) error {
 	if re, ok := p.(runtime.Error); ok {
 		detail = re.Error()
 	}
-	return fmt.Errorf("kustomize panicked (%s): this is a kustomize bug this kustomization triggers; "+
-		"check it with `kustomize build` and simplify what it uses until the build passes", detail)
+	return fmt.Errorf("kustomize panicked (%s): a kustomize bug this kustomization triggers; "+
+		"run `kustomize build` on it and simplify what it uses until the build passes", detail)
 }
