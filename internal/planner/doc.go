@@ -2,11 +2,20 @@
 // apply, in apply order, each cut into one apply configuration ("slice")
 // per field manager.
 //
-// Render reads a directory: a kustomization (built with kustomize's krusty,
-// restricted to the directory, with plugins, Helm and remote bases off) or
-// a plain tree of YAML/JSON files. Planner.Plan then validates every object,
-// defaults namespaces, orders the objects by stage (CRDs, Namespaces, other
-// cluster-scoped objects, namespaced objects; sorted by group, kind,
+// Render reads an app's directory (a Tree: the directory and the
+// repository root it is in): a kustomization, built with kustomize's
+// krusty through a read-only file system confined to the repository root
+// (os.Root), so overlays may use ../../base but nothing outside the
+// repository, with plugins, Helm and all network access off, one build at
+// a time with kyaml's OpenAPI schema reset after each, a panic recovered
+// into the render's error and a KustomizeTimeout; or a plain tree of
+// YAML/JSON files, read from the directory alone. ForbidDefaultNetwork is
+// the process-wide guard (called by syncd's main) that keeps a build from
+// fetching what the checks miss. See docs/kustomize.md.
+//
+// Planner.Plan then validates every object, defaults namespaces, orders
+// the objects by stage (CRDs, Namespaces, other cluster-scoped objects,
+// namespaced objects; sorted by group, kind,
 // namespace and name within a stage) and splits each object between the
 // app's default manager and the managers of its split rules. The split
 // works on structured-merge-diff typed values: the object's field set is
@@ -20,8 +29,11 @@
 // objects without a namespace when the app sets none, cluster-scoped
 // objects with a namespace, objects that do not match their schema, split
 // paths that reach inside an atomic list or map, and (Render) files over
-// MaxFileSize, symlinks leaving the directory, remote kustomize bases,
-// kustomize plugins and Helm charts.
+// MaxFileSize, symlinks leaving a plain directory, and in kustomizations
+// remote references in any field, absolute paths, paths leaving the
+// repository root (".." or symlinks), missing targets, cycles, plugins,
+// KRM functions and Helm charts, each named by kustomization file and
+// field.
 //
 // What is stripped with a warning: status (for kinds whose status is a
 // subresource), and server-set metadata (creationTimestamp, generation,

@@ -29,7 +29,7 @@ var errOutside = errors.New("is outside the repository: everything a kustomizati
 
 // errBuildTimeout is returned by every file operation after the build's
 // deadline, so a build that runs too long stops at its next read.
-var errBuildTimeout = fmt.Errorf("the kustomize build ran longer than %s", KustomizeTimeout)
+var errBuildTimeout = fmt.Errorf("the kustomize build did not finish in time (the limit is %s)", KustomizeTimeout)
 
 // repoFS is kustomize's file system for one build: a read-only view of a
 // directory tree, confined to it by os.Root (which refuses "..", absolute
