@@ -209,6 +209,19 @@ type declared struct {
 	path    fieldpath.Path
 	str     string
 	manager string
+	// empty is set when Git declares an empty map or list there
+	// (annotations: {}): it claims the container only, so managers of
+	// keys inside it (a controller's annotation) do not own it, and it is
+	// not reported when nobody owns the container itself.
+	empty bool
+}
+
+// owners returns the entries that own the declared leaf.
+func (l declared) owners(entries []entry) []Owner {
+	if l.empty {
+		return ownersOfItself(entries, l.path)
+	}
+	return owners(entries, l.path)
 }
 
 // declaredLeaves returns the leaf fields of obj's slices, sorted by path,
@@ -237,7 +250,8 @@ func declaredLeaves(obj *planner.Object) []declared {
 			if isKeyLeaf(p) && itemHasOtherLeaves(all, p) {
 				continue
 			}
-			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager)})
+			v, _ := lookup(obj.Desired.Object, p)
+			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager), empty: emptyContainer(v)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].str < out[j].str })
@@ -310,7 +324,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		}
 	}
 	unexplained := func(l declared) bool {
-		if present || len(owners(entries, l.path)) > 0 {
+		if present || len(l.owners(entries)) > 0 {
 			return false
 		}
 		_, ok := lookupLive(live.Object, l.path, secret)
@@ -341,7 +355,13 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		f := base
 		f.Path = l.str
 		f.DeclaredBy = l.manager
-		f.Owners = owners(entries, l.path)
+		f.Owners = l.owners(entries)
+		if l.empty && len(f.Owners) == 0 {
+			// Nobody owns the empty map or list itself: keys were put
+			// in it (by the applier, a controller), which Git's {} or
+			// [] does not contradict, and they have owners of their own.
+			continue
+		}
 		f.Culprit = d.culprit(f.Owners)
 		f.Desired, _ = lookup(obj.Desired.Object, l.path)
 		f.Live, _ = lookupLive(live.Object, l.path, secret)

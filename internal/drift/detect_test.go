@@ -2,6 +2,7 @@ package drift
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,95 @@ ConfigMap prod/cfg|x: .data.mode was yielded to operator (information)
 	}
 	if diff := cmp.Diff("{\n  \"findings\": []\n}\n", empty.String()); diff != "" {
 		t.Errorf("empty json (-want +got):\n%s", diff)
+	}
+}
+
+// TestDetectZeroValues: zero values Git spells out, which the API server
+// does not store, and an empty map whose keys a controller fills in, are
+// not drift; a real change of such a field still is.
+func TestDetectZeroValues(t *testing.T) {
+	at := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
+	plan := mustPlan(t, config.App{Name: "web", Namespace: "ns"}, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, annotations: {}}
+spec:
+  minReadySeconds: 0
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      hostNetwork: false
+      containers:
+      - name: app
+        image: example.com/web:v1
+        volumeMounts: [{name: config, mountPath: /etc/web, readOnly: false}]
+`)
+	ref := plan.Objects[0].Ref
+	// managedFields as the API server writes them after syncd's apply: it
+	// records every field applied, zero values included, but stores none.
+	const spec = `"f:spec":{"f:minReadySeconds":{},"f:selector":{},
+"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:hostNetwork":{},"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:image":{},
+"f:volumeMounts":{"k:{\"mountPath\":\"/etc/web\"}":{".":{},"f:name":{},"f:mountPath":{},"f:readOnly":{}}}}}}}}`
+	syncd := mf("syncd-web", "Apply", "", `{"f:metadata":{"f:annotations":{}},`+spec+`}`, at)
+	controller := mf("kube-controller-manager", "Update", "", `{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}}}`, at)
+	live := func(minReady any, annotations map[string]any, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: example.com/web:v1
+        volumeMounts: [{name: config, mountPath: /etc/web}]
+`)
+		if minReady != nil {
+			_ = unstructured.SetNestedField(u.Object, minReady, "spec", "minReadySeconds")
+		}
+		if annotations != nil {
+			u.Object["metadata"].(map[string]any)["annotations"] = annotations
+		}
+		u.SetManagedFields(entries)
+		return u
+	}
+	tests := map[string]struct {
+		live *unstructured.Unstructured
+		want []string
+	}{
+		"zero values absent live": {live: live(nil, nil, syncd)},
+		"a controller's annotation in the empty map": {
+			live: live(nil, map[string]any{"deployment.kubernetes.io/revision": "1"}, syncd, controller),
+		},
+		// The applier's own annotation: the server then records the
+		// key, not the map, for syncd.
+		"nobody owns the empty map itself": {
+			live: live(nil, map[string]any{"deployment.kubernetes.io/revision": "1"}, controller,
+				mf("syncd-web", "Apply", "", `{"f:metadata":{"f:annotations":{"f:managers.syncd.dev/web":{}}},`+spec+`}`, at)),
+		},
+		"a zero value changed under syncd's name": {
+			live: live(int64(5), nil, syncd),
+			want: []string{".spec.minReadySeconds value-drift 0 5"},
+		},
+		"another manager owns the zero value too, with another value": {
+			live: live(int64(5), nil, syncd, mf("kubectl-edit", "Update", "", `{"f:spec":{"f:minReadySeconds":{}}}`, at.Add(time.Minute))),
+			want: []string{".spec.minReadySeconds shared 0 5"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := Detect(plan, map[planner.ObjectRef]*unstructured.Unstructured{ref: tt.live}, Options{})
+			var got []string
+			for _, f := range r.Findings {
+				got = append(got, fmt.Sprintf("%s %s %v %v", f.Path, f.Class, f.Desired, f.Live))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

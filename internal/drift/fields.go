@@ -63,6 +63,47 @@ func owners(entries []entry, path fieldpath.Path) []Owner {
 	return out
 }
 
+// ownersOfItself is owners without the entries that own only fields below
+// path: the owners of an empty map or list itself.
+func ownersOfItself(entries []entry, path fieldpath.Path) []Owner {
+	var out []Owner
+	for _, e := range entries {
+		if ownsItself(e.set, path) {
+			out = append(out, e.Owner)
+		}
+	}
+	sortOwners(out)
+	return out
+}
+
+// ownsItself is owns, except that fields below path do not count.
+func ownsItself(set *fieldpath.Set, path fieldpath.Path) bool {
+	if len(path) == 0 {
+		return false
+	}
+	parent := path[:len(path)-1]
+	s := set
+	for _, pe := range parent {
+		child, hasChild := childOf(s, pe)
+		if !hasChild {
+			return memberOf(s, pe) // an atomic ancestor owned whole
+		}
+		s = child
+	}
+	return memberOf(s, path[len(path)-1])
+}
+
+// emptyContainer reports whether v is an empty map or list.
+func emptyContainer(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
 func sortOwners(os []Owner) {
 	sort.SliceStable(os, func(i, j int) bool {
 		a, b := os[i], os[j]

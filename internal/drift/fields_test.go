@@ -85,6 +85,32 @@ func TestOwnsAndLookup(t *testing.T) {
 		})
 	}
 
+	// An empty map declared in Git is owned by who owns the map itself,
+	// not by the managers of keys inside it.
+	decode := func(js string) *fieldpath.Set {
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(stringReader(js)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	annotations := fieldpath.MakePathOrDie("metadata", "annotations")
+	for name, tt := range map[string]struct {
+		set  *fieldpath.Set
+		path fieldpath.Path
+		want bool
+	}{
+		"the manager of the map":           {decode(`{"f:metadata":{"f:annotations":{}}}`), annotations, true},
+		"the manager of a key below":       {decode(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}}}`), annotations, false},
+		"the manager of the map and a key": {decode(`{"f:metadata":{"f:annotations":{".":{},"f:x":{}}}}`), annotations, true},
+		"an atomic ancestor owned whole":   {set, fieldpath.MakePathOrDie("spec", "selector", "matchLabels"), true},
+		"list items below, not the list":   {set, fieldpath.MakePathOrDie("spec", "ports"), false},
+	} {
+		if got := ownsItself(tt.set, tt.path); got != tt.want {
+			t.Errorf("%s: ownsItself(%s) = %v, want %v", name, tt.path, got, tt.want)
+		}
+	}
+
 	live := map[string]any{"spec": map[string]any{"ports": []any{
 		map[string]any{"port": int64(80), "protocol": "TCP", "targetPort": int64(8080)},
 	}}}

@@ -448,7 +448,7 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 	if flaps != nil && u.GetDeletionTimestamp() == nil {
 		entries, _ := decodeManagedFields(u)
 		for _, l := range wo.leaves {
-			os := owners(entries, l.path)
+			os := l.owners(entries)
 			names := make([]string, len(os))
 			for i, o := range os {
 				names[i] = o.Manager

@@ -1,0 +1,150 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/alert"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
+)
+
+// monitoringStack is written the way public manifests are: zero values
+// spelled out (minReadySeconds: 0, readOnly: false, hostNetwork: false,
+// annotations: {}), quantities in another unit than the server stores
+// (1000m, 1024Mi), ports without protocol, targetPort by number and by
+// name, an env fieldRef without apiVersion, and a Lease whose acquireTime
+// has a UTC offset (the server stores it in UTC).
+func monitoringStack(ns string) map[string]string {
+	return map[string]string{
+		"app/grafana.yaml": fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: grafana, namespace: %[1]s, labels: {app: grafana}, annotations: {}}
+spec:
+  replicas: 1
+  minReadySeconds: 0
+  selector: {matchLabels: {app: grafana}}
+  template:
+    metadata: {labels: {app: grafana}}
+    spec:
+      hostNetwork: false
+      containers:
+      - name: grafana
+        image: grafana/grafana:11.0.0
+        ports: [{name: http, containerPort: 3000}]
+        env:
+        - name: POD_NAME
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
+        resources:
+          limits: {cpu: 1000m, memory: 1024Mi}
+        volumeMounts:
+        - {name: config, mountPath: /etc/grafana, readOnly: false}
+      volumes:
+      - name: config
+        configMap: {name: grafana}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: grafana, namespace: %[1]s}
+spec:
+  selector: {app: grafana}
+  ports:
+  - {name: http, port: 80, targetPort: http}
+  - {name: metrics, port: 9090, targetPort: 3000}
+`, ns),
+		"app/lease.yaml": fmt.Sprintf(`apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: grafana-leader, namespace: %s}
+spec:
+  holderIdentity: grafana-0
+  leaseDurationSeconds: 15
+  acquireTime: "2026-12-01T18:00:00.000000+01:00"
+`, ns),
+	}
+}
+
+// TestDaemonNoFalseDrift: the daemon syncs the stack and its drift
+// watcher alerts nothing for it (zero values, quantities, defaults, the
+// Lease's time in UTC), then alerts exactly the Update another manager
+// makes and a write under syncd's own manager name, with their culprits.
+func TestDaemonNoFalseDrift(t *testing.T) {
+	ns := env.Namespace(t)
+	repo := newRepo(t)
+	repo.commit("first", monitoringStack(ns))
+	h := startHook(t)
+	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
+	writeConfig(t, cfgPath, repo.dir, ns, "1h")
+	appendFile(t, cfgPath, h.config())
+	cl := cluster(t)
+	md, err := metadata.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inv.Stop)
+	d := runDaemon(t, cfgPath, cl, reconcile.Options{Inventory: inv})
+	eventually(t, "first reconcile ok", func() (bool, string) {
+		st := d.Status()
+		return len(st) == 1 && st[0].Result == "ok", fmt.Sprintf("%+v", st)
+	})
+
+	cs := env.Clientset(t)
+	ctx := context.Background()
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "grafana", types.MergePatchType,
+		[]byte(`{"spec":{"minReadySeconds":5}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	// A write under syncd's own manager name (an Update: an Apply
+	// without the ApplySet label would release the label too).
+	if _, err := cs.CoordinationV1().Leases(ns).Patch(ctx, "grafana-leader", types.MergePatchType,
+		[]byte(`{"spec":{"holderIdentity":"intruder"}}`), metav1.PatchOptions{FieldManager: "syncd-web"}); err != nil {
+		t.Fatal(err)
+	}
+
+	opened := func(name string) (alert.WebhookPayload, bool) {
+		i, ok := h.find(0, func(p alert.WebhookPayload) bool { return p.State == "open" && p.Object.Name == name })
+		if !ok {
+			return alert.WebhookPayload{}, false
+		}
+		return h.alerts()[i], true
+	}
+	eventually(t, "both edits alerted", func() (bool, string) {
+		_, a := opened("grafana")
+		_, b := opened("grafana-leader")
+		return a && b, fmt.Sprintf("alerts=%+v", h.alerts())
+	})
+	// Let a slower false finding arrive, if any would: the watcher's
+	// debounce is 200ms and its dry runs take milliseconds.
+	time.Sleep(time.Second)
+	want := map[string]string{
+		"grafana":        ".spec.minReadySeconds taken-over kubectl-edit 0 5",
+		"grafana-leader": ".spec.holderIdentity value-drift - grafana-0 intruder",
+	}
+	for _, p := range h.alerts() {
+		var got []string
+		for _, f := range p.Fields {
+			culprit := "-"
+			if f.Culprit != nil {
+				culprit = f.Culprit.Manager
+			}
+			got = append(got, strings.Join([]string{f.Path, f.Class, culprit, f.Desired, f.Live}, " "))
+		}
+		if p.State != "open" || strings.Join(got, "; ") != want[p.Object.Name] {
+			t.Errorf("alert %s %s: fields %q, want only %q", p.State, p.Object.Name, got, want[p.Object.Name])
+		}
+	}
+	if st := d.Status(); st[0].Findings != 2 {
+		t.Errorf("status findings = %d, want 2", st[0].Findings)
+	}
+}
