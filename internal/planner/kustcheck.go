@@ -208,6 +208,9 @@ func (c *checker) checkRef(file, dir string, r ref) []string {
 	if r.kind == refInline && inline {
 		return nil
 	}
+	if inGitDir(path.Clean(r.path)) {
+		return bad("is inside .git: Git's own files (which may hold credentials) are not manifests")
+	}
 	if isRemote(r.entry) || isRemote(r.path) {
 		return bad("is a remote reference, which is refused (a render fetches nothing over the network): vendor it into the repository and reference it by a relative path")
 	}

@@ -87,6 +87,10 @@ func TestRenderEscapes(t *testing.T) {
 			files: map[string]string{k: "resources: [../../base]\nsecretGenerator:\n- name: s\n  files: [password=pw.txt]\n", "overlays/prod/pw.txt": "symlink:" + filepath.Join(outside, "secret.yaml")},
 			want:  k + `: secretGenerator[0].files[0]: "password=pw.txt" leads out of the repository through a symlink`,
 		},
+		"the repository's .git/config": {
+			files: map[string]string{k: "resources: [../../base]\nconfigMapGenerator:\n- name: c\n  files: [../../.git/config]\n", ".git/config": "[http]\n\textraheader = AUTHORIZATION: basic hunter2\n"},
+			want:  k + `: configMapGenerator[0].files[0]: "../../.git/config" is inside .git`,
+		},
 		"the app's own kustomization is a symlink out": {
 			files: map[string]string{"overlays/prod/kustomization.yaml": "symlink:" + filepath.Join(outside, "dir", "kustomization.yaml")},
 			want:  k + `: cannot be read: it is a symlink that leads out of the repository`,
@@ -147,8 +151,9 @@ func TestRenderInsideRepository(t *testing.T) {
 func TestRepoFSRefusesWithoutChecks(t *testing.T) {
 	outside := writeTree(t, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: stolen}\nstringData: {password: hunter2}\n"})
 	tests := map[string]map[string]string{
-		"dotdot":  {"app/kustomization.yaml": "resources: [../../secret.yaml]\n"},
-		"symlink": {"app/kustomization.yaml": "resources: [leak.yaml]\n", "app/leak.yaml": "symlink:" + filepath.Join(outside, "secret.yaml")},
+		"dotdot":      {"app/kustomization.yaml": "resources: [../../secret.yaml]\n"},
+		"symlink":     {"app/kustomization.yaml": "resources: [leak.yaml]\n", "app/leak.yaml": "symlink:" + filepath.Join(outside, "secret.yaml")},
+		".git/config": {"app/kustomization.yaml": "configMapGenerator:\n- name: c\n  files: [../.git/config]\n", ".git/config": "[http]\n\textraheader = AUTHORIZATION: basic hunter2\n"},
 		"generator symlink": {
 			"app/kustomization.yaml": "secretGenerator:\n- name: s\n  files: [leak.yaml]\n", "app/leak.yaml": "symlink:" + filepath.Join(outside, "secret.yaml"),
 		},

@@ -27,6 +27,11 @@ var errReadOnly = errors.New("the repository is read-only to a kustomize build")
 // errOutside is returned for a path that is not below repoRoot.
 var errOutside = errors.New("is outside the repository: everything a kustomization uses must be inside the repository")
 
+// errGitDir is returned for a path through a .git directory or file: a
+// local checkout's .git/config may hold credentials (CI checkouts persist
+// their token there), and Git's own files are never manifests.
+var errGitDir = errors.New("is inside .git, which a kustomize build may not read")
+
 // errBuildTimeout is returned by every file operation after the build's
 // deadline, so a build that runs too long stops at its next read.
 var errBuildTimeout = fmt.Errorf("the kustomize build did not finish in time (the limit is %s)", KustomizeTimeout)
@@ -69,9 +74,25 @@ func (f *repoFS) rel(name string) (string, error) {
 	case p == repoRoot:
 		return ".", nil
 	case strings.HasPrefix(p, repoRoot+"/"):
-		return strings.TrimPrefix(p, repoRoot+"/"), nil
+		rel := strings.TrimPrefix(p, repoRoot+"/")
+		if inGitDir(rel) {
+			return "", &fs.PathError{Op: "open", Path: name, Err: errGitDir}
+		}
+		return rel, nil
 	}
 	return "", &fs.PathError{Op: "open", Path: name, Err: errOutside}
+}
+
+// inGitDir reports whether a slash-separated relative path passes through
+// an entry named .git (in any case: macOS and Windows file systems fold
+// it).
+func inGitDir(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // fail rewraps an os.Root error with the virtual path, so no host path
@@ -200,10 +221,13 @@ func (f *repoFS) Glob(pattern string) ([]string, error) {
 	if err != nil {
 		return nil, f.fail("glob", pattern, err)
 	}
-	for i, m := range matches {
-		matches[i] = path.Join(repoRoot, m)
+	out := matches[:0]
+	for _, m := range matches {
+		if !inGitDir(m) {
+			out = append(out, path.Join(repoRoot, m))
+		}
 	}
-	return matches, nil
+	return out, nil
 }
 
 // ReadFile reads a whole file, refusing one over MaxFileSize before it is
@@ -242,6 +266,12 @@ func (f *repoFS) Walk(name string, walkFn filepath.WalkFunc) error {
 	}
 	return fs.WalkDir(f.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		virtual := path.Join(repoRoot, p)
+		if inGitDir(p) {
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if err != nil {
 			return walkFn(virtual, nil, f.fail("walk", virtual, err))
 		}
