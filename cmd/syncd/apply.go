@@ -157,6 +157,12 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, f := range c.Forced {
 			fmt.Fprintf(w, "  forced: %s\n", f.Error())
 		}
+		for _, f := range c.SameValue {
+			fmt.Fprintf(w, "  same value: %s; taken without changing the value\n", f.Error())
+		}
+		if len(c.Changed) > 0 {
+			fmt.Fprintf(w, "  changed: %s\n", strings.Join(c.Changed, ", "))
+		}
 		if c.Health != "" {
 			health := c.Health
 			if c.HealthMessage != "" {

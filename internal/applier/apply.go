@@ -108,7 +108,8 @@ func (a *Applier) collect(cs *ChangeSet, plan *planner.Plan, results [][]Change)
 }
 
 // send sends one apply request as m, forcing only when force is set,
-// retrying optimistic-lock conflicts (which are not field conflicts).
+// retrying optimistic-lock conflicts (which are not field conflicts)
+// unless obj carries a resourceVersion precondition.
 func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured, force, dryRun bool) (*unstructured.Unstructured, error) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
 		return nil, fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
@@ -121,8 +122,14 @@ func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref pl
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
+	retryable := isRetryableConflict
+	if obj.GetResourceVersion() != "" {
+		// A resourceVersion precondition that failed fails again with
+		// the same body: the caller reads the object and sends anew.
+		retryable = func(error) bool { return false }
+	}
 	var res *unstructured.Unstructured
-	err = retry.OnError(retry.DefaultBackoff, isRetryableConflict, func() error {
+	err = retry.OnError(retry.DefaultBackoff, retryable, func() error {
 		var err error
 		res, err = ri.Patch(ctx, ref.Name, types.ApplyPatchType, data, opts)
 		return err

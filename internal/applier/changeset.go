@@ -45,6 +45,22 @@ type Change struct {
 	Conflicts Conflicts
 	// Yielded and Forced are the conflicts resolved by the policy.
 	Yielded, Forced Conflicts
+	// SameValue are conflicts over fields whose value the apply does not
+	// change (a zero value the server omits, a default it fills in, under
+	// another manager's ownership): not decided by the policy, the fields
+	// are taken with force along with the rest of the slice, when nothing
+	// else stops it, and keep their value.
+	SameValue Conflicts
+	// Changed lists what the API server changed for this slice when it
+	// wrote an existing object (Configured, and Forced, Yielded or
+	// HandoffPending when written): the paths of the manager's fields
+	// whose value changed, in the API server's notation, then the fields
+	// it began or stopped owning with their value unchanged, marked
+	// "(now owned)" or "(released)"; "metadata" when none of those
+	// changed. Values are never listed. Empty when the server did not
+	// write, for created objects, and when the write is only known from
+	// the ownership moves of a rename or takeover (Migrated).
+	Changed []string
 	// OtherInventory is set when the object is a member of another app's
 	// inventory: the part-of label (owned by that app's manager) was left
 	// to it and not applied, whatever the policy. The apps share the
@@ -67,6 +83,20 @@ type Change struct {
 	// Err is set for Failed and Conflicted changes.
 	Err      error
 	Duration time.Duration
+}
+
+// Wrote reports whether the API server wrote the object for this slice:
+// it was created, recreated or configured, or it forced, yielded or
+// handed off fields and the server wrote (Changed says what). Metrics,
+// Events and alerts that count writes count these.
+func (c Change) Wrote() bool {
+	switch c.Action {
+	case Created, Recreated, Configured:
+		return true
+	case Forced, Yielded, HandoffPending:
+		return len(c.Changed) > 0
+	}
+	return false
 }
 
 // String returns a kubectl-like line: "ConfigMap ns/name created".
@@ -112,6 +142,17 @@ func (cs *ChangeSet) Unhealthy() []Change {
 		}
 	}
 	return out
+}
+
+// Written returns how many slices the API server wrote (Change.Wrote).
+func (cs *ChangeSet) Written() int {
+	n := 0
+	for _, c := range cs.Changes {
+		if c.Wrote() {
+			n++
+		}
+	}
+	return n
 }
 
 // Count returns how many changes have the action.

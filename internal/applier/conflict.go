@@ -8,8 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/paths"
 )
 
 // Conflict is one field another manager owns with a different value than
@@ -123,4 +127,33 @@ func isFieldConflict(err error) bool { return len(FieldConflicts(err)) > 0 }
 // optimistic-lock (resourceVersion) conflict worth retrying.
 func isRetryableConflict(err error) bool {
 	return apierrors.IsConflict(err) && !isFieldConflict(err)
+}
+
+// splitSameValue sorts the conflicts of one apply request into the fields
+// whose value the apply would not change and the ones it would. forced is
+// what the API server returned for a forced dry run of the same request:
+// its value at a conflicting path is what the server would store for the
+// declared value (zero values it omits left out, defaults filled in), so a
+// field is the same value when forced and live agree there, absent from
+// both included. Such a field is no disagreement between the managers:
+// taking it changes no value, and the manager dropping it later cannot
+// reset anything. fields resolves a conflict's path (the API server's
+// notation) to a structured path; a conflict it cannot resolve differs,
+// so it is still decided by the policy.
+func splitSameValue(cs Conflicts, fields *fieldpath.Set, live, forced map[string]any) (same, differ Conflicts) {
+	for _, c := range cs {
+		fp := findPath(fields, c.Path)
+		if fp == nil {
+			differ = append(differ, c)
+			continue
+		}
+		was, inLive := paths.Lookup(live, fp)
+		now, inForced := paths.Lookup(forced, fp)
+		if inLive == inForced && equality.Semantic.DeepEqual(was, now) {
+			same = append(same, c)
+			continue
+		}
+		differ = append(differ, c)
+	}
+	return same, differ
 }

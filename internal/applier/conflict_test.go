@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // cause builds a FieldManagerConflict cause the way the API server's
@@ -100,5 +102,87 @@ func TestConflictsError(t *testing.T) {
 		`.data.size is owned by "syncd-b" (Apply)`
 	if got := cs.Error(); got != want {
 		t.Errorf("Error():\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestSplitSameValue(t *testing.T) {
+	env := `.spec.template.spec.containers[name="app"].env[name="POD"].valueFrom.fieldRef`
+	fields := fieldpath.NewSet(
+		fieldpath.MakePathOrDie("spec", "minReadySeconds"),
+		fieldpath.MakePathOrDie("spec", "replicas"),
+		fieldpath.MakePathOrDie("spec", "template", "spec", "containers", fieldpath.KeyByFields("name", "app"), "env", fieldpath.KeyByFields("name", "POD"), "valueFrom", "fieldRef"),
+		fieldpath.MakePathOrDie("data", "color"),
+	)
+	deployment := func(spec string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		// Numbers decode as int64, as the dynamic client decodes them.
+		if err := json.Unmarshal([]byte(`{"spec":`+spec+`}`), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	withEnv := func(fieldRef string) map[string]any {
+		return deployment(`{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"POD","valueFrom":{"fieldRef":` + fieldRef + `}}]}]}}}`)
+	}
+	c := func(path string) Conflict {
+		return Conflict{Manager: "kustomize-controller", Path: path, Operation: "Apply"}
+	}
+	tests := map[string]struct {
+		cs           Conflicts
+		live, forced map[string]any
+		same, differ Conflicts
+	}{
+		"a zero value the server omits, absent from both": {
+			cs:   Conflicts{c(".spec.minReadySeconds")},
+			live: deployment(`{"replicas":1}`), forced: deployment(`{"replicas":1}`),
+			same: Conflicts{c(".spec.minReadySeconds")},
+		},
+		"a defaulted field inside the declared one": {
+			cs:     Conflicts{c(env)},
+			live:   withEnv(`{"apiVersion":"v1","fieldPath":"metadata.name"}`),
+			forced: withEnv(`{"apiVersion":"v1","fieldPath":"metadata.name"}`),
+			same:   Conflicts{c(env)},
+		},
+		"the declared value differs": {
+			cs:     Conflicts{c(env)},
+			live:   withEnv(`{"apiVersion":"v1","fieldPath":"metadata.name"}`),
+			forced: withEnv(`{"apiVersion":"v1","fieldPath":"metadata.namespace"}`),
+			differ: Conflicts{c(env)},
+		},
+		"a value the server stores where it stores none now": {
+			cs:   Conflicts{c(".spec.minReadySeconds")},
+			live: deployment(`{}`), forced: deployment(`{"minReadySeconds":5}`),
+			differ: Conflicts{c(".spec.minReadySeconds")},
+		},
+		"the declared value removes a stored one": {
+			cs:   Conflicts{c(".spec.minReadySeconds")},
+			live: deployment(`{"minReadySeconds":5}`), forced: deployment(`{}`),
+			differ: Conflicts{c(".spec.minReadySeconds")},
+		},
+		"one same and one different, order kept": {
+			cs:     Conflicts{c(".spec.minReadySeconds"), c(".spec.replicas")},
+			live:   deployment(`{"replicas":2}`),
+			forced: deployment(`{"replicas":3}`),
+			same:   Conflicts{c(".spec.minReadySeconds")},
+			differ: Conflicts{c(".spec.replicas")},
+		},
+		"a path the field set does not know is left to the policy": {
+			cs:   Conflicts{c(".spec.paused")},
+			live: deployment(`{}`), forced: deployment(`{}`),
+			differ: Conflicts{c(".spec.paused")},
+		},
+		"none": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			same, differ := splitSameValue(tc.cs, fields, tc.live, tc.forced)
+			if diff := cmp.Diff(tc.same, same); diff != "" {
+				t.Errorf("same (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.differ, differ); diff != "" {
+				t.Errorf("differ (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

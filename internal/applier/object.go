@@ -345,6 +345,15 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		return nil
 	}
 
+	if !dry && metadataOnly(live) {
+		// A watch cache or the inventory's read answers with metadata
+		// only; telling what an apply changed needs the values.
+		if live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{}); err != nil {
+			changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "get", err)
+			return nil
+		}
+	}
+
 	// Client-side apply takeover.
 	if !dry {
 		var migrated []string
@@ -439,7 +448,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 					changes[i].Action, changes[i].Err = Failed, err
 					return nil
 				}
-				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+				if !r.resolve(ctx, obj, &sl[i], &changes[i], &force[i], refusal{ri: ri, sent: p.Object, conflicts: cs}, ours) {
 					return nil
 				}
 				if dry && moving {
@@ -455,7 +464,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			if dry && moving {
 				// A dry run cannot chain the two phases: the first
 				// phase's preview is the answer.
-				changes[i].Action = r.action(live, res, live.GetResourceVersion(), &changes[i])
+				changes[i].Action, changes[i].Changed = r.outcome(write{before: live, after: res}, &changes[i])
 			}
 		}
 		if dry && moving {
@@ -487,7 +496,6 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 
 	// Phase 2: each manager's exact slice, holding fields it drops that
 	// nobody else owns and that the server would reset rather than delete.
-	rv := live.GetResourceVersion()
 	for i, s := range sl {
 		othersAfter := own.ownedExcept(func(m string) bool {
 			return m == string(s.Manager) || strings.HasSuffix(m, HandoffSuffix) || slices.Contains(old, planner.FieldManager(m))
@@ -505,7 +513,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 				// slice, so it is the one that meets conflicts with
 				// other managers: resolve them by policy as the real
 				// apply would, then hold what the resolved slice drops.
-				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+				if !r.resolve(ctx, obj, &sl[i], &changes[i], &force[i], refusal{ri: ri, sent: s.Object, conflicts: cs}, ours) {
 					return nil
 				}
 				s = sl[i]
@@ -521,14 +529,14 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			}
 			changes[i].Held = held
 		}
-		res, err := r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, force[i], dry)
+		w, err := r.applyOver(ctx, ri, obj.Ref, s, force[i], live)
 		if err != nil && !predict {
 			if cs := FieldConflicts(err); cs != nil {
-				if !r.resolve(obj, &sl[i], &changes[i], &force[i], cs, ours) {
+				if !r.resolve(ctx, obj, &sl[i], &changes[i], &force[i], refusal{ri: ri, sent: s.Object, conflicts: cs}, ours) {
 					return nil
 				}
 				s = sl[i]
-				res, err = r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, force[i], dry)
+				w, err = r.applyOver(ctx, ri, obj.Ref, s, force[i], live)
 			}
 		}
 		if err != nil && isImmutable(err) {
@@ -538,15 +546,18 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 			setFailed(&changes[i], err)
 			return nil
 		}
-		changes[i].Action = r.action(live, res, rv, &changes[i])
+		changes[i].Action, changes[i].Changed = r.outcome(w, &changes[i])
 		if moved[i] && changes[i].Action == Unchanged {
 			changes[i].Action = Configured
 		}
-		rv = res.GetResourceVersion()
-		live = res
+		live = w.after
 	}
 	if dry {
 		return live
+	}
+	if len(changes[0].Migrated) > 0 && changes[0].Action == Unchanged {
+		// The client-side apply takeover rewrote managedFields.
+		changes[0].Action = Configured
 	}
 
 	// Old managers (renamed or removed from the split) let go of their
@@ -595,14 +606,26 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 	return last
 }
 
-// resolve applies the policy to the conflicts of one slice. It returns
-// false when the object must be skipped (a fail outcome).
-func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, force *bool, cs Conflicts, ours func(string) bool) bool {
-	var failed, yielded, forced Conflicts
+// refusal is one apply request the API server refused with field
+// conflicts: the client it went to, the apply configuration sent and the
+// conflicts.
+type refusal struct {
+	ri        dynamic.ResourceInterface
+	sent      *unstructured.Unstructured
+	conflicts Conflicts
+}
+
+// resolve applies the policy to the conflicts of one slice. Conflicts over
+// fields whose value the apply would not change are no disagreement and
+// not the policy's to decide: they are taken with force when nothing else
+// fails. It returns false when the object must be skipped (a fail
+// outcome).
+func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner.Slice, c *Change, force *bool, rf refusal, ours func(string) bool) bool {
+	var failed, yielded, forced, decide Conflicts
 	var drop []fieldpath.Path
 	var dropLabels []string
 	internal := false
-	for _, conflict := range cs {
+	for _, conflict := range rf.conflicts {
 		if ours(conflict.Manager) {
 			// A field moving between the app's own managers (split
 			// change, rename, a handoff hold being taken back): always
@@ -621,6 +644,11 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 			dropLabels = append(dropLabels, key)
 			continue
 		}
+		decide = append(decide, conflict)
+	}
+	same, decide := r.sameValue(ctx, obj, s.Manager, rf, decide)
+	for _, conflict := range decide {
+		fp := findPath(s.Fields, conflict.Path)
 		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
 		if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
 			action = config.ActionFail
@@ -654,10 +682,35 @@ func (r *objectRun) resolve(obj *planner.Object, s *planner.Slice, c *Change, fo
 	}
 	c.Yielded = append(c.Yielded, yielded...)
 	c.Forced = append(c.Forced, forced...)
-	if len(forced) > 0 || internal {
+	c.SameValue = append(c.SameValue, same...)
+	if len(forced) > 0 || len(same) > 0 || internal {
 		*force = true
 	}
 	return true
+}
+
+// sameValue sorts the conflicts of a refused request into those over
+// fields whose value the request would not change and the others
+// (splitSameValue), from a forced dry run of the same request, which
+// shows what the API server would store, and a read of the object. When
+// either request fails, every conflict is left to the policy.
+func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planner.FieldManager, rf refusal, cs Conflicts) (same, differ Conflicts) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	forced, err := r.a.send(ctx, rf.ri, obj.Ref, m, rf.sent, true, true)
+	if err != nil {
+		return nil, cs
+	}
+	live, err := rf.ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, cs
+	}
+	fields := fieldpath.NewSet()
+	for _, e := range decodeOwnership(live).entries {
+		fields = fields.Union(e.set)
+	}
+	return splitSameValue(cs, fields, live.Object, forced.Object)
 }
 
 // ownLabel reports whether path is one of the labels the applier adds to
@@ -768,20 +821,137 @@ func identity(obj *planner.Object) *unstructured.Unstructured {
 	return u
 }
 
-// action tells what one slice's apply did to the object.
-func (r *objectRun) action(before, after *unstructured.Unstructured, rv string, c *Change) Action {
+// write is one apply request's answer: the object it was applied over
+// and the API server's response. exact is set when the request carried
+// before's resourceVersion as a precondition, so that a new
+// resourceVersion in the response is this request's own write.
+type write struct {
+	before, after *unstructured.Unstructured
+	exact         bool
+}
+
+// wrote reports whether the API server wrote the object for this request.
+// A precondition makes it exact: the response's resourceVersion differs
+// from the one the request was applied over exactly when the server
+// wrote (spec, generation, metadata or managedFields). Dry runs, and the
+// rare request sent without a precondition after other writers kept
+// moving the object, fall back to comparing the manager's own fields: a
+// controller writing status in between is no change by the apply.
+func (w write) wrote(m planner.FieldManager, dryRun bool) bool {
+	if !dryRun && w.after.GetResourceVersion() == w.before.GetResourceVersion() {
+		return false
+	}
+	if w.exact && !dryRun {
+		return true
+	}
+	return changedFor(m, w.before, w.after)
+}
+
+// outcome tells what one slice's apply did to the object and, when the
+// server wrote, what changed. A slice that forced, yielded or left fields
+// to the handoff manager says so whether or not the server wrote (the
+// policy's decision is the news; Change.Wrote tells the write); any other
+// slice is configured only when the server wrote, else unchanged.
+func (r *objectRun) outcome(w write, c *Change) (Action, []string) {
+	var changed []string
+	if w.wrote(c.Manager, r.a.opts.DryRun) {
+		changed = writtenFields(c.Manager, w.before, w.after)
+	}
 	switch {
 	case len(c.Held) > 0:
-		return HandoffPending
+		return HandoffPending, changed
 	case len(c.Forced) > 0:
-		return Forced
+		return Forced, changed
 	case len(c.Yielded) > 0:
-		return Yielded
+		return Yielded, changed
+	case changed == nil:
+		return Unchanged, nil
 	}
-	if (!r.a.opts.DryRun && after.GetResourceVersion() == rv) || !changedFor(c.Manager, before, after) {
-		return Unchanged
+	return Configured, changed
+}
+
+// applyOver applies s over before: with before's resourceVersion as a
+// precondition, so that the answer tells whether this request wrote. When
+// another writer moved the object first (a controller writing status: an
+// optimistic-lock conflict), it reads the object again and applies over
+// that; if the object keeps moving, the last try goes without the
+// precondition and the write is not exact. Dry runs carry no
+// precondition.
+func (r *objectRun) applyOver(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, s planner.Slice, force bool, before *unstructured.Unstructured) (write, error) {
+	if r.a.opts.DryRun {
+		res, err := r.a.send(ctx, ri, ref, s.Manager, s.Object, force, true)
+		return write{before: before, after: res}, err
 	}
-	return Configured
+	base := before
+	var res *unstructured.Unstructured
+	err := retry.OnError(retry.DefaultBackoff, isRetryableConflict, func() error {
+		guarded := s.Object.DeepCopy()
+		guarded.SetResourceVersion(base.GetResourceVersion())
+		var err error
+		if res, err = r.a.send(ctx, ri, ref, s.Manager, guarded, force, false); !isRetryableConflict(err) {
+			return err
+		}
+		fresh, gerr := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return describeError(ref, "get", gerr)
+		}
+		base = fresh
+		return err
+	})
+	if err == nil {
+		return write{before: base, after: res, exact: true}, nil
+	}
+	if !isRetryableConflict(err) {
+		return write{}, err
+	}
+	res, err = r.a.send(ctx, ri, ref, s.Manager, s.Object, force, false)
+	return write{before: base, after: res}, err
+}
+
+// metadataOnly reports whether u carries nothing but its identity and
+// metadata (a PartialObjectMetadata from a watch cache or a metadata
+// read).
+func metadataOnly(u *unstructured.Unstructured) bool {
+	for k := range u.Object {
+		if k != "apiVersion" && k != "kind" && k != "metadata" {
+			return false
+		}
+	}
+	return true
+}
+
+// maxChanged bounds the fields a Change lists; the rest are counted.
+const maxChanged = 20
+
+// writtenFields names what a write by m changed, in the API server's path
+// notation and never with values: each field m owned before or after
+// whose value changed (set, changed or removed), then the fields m began
+// or stopped owning with the value unchanged ("(now owned)",
+// "(released)"). When the write changed none of those (another
+// manager's metadata, the generation), it says "metadata".
+func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructured) []string {
+	was, is := decodeOwnership(before).applied(m).Leaves(), decodeOwnership(after).applied(m).Leaves()
+	var values, owners []string
+	was.Union(is).Iterate(func(p fieldpath.Path) {
+		x, inBefore := paths.Lookup(before.Object, p)
+		y, inAfter := paths.Lookup(after.Object, p)
+		switch {
+		case inBefore != inAfter || !equality.Semantic.DeepEqual(x, y):
+			values = append(values, p.String())
+		case !was.Has(p):
+			owners = append(owners, p.String()+" (now owned)")
+		case !is.Has(p):
+			owners = append(owners, p.String()+" (released)")
+		}
+	})
+	out := append(values, owners...)
+	if len(out) == 0 {
+		return []string{"metadata"}
+	}
+	if len(out) > maxChanged {
+		out = append(out[:maxChanged], fmt.Sprintf("and %d more", len(out)-maxChanged))
+	}
+	return out
 }
 
 // changedFor reports whether an apply by m changed the object: m's set of

@@ -333,6 +333,10 @@ func buildObject(app string, p applier.ObjectPreview, sensitive SensitiveMatcher
 		for _, x := range c.Yielded {
 			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeYield})
 		}
+		for _, x := range c.SameValue {
+			// Not a conflict: the value stays, only the owner changes.
+			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.Manager, To: string(c.Manager)})
+		}
 		for _, h := range c.Held {
 			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
 			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(applier.HandoffManager(c.Manager))})

@@ -715,7 +715,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
 	case result == "unhealthy":
 		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "revision %s: %v", shortSHA(rev.SHA), err)
-	case cs != nil && cs.Count(applier.Created)+cs.Count(applier.Configured)+cs.Count(applier.Forced)+cs.Count(applier.Recreated) > 0:
+	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}
 	d.m.ReconcileDuration.WithLabelValues(app.Name, result).Observe(d.opts.Clock.Since(start).Seconds())

@@ -177,8 +177,7 @@ func changeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []alert.Ev
 			}
 			out = append(out, ev)
 		}
-		switch c.Action {
-		case applier.Created, applier.Configured, applier.Forced, applier.Yielded, applier.Recreated:
+		if c.Wrote() {
 			written++
 		}
 	}
