@@ -2,8 +2,13 @@
 // verifies each provider's signature or token, and asks for an immediate
 // poll of every source whose repository the push names.
 //
-// It guarantees that a request without a valid signature (or token) is
-// refused with 401 before its body is interpreted. It does not apply
-// anything itself and does not trust the pushed SHA: it only triggers a
-// poll, which resolves the ref from Git as usual.
+// It guarantees that a request without a configured secret and a present,
+// well-formed signature header (or the right GitLab token) is refused with
+// 401 before any byte of its body is read; that no more than MaxBody bytes
+// are read from anyone (413 past it); and that the JSON is parsed only
+// after the HMAC over the body matched. It does not apply anything itself
+// and does not trust the pushed SHA: it only triggers a poll, which
+// resolves the ref from Git as usual. It does not rate-limit, and it does
+// not bound how many bodies are read at once: the HTTP server's timeouts
+// and a NetworkPolicy are the caller's part.
 package webhook

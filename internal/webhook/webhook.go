@@ -15,8 +15,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// maxBody bounds a push payload.
-const maxBody = 5 << 20
+// DefaultMaxBody is the largest push payload a Handler reads, 1 MiB.
+//
+// The payload is read in full before its signature can be checked, so the
+// limit is what any unauthenticated client can make syncd buffer per
+// request. syncd needs only the repository URLs from it. A push of a few
+// commits is a few KiB; GitHub lists at most 2048 commits in a push event
+// and caps any payload at 25 MB, so only a push of hundreds of commits
+// comes near 1 MiB. Such a push is refused with 413 and the next poll of
+// the source picks the commit up anyway: a too-small limit costs latency,
+// never a missed commit. (Flux's notification-controller caps every
+// receiver type, container registries included, at 3 MiB.)
+const DefaultMaxBody = 1 << 20
 
 // Triggerer polls a source now.
 type Triggerer interface {
@@ -24,6 +34,11 @@ type Triggerer interface {
 }
 
 // Handler serves POST /webhook/{github,gitlab,gitea}.
+//
+// Order of checks: method, provider, a configured secret and a well-formed
+// signature header (or the GitLab token) — none of which reads the body —
+// then the body, up to MaxBody (413 past it), then the HMAC over the body
+// (401), and only then the JSON (400).
 type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
@@ -31,6 +46,8 @@ type Handler struct {
 	// Sources returns source name → Git URL of the running config.
 	Sources func() map[string]string
 	Trigger Triggerer
+	// MaxBody bounds the payload in bytes; 0 means DefaultMaxBody.
+	MaxBody int64
 
 	received *prometheus.CounterVec
 }
@@ -40,7 +57,7 @@ func NewHandler(secret func() ([]byte, error), sources func() map[string]string,
 	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "syncd_webhook_requests_total",
-			Help: "Push webhook requests by provider and result (triggered, ignored, unauthorized, bad_request).",
+			Help: "Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, unauthorized, too_large, bad_request, not_found).",
 		}, []string{"provider", "result"})}
 	if reg != nil {
 		reg.MustRegister(h.received)
@@ -48,36 +65,101 @@ func NewHandler(secret func() ([]byte, error), sources func() map[string]string,
 	return h
 }
 
+// Results counted in syncd_webhook_requests_total.
+const (
+	resultTriggered    = "triggered"
+	resultIgnored      = "ignored"
+	resultUnauthorized = "unauthorized"
+	resultTooLarge     = "too_large"
+	resultBadRequest   = "bad_request"
+	resultNotFound     = "not_found"
+)
+
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	provider := strings.TrimPrefix(r.URL.Path, "/webhook/")
+	if !knownProvider(provider) {
+		// The label is the path a stranger chose: never a label value.
+		h.count("unknown", resultNotFound)
+		http.Error(w, fmt.Sprintf("unknown provider %q: use /webhook/github, /webhook/gitlab or /webhook/gitea", provider), http.StatusNotFound)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		h.count(provider, "bad_request")
-		http.Error(w, "payload unreadable or too large", http.StatusBadRequest)
+	check, err := h.credentials(provider, r.Header)
+	if err != nil {
+		h.count(provider, resultUnauthorized)
+		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
-	secret, err := h.Secret()
-	if err != nil || len(secret) == 0 {
-		h.count(provider, "unauthorized")
-		http.Error(w, "webhook secret not configured", http.StatusUnauthorized)
+	body, status, err := readBody(w, r, h.maxBody())
+	if err != nil {
+		h.count(provider, resultFor(status))
+		http.Error(w, err.Error(), status)
 		return
 	}
-	if err := verify(provider, r.Header, body, secret); err != nil {
-		h.count(provider, "unauthorized")
+	if err := check.verify(body); err != nil {
+		h.count(provider, resultUnauthorized)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
 	urls, err := repositoryURLs(body)
 	if err != nil {
-		h.count(provider, "bad_request")
+		h.count(provider, resultBadRequest)
 		http.Error(w, "not a push payload: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	h.answer(w, provider, h.trigger(urls))
+}
+
+func (h *Handler) maxBody() int64 {
+	if h.MaxBody > 0 {
+		return h.MaxBody
+	}
+	return DefaultMaxBody
+}
+
+// credentials checks what the request claims before its body is read: a
+// secret is configured and the provider's header is present and well
+// formed (GitLab's token is checked in full).
+func (h *Handler) credentials(provider string, hdr http.Header) (signature, error) {
+	secret, err := h.Secret()
+	if err != nil || len(secret) == 0 {
+		return signature{}, errors.New("webhook secret not configured")
+	}
+	return parseSignature(provider, hdr, secret)
+}
+
+// readBody reads at most limit bytes of the body. A declared or actual
+// length over limit is 413; the connection is closed after it.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
+	tooLarge := fmt.Errorf("payload over %d bytes", limit)
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	case err != nil:
+		return nil, http.StatusBadRequest, errors.New("payload unreadable")
+	}
+	return body, 0, nil
+}
+
+func resultFor(status int) string {
+	if status == http.StatusRequestEntityTooLarge {
+		return resultTooLarge
+	}
+	return resultBadRequest
+}
+
+// trigger polls every source whose repository the push names and returns
+// their names.
+func (h *Handler) trigger(urls []string) []string {
 	var triggered []string
 	for name, u := range h.Sources() {
 		for _, pushed := range urls {
@@ -89,14 +171,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	return triggered
+}
+
+func (h *Handler) answer(w http.ResponseWriter, provider string, triggered []string) {
+	w.WriteHeader(http.StatusAccepted)
 	if len(triggered) == 0 {
-		h.count(provider, "ignored")
-		w.WriteHeader(http.StatusAccepted)
+		h.count(provider, resultIgnored)
 		fmt.Fprintln(w, "no source matches the pushed repository")
 		return
 	}
-	h.count(provider, "triggered")
-	w.WriteHeader(http.StatusAccepted)
+	h.count(provider, resultTriggered)
 	fmt.Fprintf(w, "polling %s\n", strings.Join(triggered, ", "))
 }
 
@@ -106,39 +191,65 @@ func (h *Handler) count(provider, result string) {
 	}
 }
 
-// verify checks the provider's authentication of the request.
-func verify(provider string, hdr http.Header, body, secret []byte) error {
+func knownProvider(p string) bool {
+	return p == "github" || p == "gitea" || p == "gitlab"
+}
+
+// signature is what a request presents, checked against the body once
+// the body is read. The zero value verifies nothing.
+type signature struct {
+	mac    []byte
+	secret []byte
+	// tokenChecked: GitLab's token, compared with the secret already; it
+	// does not cover the body.
+	tokenChecked bool
+}
+
+// parseSignature reads the provider's header without the body: GitHub's
+// X-Hub-Signature-256 ("sha256=" + hex), Gitea's X-Gitea-Signature (hex;
+// X-Hub-Signature-256 as a fallback), GitLab's X-Gitlab-Token (compared
+// here, in constant time).
+func parseSignature(provider string, hdr http.Header, secret []byte) (signature, error) {
 	switch provider {
 	case "github":
-		return verifyHMAC(hdr.Get("X-Hub-Signature-256"), "sha256=", body, secret)
+		return parseHMAC(hdr.Get("X-Hub-Signature-256"), "sha256=", secret)
 	case "gitea":
-		sig := hdr.Get("X-Gitea-Signature")
-		if sig == "" {
-			sig = hdr.Get("X-Hub-Signature-256")
-			return verifyHMAC(sig, "sha256=", body, secret)
+		if sig := hdr.Get("X-Gitea-Signature"); sig != "" {
+			return parseHMAC(sig, "", secret)
 		}
-		return verifyHMAC(sig, "", body, secret)
+		return parseHMAC(hdr.Get("X-Hub-Signature-256"), "sha256=", secret)
 	case "gitlab":
 		tok := hdr.Get("X-Gitlab-Token")
 		if tok == "" || !hmac.Equal([]byte(tok), secret) {
-			return errors.New("X-Gitlab-Token missing or wrong")
+			return signature{}, errors.New("X-Gitlab-Token missing or wrong")
 		}
-		return nil
+		return signature{tokenChecked: true}, nil
 	}
-	return fmt.Errorf("unknown provider %q: use /webhook/github, /webhook/gitlab or /webhook/gitea", provider)
+	return signature{}, fmt.Errorf("unknown provider %q", provider)
 }
 
-func verifyHMAC(sig, prefix string, body, secret []byte) error {
+func parseHMAC(sig, prefix string, secret []byte) (signature, error) {
 	if sig == "" || !strings.HasPrefix(sig, prefix) {
-		return errors.New("signature header missing")
+		return signature{}, errors.New("signature header missing")
 	}
 	got, err := hex.DecodeString(strings.TrimPrefix(sig, prefix))
-	if err != nil {
-		return errors.New("signature is not hex")
+	if err != nil || len(got) != sha256.Size {
+		return signature{}, errors.New("signature is not a hex SHA-256 HMAC")
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
+	return signature{mac: got, secret: secret}, nil
+}
+
+// verify checks the HMAC-SHA256 of body against the presented one.
+func (s signature) verify(body []byte) error {
+	if s.tokenChecked {
+		return nil
+	}
+	if s.mac == nil {
+		return errors.New("no signature")
+	}
+	m := hmac.New(sha256.New, s.secret)
+	m.Write(body)
+	if !hmac.Equal(s.mac, m.Sum(nil)) {
 		return errors.New("signature does not match")
 	}
 	return nil
