@@ -2,7 +2,10 @@ package drift
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -191,15 +194,51 @@ func objectNamed(t testing.TB, plan *planner.Plan, name, kind string) *planner.O
 	return nil
 }
 
-// TestWatcherNormalized: the watcher (default Normalizer: the applier's
-// dry run through its client) publishes nothing for the freshly synced
-// stack, then exactly the out-of-band edits with their culprits.
+// watcherWith runs a Watcher with normalizer n on plan until the test
+// ends; it returns the errors reported to OnError.
+func watcherWith(t testing.TB, c *cluster, plan *planner.Plan, n Normalizer) (*Watcher, *recorder, func() []error) {
+	t.Helper()
+	rec := newRecorder()
+	var mu sync.Mutex
+	var errs []error
+	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: rec.record, Normalizer: n, OnError: func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetPlan(plan, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return w, rec, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}
+
+// TestWatcherNormalized: the watcher publishes nothing for the freshly
+// synced stack, then exactly the out-of-band edits with their culprits,
+// having asked the server once (the Lease's slice), not on every event.
 func TestWatcherNormalized(t *testing.T) {
 	c := newCluster(t)
 	ns := env.Namespace(t)
 	plan := mustPlan(t, config.App{Name: "monitoring", Namespace: ns}, grafanaDeployment, grafanaService, grafanaLease)
 	c.applyPlan(t, plan, false)
-	w, rec := startWatcher(t, c, plan, Options{})
+	n := c.normalizer(t)
+	w, rec, errs := watcherWith(t, c, plan, n)
 
 	deploy, lease := objectNamed(t, plan, "grafana", "Deployment"), objectNamed(t, plan, "grafana-leader", "Lease")
 	c.mergePatch(t, deploy.Desired, "kubectl-edit", `{"spec":{"minReadySeconds":5}}`)
@@ -232,5 +271,45 @@ func TestWatcherNormalized(t *testing.T) {
 	}
 	if got := w.Report(); len(got.Findings) != 2 {
 		t.Errorf("Report holds %d findings, want 2: %+v", len(got.Findings), summarize(got))
+	}
+	if got := n.n.Load(); got != 1 {
+		t.Errorf("dry runs = %d, want 1 (the Lease's slice, once)", got)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("OnError: %v", e)
+	}
+}
+
+// TestWatcherNormalizeFails: when the server cannot be asked, the watcher
+// reports the error, publishes the comparison with Git's text, and asks
+// again after the next SetPlan.
+func TestWatcherNormalizeFails(t *testing.T) {
+	c := newCluster(t)
+	ns := env.Namespace(t)
+	plan := mustPlan(t, config.App{Name: "monitoring", Namespace: ns}, grafanaLease)
+	c.applyPlan(t, plan, false)
+	n := &fakeNormalizer{err: errors.New("Lease " + ns + "/grafana-leader: apply as \"syncd-monitoring\": forbidden")}
+	w, rec, errs := watcherWith(t, c, plan, n)
+	rec.waitFor(t, 0, 30*time.Second, "the acquireTime compared with Git's text", func(ch Change) bool {
+		return hasFinding(ch.New, acquireTime, ValueDrift, "")
+	})
+	if e := errs(); len(e) != 1 || !strings.Contains(e[0].Error(), "could not ask the API server how it stores the fields of syncd-monitoring") {
+		t.Errorf("OnError: %v", e)
+	}
+
+	n.mu.Lock()
+	n.err = nil
+	n.answers = map[planner.FieldManager]*unstructured.Unstructured{"syncd-monitoring": c.live(t, plan)[plan.Objects[0].Ref]}
+	n.mu.Unlock()
+	if err := w.SetPlan(plan, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, 0, 30*time.Second, "the acquireTime resolved", func(ch Change) bool {
+		return hasFinding(ch.Resolved, acquireTime, ValueDrift, "")
+	})
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.asked) != 2 {
+		t.Errorf("requests = %q, want one before and one after SetPlan", n.asked)
 	}
 }
