@@ -43,7 +43,8 @@ func writeOverlayRepo(t *testing.T, overlay string) (cfgPath, repo string) {
 
 // TestRenderPathOverlay: syncd render --path of an overlay builds it from
 // the directory's repository, so ../../base works; a remote reference in a
-// generator is refused naming file and field, and sends nothing.
+// generator is refused naming file and field, by render, plan and apply,
+// and sends nothing.
 func TestRenderPathOverlay(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
@@ -70,25 +71,35 @@ func TestRenderPathOverlay(t *testing.T) {
 		},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			cfg, repo := writeOverlayRepo(t, tc.overlay)
-			code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web", "--path", filepath.Join(repo, "overlays", "prod"))
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, out, stderr)
-			}
-			got := stderr
-			if code == exitOK {
-				got = out
-			}
-			if !strings.Contains(got, tc.want) {
-				t.Errorf("output does not mention %q:\n%s", tc.want, got)
-			}
-			// The first line repeats --path; what the render says is
-			// repository-relative.
-			if _, detail, _ := strings.Cut(stderr, "nothing rendered:"); strings.Contains(detail, repo) {
-				t.Errorf("the render error names the host path %s:\n%s", repo, stderr)
-			}
-		})
+		cfg, repo := writeOverlayRepo(t, tc.overlay)
+		dir := filepath.Join(repo, "overlays", "prod")
+		commands := map[string][]string{"render": {"render", "--config", cfg, "--app", "web", "--path", dir}}
+		if tc.wantCode != exitOK { // a render that fails stops plan and apply before the cluster
+			commands["plan"] = []string{"plan", "--config", cfg, "--app", "web", "--path", dir}
+			commands["apply"] = []string{"apply", "--config", cfg, "--app", "web", "--path", dir}
+		}
+		for cmd, args := range commands {
+			t.Run(name+"/"+cmd, func(t *testing.T) {
+				var r result
+				if cmd == "render" { // offline: takes no --kubeconfig
+					r.code, r.stdout, r.stderr = runCmd(t, args...)
+				} else {
+					r = syncd(t, args...)
+				}
+				if r.code != tc.wantCode {
+					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.wantCode, r.stdout, r.stderr)
+				}
+				got := r.stderr + r.stdout
+				if !strings.Contains(got, tc.want) {
+					t.Errorf("output does not mention %q:\n%s", tc.want, got)
+				}
+				// A command's own prefix may repeat --path; what the
+				// render says is repository-relative.
+				if strings.Contains(strings.ReplaceAll(got, dir, "DIR"), repo) {
+					t.Errorf("the output names the host path %s:\n%s", repo, got)
+				}
+			})
+		}
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the loopback server received %d request(s)", n)
