@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-
+	"sync/atomic"
 	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -22,6 +22,45 @@ import (
 // inherit an earlier one's custom schema. Builds are therefore serialized,
 // and the schema is reset after each.
 var kustomizeSlot = make(chan struct{}, 1)
+
+// slotDeadline is the deadline (UnixNano) of the build holding
+// kustomizeSlot, 0 while it is free or being taken.
+var slotDeadline atomic.Int64
+
+// stuckGrace is how long past its deadline a build may keep the slot
+// before the builds waiting for it give up: an abandoned build normally
+// ends at its next file read.
+var stuckGrace = 30 * time.Second
+
+// errSlotStuck is returned to builds waiting behind one that has not
+// ended long after its deadline.
+var errSlotStuck = errors.New("another app's kustomize build ran past its time limit and has not ended, so no kustomize build can run: restart syncd, and fix or remove the app whose build timed out")
+
+// takeSlot waits for kustomizeSlot until ctx ends or the build holding it
+// is stuck. Waiting behind builds that end in time has no limit of its
+// own.
+func takeSlot(ctx context.Context) error {
+	timer := time.NewTimer(buildTimeout + stuckGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case kustomizeSlot <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			d := slotDeadline.Load()
+			if d != 0 && time.Now().After(time.Unix(0, d).Add(stuckGrace)) {
+				return errSlotStuck
+			}
+			next := stuckGrace
+			if d != 0 {
+				next = time.Until(time.Unix(0, d).Add(stuckGrace)) + time.Millisecond
+			}
+			timer.Reset(next)
+		}
+	}
+}
 
 // runKrusty is the build itself; tests replace it to make it panic or
 // hang.
@@ -48,25 +87,27 @@ type buildResult struct {
 	err    error
 }
 
-// kustomize builds the kustomization in dir, one build at a time, until
-// deadline or ctx ends. A panic inside kustomize becomes the error.
-// Waiting for another build counts against the deadline. A build that
-// runs past its deadline is abandoned (it cannot be interrupted); its file
-// system fails every operation from then on, so it ends at its next read
-// and frees the slot.
-func kustomize(ctx context.Context, fsys *repoFS, dir string, deadline time.Time) (resmap.ResMap, error) {
+// kustomize builds the kustomization in dir, one build at a time, for at
+// most buildTimeout from when its turn comes (less if ctx ends sooner). A
+// panic inside kustomize becomes the error. A build that runs past its
+// deadline is abandoned (it cannot be interrupted); its file system fails
+// every operation from then on, so it ends at its next read and frees the
+// slot.
+func kustomize(ctx context.Context, fsys *repoFS, dir string) (resmap.ResMap, error) {
+	if err := takeSlot(ctx); err != nil {
+		return nil, fmt.Errorf("kustomize build: %w", err)
+	}
+	deadline := buildDeadline(ctx)
+	fsys.setDeadline(deadline)
+	slotDeadline.Store(deadline.UnixNano())
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	select {
-	case kustomizeSlot <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("kustomize build: %w", ctx.Err())
-	case <-timer.C:
-		return nil, fmt.Errorf("kustomize build: gave up after %s waiting for another app's kustomize build to finish", KustomizeTimeout)
-	}
 	done := make(chan buildResult, 1)
 	go func() {
-		defer func() { <-kustomizeSlot }()
+		defer func() {
+			slotDeadline.Store(0)
+			<-kustomizeSlot
+		}()
 		defer openapi.ResetOpenAPI()
 		defer func() {
 			if p := recover(); p != nil {

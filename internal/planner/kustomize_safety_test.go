@@ -185,13 +185,12 @@ func TestRepoFSRefusesWithoutChecks(t *testing.T) {
 // buildUnchecked runs the build of root/app skipping checkKustomizations.
 func buildUnchecked(t *testing.T, root, app string) ([]Manifest, error) {
 	t.Helper()
-	deadline := time.Now().Add(KustomizeTimeout)
-	fsys, err := openRepoFS(root, deadline)
+	fsys, err := openRepoFS(root, time.Now().Add(KustomizeTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	return runBuild(context.Background(), fsys, repoRoot+"/"+app, deadline)
+	return runBuild(context.Background(), fsys, repoRoot+"/"+app)
 }
 
 // recorder is a loopback HTTP server that records every request.
@@ -406,4 +405,71 @@ func TestKustomizeTimeLimit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the abandoned build still holds the kustomize slot")
 	}
+}
+
+// setLimits shortens the build time limit and the stuck grace for a test.
+func setLimits(t *testing.T, timeout, grace time.Duration) {
+	prevT, prevG := buildTimeout, stuckGrace
+	buildTimeout, stuckGrace = timeout, grace
+	t.Cleanup(func() { buildTimeout, stuckGrace = prevT, prevG })
+}
+
+// TestKustomizeQueueWaitIsFree checks that waiting behind other apps'
+// builds does not count against a build's time limit: four builds of
+// 150 ms each, queued at once under a 300 ms limit, all succeed.
+func TestKustomizeQueueWaitIsFree(t *testing.T) {
+	setLimits(t, 300*time.Millisecond, time.Minute)
+	real := runKrusty
+	setRunKrusty(t, func(fsys filesys.FileSystem, dir string) (resmap.ResMap, error) {
+		time.Sleep(150 * time.Millisecond) // a slow build, within its limit
+		return real(fsys, dir)
+	})
+	root := writeTree(t, withFiles(map[string]string{"app/kustomization.yaml": "resources: [../base]\n"}))
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Render(context.Background(), Tree{Root: root, Dir: filepath.Join(root, "app")})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("build %d: %v", i, err)
+		}
+	}
+}
+
+// TestKustomizeStuckBuild checks that builds waiting behind one that never
+// ends give up once it is stuckGrace past its deadline, naming the
+// problem, instead of waiting for ever.
+func TestKustomizeStuckBuild(t *testing.T) {
+	setLimits(t, 100*time.Millisecond, 100*time.Millisecond)
+	release := make(chan struct{})
+	ended := make(chan struct{})
+	setRunKrusty(t, func(fsys filesys.FileSystem, dir string) (resmap.ResMap, error) {
+		defer close(ended)
+		<-release // stuck in CPU work: never reads a file
+		return nil, errors.New("released")
+	})
+	root := writeTree(t, withFiles(map[string]string{"app/kustomization.yaml": "resources: [../base]\n"}))
+	render := func() error {
+		_, err := Render(context.Background(), Tree{Root: root, Dir: filepath.Join(root, "app")})
+		return err
+	}
+	if err := render(); err == nil || !strings.Contains(err.Error(), "did not finish in time") {
+		t.Fatalf("stuck build: error = %v, want the time limit", err)
+	}
+	start := time.Now()
+	err := render()
+	if err == nil || !errors.Is(err, errSlotStuck) || !strings.Contains(err.Error(), "app/kustomization.yaml: kustomize build: another app's kustomize build ran past its time limit") {
+		t.Errorf("build behind the stuck one: error = %v, want errSlotStuck naming app/kustomization.yaml", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("gave up after %s", waited)
+	}
+	close(release)
+	<-ended
 }

@@ -69,10 +69,24 @@ func (t Tree) resolved() (Tree, string, error) {
 	return t, filepath.ToSlash(rel), nil
 }
 
-// KustomizeTimeout is how long one kustomize build may run, waiting for
-// another app's build included. A build that runs longer fails with the
-// kustomization named, and its next file read fails too.
+// KustomizeTimeout is how long one kustomize build may run (less when the
+// caller's context ends sooner); the checks before it have the same limit.
+// Time spent waiting for other apps' builds does not count. A build that
+// runs longer fails with the kustomization named, and its next file read
+// fails too.
 const KustomizeTimeout = 60 * time.Second
+
+// buildTimeout is KustomizeTimeout; tests shorten it.
+var buildTimeout = KustomizeTimeout
+
+// buildDeadline is when a build (or its checks) starting now must end.
+func buildDeadline(ctx context.Context) time.Time {
+	deadline := time.Now().Add(buildTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
+}
 
 // Render reads the manifests of t.Dir. When it holds a kustomization
 // (kustomization.yaml, kustomization.yml or Kustomization) it is built
@@ -117,11 +131,7 @@ func kustomizationFile(dir string) string {
 // buildKustomization checks and builds the kustomization in the directory
 // rel of root.
 func buildKustomization(ctx context.Context, root, rel string) ([]Manifest, error) {
-	deadline := time.Now().Add(KustomizeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	fsys, err := openRepoFS(root, deadline)
+	fsys, err := openRepoFS(root, buildDeadline(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("%s: read manifests: %w", root, err)
 	}
@@ -130,14 +140,14 @@ func buildKustomization(ctx context.Context, root, rel string) ([]Manifest, erro
 	if errs := checkKustomizations(fsys, dir); len(errs) > 0 {
 		return nil, errs
 	}
-	return runBuild(ctx, fsys, dir, deadline)
+	return runBuild(ctx, fsys, dir)
 }
 
 // runBuild builds dir with kustomize (see kustomize.go) and turns its
 // output into Manifests named after the files they came from.
-func runBuild(ctx context.Context, fsys *repoFS, dir string, deadline time.Time) ([]Manifest, error) {
+func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error) {
 	top := repoRel(kustomizationIn(fsys, dir))
-	resMap, err := kustomize(ctx, fsys, dir, deadline)
+	resMap, err := kustomize(ctx, fsys, dir)
 	if err != nil {
 		return nil, ManifestErrors{{File: top, Err: err}}
 	}

@@ -43,7 +43,7 @@ var errBuildTimeout = fmt.Errorf("the kustomize build did not finish in time (th
 // and MaxTreeSize in total; after deadline every operation fails.
 type repoFS struct {
 	root     *os.Root
-	deadline time.Time
+	deadline atomic.Int64 // time.Time.UnixNano
 	read     atomic.Int64 // bytes read so far
 }
 
@@ -54,15 +54,23 @@ func openRepoFS(dir string, deadline time.Time) (*repoFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &repoFS{root: r, deadline: deadline}, nil
+	f := &repoFS{root: r}
+	f.setDeadline(deadline)
+	return f, nil
 }
+
+// setDeadline sets the time from which every operation fails.
+func (f *repoFS) setDeadline(t time.Time) { f.deadline.Store(t.UnixNano()) }
+
+// expired reports whether the deadline has passed.
+func (f *repoFS) expired() bool { return time.Now().UnixNano() >= f.deadline.Load() }
 
 func (f *repoFS) Close() error { return f.root.Close() }
 
 // rel maps a path kustomize uses to one relative to the root, "." for the
 // root itself. Relative paths are taken from repoRoot.
 func (f *repoFS) rel(name string) (string, error) {
-	if !time.Now().Before(f.deadline) {
+	if f.expired() {
 		return "", errBuildTimeout
 	}
 	p := filepath.ToSlash(name)
@@ -275,7 +283,7 @@ func (f *repoFS) Walk(name string, walkFn filepath.WalkFunc) error {
 		if err != nil {
 			return walkFn(virtual, nil, f.fail("walk", virtual, err))
 		}
-		if !time.Now().Before(f.deadline) {
+		if f.expired() {
 			return errBuildTimeout
 		}
 		info, err := d.Info()
@@ -295,7 +303,7 @@ type repoFile struct {
 }
 
 func (r *repoFile) Read(p []byte) (int, error) {
-	if !time.Now().Before(r.fs.deadline) {
+	if r.fs.expired() {
 		return 0, errBuildTimeout
 	}
 	n, err := r.File.Read(p)
