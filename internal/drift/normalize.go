@@ -2,6 +2,7 @@ package drift
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"golang.org/x/sync/errgroup"
@@ -82,7 +83,7 @@ func Normalize(ctx context.Context, n Normalizer, plan *planner.Plan, live map[p
 	var warns []string
 	for i, r := range reqs {
 		if errs[i] != nil {
-			warns = append(warns, normalizeWarning(r.ref, r.slice.Manager, errs[i]))
+			warns = append(warns, normalizeError(r.ref, r.slice.Manager, errs[i]).Error())
 			continue
 		}
 		if out[r.ref] == nil {
@@ -93,11 +94,10 @@ func Normalize(ctx context.Context, n Normalizer, plan *planner.Plan, live map[p
 	return out, warns
 }
 
-// normalizeWarning says that a dry run failed and what that means for the
-// findings. err is the applier's error, which names the object.
-func normalizeWarning(ref planner.ObjectRef, m planner.FieldManager, err error) string {
-	return ref.String() + ": could not ask the API server how it stores the fields of " + string(m) +
-		" (dry-run apply): " + err.Error() + "; they were compared with Git's text"
+// normalizeError says that the dry run of m's slice of ref failed and what
+// that means for the findings.
+func normalizeError(ref planner.ObjectRef, m planner.FieldManager, err error) error {
+	return fmt.Errorf("%s: could not ask the API server how it stores the fields of %s (dry-run apply): %w; they were compared with Git's text", ref, m, err)
 }
 
 // slicesToNormalize returns the slices of obj that declare a field fs

@@ -2,7 +2,6 @@ package drift
 
 import (
 	"context"
-	"fmt"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,16 +82,19 @@ func (w *Watcher) normalize(ctx context.Context, asks []normKey) {
 	for _, a := range todo {
 		delete(w.asking, a.key)
 		if !a.ok || ctx.Err() != nil {
-			continue
+			continue // stopping: nothing to recompute
 		}
 		w.norm[a.key] = a.res
 		w.useNormalized(a.key, a.res)
 		w.dirty[a.key.obj] = true
 	}
 	w.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	for _, a := range todo {
-		if a.ok && a.res.err != nil && w.opts.OnError != nil && ctx.Err() == nil {
-			w.opts.OnError(fmt.Errorf("%s", normalizeWarning(a.ref, a.slice.Manager, a.res.err)))
+		if a.ok && a.res.err != nil && w.opts.OnError != nil {
+			w.opts.OnError(normalizeError(a.ref, a.slice.Manager, a.res.err))
 		}
 	}
 	w.poke()
