@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/webhook"
 )
 
 type runFlags struct {
@@ -38,6 +33,8 @@ type runFlags struct {
 	once           bool
 	cacheDir       string
 	listen         string
+	webhookListen  string
+	secureStatus   bool
 	concurrency    int
 	leaderElect    bool
 	leaseNamespace string
@@ -68,9 +65,14 @@ the others wait warm and take over within the lease duration. --shards N
 Lease, so a fleet of apps spreads over replicas.
 
 HTTP on --listen: /metrics (Prometheus), /healthz, /readyz (ready once the
-first reconcile of every app of this shard finished), /status (JSON), and
-POST /webhook/{github,gitlab,gitea} (push events; signature or token checked
-against --webhook-secret-file).
+first reconcile of every app of this shard finished) and /status (JSON).
+With --secure-status, /metrics and /status need a bearer token the API
+server accepts (TokenReview) for a user allowed "get" on that path
+(SubjectAccessReview; ClusterRole syncd-metrics-reader); health stays open.
+
+HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
+(push events; signature or token checked against --webhook-secret-file
+before more than the header is trusted, bodies over 1 MiB refused).
 
 --once runs every app once, in config order, and exits with the apply
 command's exit codes.`,
@@ -83,7 +85,9 @@ command's exit codes.`,
 	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (required)")
 	fs.BoolVar(&f.once, "once", false, "run every app once and exit")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
-	fs.StringVar(&f.listen, "listen", ":8080", "address for /metrics, /healthz, /readyz, /status and /webhook/*")
+	fs.StringVar(&f.listen, "listen", ":8080", "address for /healthz, /readyz, /metrics and /status")
+	fs.StringVar(&f.webhookListen, "webhook-listen", "", "address for POST /webhook/{github,gitlab,gitea} (empty: no push webhooks; needs --webhook-secret-file)")
+	fs.BoolVar(&f.secureStatus, "secure-status", false, "require a bearer token allowed by the API server (TokenReview, SubjectAccessReview) for /metrics and /status")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "objects applied at once within a stage")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "hold a Lease so that only one replica applies")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else syncd-system)")
@@ -110,6 +114,9 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
 	}
 	log := slog.New(handler)
+	if err := checkHTTPFlags(f, log); err != nil {
+		return withCode(exitError, err)
+	}
 	cl, err := f.kube.connect()
 	if err != nil {
 		return withCode(exitError, err)
@@ -150,18 +157,13 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 
 	ctx := cmd.Context()
-	srv := &http.Server{Addr: f.listen, Handler: routes(d, reg, f), ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", f.listen)
+	servers, err := serve(f, d, reg, cs, log)
 	if err != nil {
-		return withCode(exitError, fmt.Errorf("listen %s: %w", f.listen, err))
+		return withCode(exitError, err)
 	}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	log.Info("syncd started", "version", version, "listen", ln.Addr().String(), "config", f.config, "shard", f.shard, "shards", f.shards)
+	defer servers.shutdown()
+	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"),
+		"secureStatus", f.secureStatus, "config", f.config, "shard", f.shard, "shards", f.shards)
 
 	if !f.leaderElect {
 		return d.Run(ctx)
@@ -232,36 +234,3 @@ func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger,
 // leading is set while this replica holds the Lease (always, without
 // leader election).
 var leading atomic.Bool
-
-func routes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if f.leaderElect && !leading.Load() {
-			// A warm standby owns no app yet: it is ready to take over.
-			fmt.Fprintln(w, "ok (standby)")
-			return
-		}
-		if !d.Ready() {
-			http.Error(w, "first reconcile not finished", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"apps": d.Status(), "configError": d.ConfigError()})
-	})
-	secret := func() ([]byte, error) {
-		if f.webhookSecret == "" {
-			return nil, errors.New("no --webhook-secret-file")
-		}
-		b, err := os.ReadFile(f.webhookSecret)
-		return []byte(strings.TrimSpace(string(b))), err
-	}
-	mux.Handle("/webhook/", webhook.NewHandler(secret, d.Sources, d, reg))
-	return mux
-}

@@ -23,9 +23,11 @@ import (
 type daemon struct {
 	cmd  *exec.Cmd
 	log  string
-	addr string
-	done chan struct{}
-	err  error
+	addr string // --listen: /status, /metrics, health
+	// webhookAddr is --webhook-listen: /webhook/*.
+	webhookAddr string
+	done        chan struct{}
+	err         error
 }
 
 // startDaemon starts `syncd run` with its log in logFile and waits until
@@ -59,6 +61,7 @@ func startDaemon(ctx context.Context, bin, logFile string, env []string, args ..
 		default:
 		}
 		d.addr = d.logged("syncd started", "listen")
+		d.webhookAddr = d.logged("syncd started", "webhookListen")
 		return d.addr != "", nil
 	})
 	if err != nil {
@@ -226,7 +229,7 @@ func (d *daemon) push(ctx context.Context, repoURL, sha string, secret []byte) (
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+d.addr+"/webhook/github", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+d.webhookAddr+"/webhook/github", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}

@@ -192,7 +192,7 @@ alerts:
 	d.step("Starting the daemon: syncd run, with leader election, metrics, /status and push webhooks")
 	d.daemonLog = filepath.Join(d.dir, "syncd-run.log")
 	args := []string{"--config", d.cfg, "--kubeconfig", env.Kubeconfig, "--listen", "127.0.0.1:0",
-		"--cache-dir", filepath.Join(d.dir, "cache"), "--webhook-secret-file", filepath.Join(secrets, "push-secret")}
+		"--webhook-listen", "127.0.0.1:0", "--cache-dir", filepath.Join(d.dir, "cache"), "--webhook-secret-file", filepath.Join(secrets, "push-secret")}
 	say("$ syncd run %s", strings.Join(args, " "))
 	if d.daemon, err = startDaemon(ctx, d.bin, d.daemonLog, []string{"POD_NAMESPACE=syncd-system"}, args...); err != nil {
 		return err
@@ -204,7 +204,7 @@ alerts:
 		fmt.Println("    stopping syncd run")
 		return d.daemon.stop()
 	})
-	say("pid %d, serving http://%s (log: %s)", d.daemon.cmd.Process.Pid, d.daemon.addr, d.daemonLog)
+	say("pid %d, serving status on http://%s, push webhooks on http://%s (log: %s)", d.daemon.cmd.Process.Pid, d.daemon.addr, d.daemon.webhookAddr, d.daemonLog)
 	return nil
 }
 
