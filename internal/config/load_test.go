@@ -263,6 +263,7 @@ func TestLoadInvalid(t *testing.T) {
 			{10, "sources[0].git.verify.mode", "this source follows a branch; use mode head"},
 			{17, "sources[1].git.verify.keysFile", "keysFile is required"},
 			{25, "sources[2].git.verify.mode", `"commit" is not a verification mode`},
+			{35, "sources[3].git.verify.allowRewrites", "applies to branch sources only"},
 		}},
 		"source names": {"source-names.yaml", []wantErr{
 			{9, "sources[1].name", `source name "repo" is already used by sources[0]`},

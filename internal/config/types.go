@@ -72,6 +72,10 @@ const (
 type GitVerify struct {
 	Mode     string `json:"mode"`
 	KeysFile string `json:"keysFile"`
+	// AllowRewrites lets a branch source follow a new head that does not
+	// descend from the last verified head (a force-push); default false:
+	// such a head is refused. Only for branch sources.
+	AllowRewrites bool `json:"allowRewrites,omitempty"`
 }
 
 // App is one set of manifests applied to the cluster under a stable set of

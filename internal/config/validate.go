@@ -341,6 +341,9 @@ func (v *validator) verify(p string, g GitSource) {
 	if vf.KeysFile == "" {
 		v.errorf(p+".keysFile", "keysFile is required; set it to a file of armored OpenPGP public keys trusted to sign")
 	}
+	if vf.AllowRewrites && g.Branch == "" {
+		v.errorf(p+".allowRewrites", "allowRewrites applies to branch sources only (only a branch head is checked to descend from the last verified head); remove it")
+	}
 }
 
 func (v *validator) app(p string, a App, c *Config) {
