@@ -28,7 +28,12 @@
 //     errors or in Revision.URL. SSH host keys are always checked against
 //     the configured known_hosts file.
 //   - With verification on, a revision that is unsigned or not signed by a
-//     key in the keys file never becomes the one in force.
+//     key in the keys file never becomes the one in force. In mode tag the
+//     signed tag object must carry the name of the tag resolved (no
+//     replay of an older signed tag under a newer name). On a branch a new
+//     head must descend from the last verified head unless
+//     git.verify.allowRewrites is set; to show that, a cache rebuilt while
+//     a revision is in force is cloned with whole history.
 //   - Revision.AppDir refuses paths that leave the tree (through ".." or a
 //     symlink).
 //
@@ -37,6 +42,8 @@
 //     the one before; callers must not hold on to older Dirs. Files that did
 //     not change between two revisions are hard links shared by both trees:
 //     trees must be treated as read-only.
+//   - The last verified head of a branch lives in memory: after a restart
+//     the first head is accepted on its signature alone.
 //   - Force-push detection is exact while the cache holds the previous
 //     revision; after the cache was rebuilt (corruption, or a restart) the
 //     first new revision is reported as Updated, not Rewritten.

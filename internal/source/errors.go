@@ -41,7 +41,9 @@ const (
 	// repository.
 	KindRefNotFound Kind = "RefNotFound"
 	// KindVerification: verify is on and the revision is unsigned, signed
-	// by a key not in keysFile, or badly signed; or keysFile is unreadable.
+	// by a key not in keysFile, or badly signed; a signed tag is served
+	// under another name than it was signed for; a branch head does not
+	// descend from the last verified head; or keysFile is unreadable.
 	KindVerification Kind = "VerificationFailed"
 	// KindCorruptCache: the cached repository could not be read. The poll
 	// deletes it and clones again; this kind is reported in

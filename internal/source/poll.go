@@ -343,7 +343,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	}
 	depth := 0
 	if fresh {
-		depth = 1
+		depth = s.cloneDepth(hasPrev)
 	}
 	if ferr := s.fetch(ctx, repo, creds, tgt, depth); ferr != nil {
 		removeTempPacks(s.repoDir())
@@ -387,13 +387,28 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	change = Updated
 	if refetch {
 		change = Rewritten
-	} else if hasPrev && !fresh && prev.SHA != commit.Hash.String() && tgt.ref != "" {
+	}
+	switch {
+	case s.guardsAncestry() && hasPrev && prev.SHA != commit.Hash.String():
+		switch a := ancestryOf(repo, commit.Hash, plumbing.NewHash(prev.SHA)); {
+		case a == unknown && !fresh:
+			// The server assumed history the cache lacks: clone the
+			// whole history (cloneDepth) and look again.
+			closeRepo()
+			if err := s.resetRepo(); err != nil {
+				return Revision{}, 0, nil, err
+			}
+			return s.update(ctx, creds, tgt, prev, hasPrev, refetch)
+		case a != descends:
+			return Revision{}, 0, nil, s.rewriteRefused(commit.Hash, prev.SHA, a)
+		}
+	case !refetch && hasPrev && !fresh && prev.SHA != commit.Hash.String() && tgt.ref != "":
 		if !reaches(repo, commit.Hash, plumbing.NewHash(prev.SHA)) {
 			// A rewrite: objects the new tree shares with older history
 			// were not sent. Start the cache over.
 			closeRepo()
-			if err := os.RemoveAll(s.repoDir()); err != nil {
-				return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
+			if err := s.resetRepo(); err != nil {
+				return Revision{}, 0, nil, err
 			}
 			return s.update(ctx, creds, tgt, prev, hasPrev, true)
 		}
@@ -415,8 +430,8 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		// The server assumed history the shallow cache lacks (a merge of
 		// an old branch): fetch the target afresh.
 		closeRepo()
-		if err := os.RemoveAll(s.repoDir()); err != nil {
-			return Revision{}, 0, nil, s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
+		if err := s.resetRepo(); err != nil {
+			return Revision{}, 0, nil, err
 		}
 		rev, _, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, true)
 		return rev, change, corrupt, err
@@ -439,6 +454,15 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		Signer:     signer,
 		Dir:        dir,
 	}, change, nil, nil
+}
+
+// resetRepo deletes the cached repository so the next update clones
+// afresh; the caller has closed it.
+func (s *Source) resetRepo() *Error {
+	if err := os.RemoveAll(s.repoDir()); err != nil {
+		return s.newError(KindCache, "reset cache", err, "remove "+s.repoDir()+" by hand")
+	}
+	return nil
 }
 
 // removeTempPacks deletes the pack a failed fetch left half-written
@@ -511,31 +535,6 @@ func dropOtherRefs(repo *git.Repository, keep plumbing.ReferenceName) {
 	for _, n := range drop {
 		_ = repo.Storer.RemoveReference(n)
 	}
-}
-
-// reaches walks the local history from newH looking for oldH; commits
-// missing from the cache end their branch of the walk.
-func reaches(repo *git.Repository, newH, oldH plumbing.Hash) bool {
-	seen := map[plumbing.Hash]bool{newH: true}
-	queue := []plumbing.Hash{newH}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		if h == oldH {
-			return true
-		}
-		c, err := repo.CommitObject(h)
-		if err != nil {
-			continue
-		}
-		for _, p := range c.ParentHashes {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	return false
 }
 
 // checkHealth reads every ref's commit and root tree.

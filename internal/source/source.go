@@ -221,6 +221,9 @@ func New(src config.Source, opts Options) (*Source, error) {
 		if v.KeysFile == "" {
 			return nil, fmt.Errorf("%s: is required when verify is set", field("verify.keysFile"))
 		}
+		if v.AllowRewrites && s.kind != refBranch {
+			return nil, fmt.Errorf("%s: applies to branch sources only; remove it", field("verify.allowRewrites"))
+		}
 	}
 
 	s.dir = filepath.Join(opts.CacheDir, src.Name)

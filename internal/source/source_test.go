@@ -50,6 +50,14 @@ func TestNewValidates(t *testing.T) {
 		"verify bad mode":      {mut: func(g *config.GitSource) { g.Verify = &config.GitVerify{Mode: "all", KeysFile: "k"} }, wantErr: "verify.mode"},
 		"verify tag on branch": {mut: func(g *config.GitSource) { g.Verify = &config.GitVerify{Mode: "tag", KeysFile: "k"} }, wantErr: "verify.mode"},
 		"verify without keys":  {mut: func(g *config.GitSource) { g.Verify = &config.GitVerify{Mode: "head"} }, wantErr: "verify.keysFile"},
+		"rewrites on a tag": {mut: func(g *config.GitSource) {
+			g.Branch = ""
+			g.Tag = "v1"
+			g.Verify = &config.GitVerify{Mode: "tag", KeysFile: "k", AllowRewrites: true}
+		}, wantErr: "verify.allowRewrites"},
+		"valid rewrites on a branch": {mut: func(g *config.GitSource) {
+			g.Verify = &config.GitVerify{Mode: "head", KeysFile: "k", AllowRewrites: true}
+		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -60,6 +60,9 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 		if err != nil {
 			return fail(fmt.Errorf("%s: bad signature or unknown key: %w", what, err))
 		}
+		if err := s.checkTagName(ref.Name(), tgt.tag, tag); err != nil {
+			return "", err
+		}
 	default:
 		what = "commit " + commit.Hash.String()
 		if commit.PGPSignature == "" {
@@ -71,6 +74,20 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 		}
 	}
 	return signerName(entity), nil
+}
+
+// checkTagName refuses a signed tag object served under another name than
+// the one it was signed for. The name is part of the signed content, so it
+// binds the signature to one tag; without this check anyone who can push
+// refs could point refs/tags/v2.0.0 at the signed object of v1.0.0 and
+// present an old release as the newest (a replay).
+func (s *Source) checkTagName(ref plumbing.ReferenceName, resolved string, tag *object.Tag) *Error {
+	if tag.Name == resolved {
+		return nil
+	}
+	return s.newError(KindVerification, "verify",
+		fmt.Errorf("%s points to the signed tag object %s, which is named %q, not %q: a signed tag is valid only under its own name (a replayed tag)", ref, tag.Hash, tag.Name, resolved),
+		fmt.Sprintf("the previous revision stays in force; delete %s, or sign a tag named %s (git tag -s %s) with a key listed in git.verify.keysFile", ref, resolved, resolved))
 }
 
 // armorBegin starts every ASCII-armored OpenPGP block.

@@ -347,3 +347,51 @@ func TestReadKeysReadsEveryBlock(t *testing.T) {
 		})
 	}
 }
+
+func TestPollVerifyTagRefusesReplayedTag(t *testing.T) {
+	trusted, trustedArmor := newPGPKey(t, "Release Bot")
+	keysFile := writeFile(t, filepath.Join(t.TempDir(), "keys.asc"), trustedArmor)
+
+	// Each case follows a ref that resolves to signed v2.0.0 at first;
+	// then someone who can push refs points replay (a tag ref) at the
+	// signed tag object of the older v1.0.0.
+	tests := map[string]struct {
+		git    config.GitSource
+		replay string
+	}{
+		"tag moved to an older signed tag object":      {git: config.GitSource{Tag: "v2.0.0"}, replay: "v2.0.0"},
+		"newer semver tag made of an older tag object": {git: config.GitSource{Semver: ">=1.0.0"}, replay: "v9.0.0"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			u := newUpstream(t)
+			c1 := u.commit("one", map[string]string{"f": "1"})
+			u.goGitTag("v1.0.0", c1, trusted)
+			c2 := u.commit("two", map[string]string{"f": "2"})
+			u.goGitTag("v2.0.0", c2, trusted)
+			u.push("main", "--tags")
+			srv := newHTTPServer(t, u, "")
+			g := tc.git
+			g.URL = srv.url()
+			g.Verify = &config.GitVerify{Mode: config.VerifyTag, KeysFile: keysFile}
+			s := newSource(t, g)
+			rev, _ := poll(t, s)
+			if rev.SHA != c2 || rev.Tag != "v2.0.0" {
+				t.Fatalf("first poll = %s %s, want %s v2.0.0", rev.SHA, rev.Tag, c2)
+			}
+
+			oldTagObject := u.git("rev-parse", "refs/tags/v1.0.0")
+			u.git("update-ref", "refs/tags/"+tc.replay, oldTagObject)
+			u.push("-f", "refs/tags/"+tc.replay)
+			e := pollErr(t, s, KindVerification)
+			for _, want := range []string{"refs/tags/" + tc.replay, oldTagObject, `named "v1.0.0", not "` + tc.replay + `"`, "a replayed tag", "delete refs/tags/" + tc.replay} {
+				if !strings.Contains(e.Error(), want) {
+					t.Errorf("error %q does not say %q", e, want)
+				}
+			}
+			if last, _ := s.Last(); last != rev || readTree(t, last.Dir)["f"] != "2" {
+				t.Errorf("Last() = %s %s, want %s v2.0.0 still in force with its tree", last.SHA, last.Tag, c2)
+			}
+		})
+	}
+}
