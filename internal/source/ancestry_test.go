@@ -5,8 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"syncd.dev/syncd/internal/config"
 )
@@ -134,6 +139,56 @@ func TestPollVerifiedBranchAllowRewritesFollows(t *testing.T) {
 			b.u.push("main")
 			if rev, res := poll(t, b.s); rev.SHA != next || res.Change != Updated {
 				t.Errorf("fast-forward after the rewrite = %s %v, want %s Updated", rev.SHA, res.Change, next)
+			}
+		})
+	}
+}
+
+func TestAncestryOf(t *testing.T) {
+	repo, err := git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	commit := func(msg string, parents ...plumbing.Hash) plumbing.Hash {
+		t.Helper()
+		sig := object.Signature{Name: "A", Email: "a@example.com", When: time.Unix(0, 0)}
+		c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: plumbing.ZeroHash, ParentHashes: parents}
+		obj := repo.Storer.NewEncodedObject()
+		if err := c.Encode(obj); err != nil {
+			t.Fatal(err)
+		}
+		h, err := repo.Storer.SetEncodedObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	root := commit("root")
+	a := commit("a", root)
+	b := commit("b", a)
+	side := commit("side", root)
+	merge := commit("merge", side, b) // the old head is the second parent
+	shallow := commit("shallow", missing)
+	partial := commit("partial", shallow, root)
+
+	tests := map[string]struct {
+		newH, oldH plumbing.Hash
+		want       ancestry
+	}{
+		"fast-forward":                          {newH: b, oldH: a, want: descends},
+		"same commit":                           {newH: a, oldH: a, want: descends},
+		"through a merge's second parent":       {newH: merge, oldH: a, want: descends},
+		"rewind to an ancestor":                 {newH: root, oldH: b, want: diverged},
+		"sibling line":                          {newH: side, oldH: a, want: diverged},
+		"history ends at a missing commit":      {newH: shallow, oldH: a, want: unknown},
+		"one parent complete, one missing":      {newH: partial, oldH: a, want: unknown},
+		"found past a missing parent's sibling": {newH: partial, oldH: root, want: descends},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ancestryOf(repo, tc.newH, tc.oldH); got != tc.want {
+				t.Errorf("ancestryOf = %d, want %d", got, tc.want)
 			}
 		})
 	}
