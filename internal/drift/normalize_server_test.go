@@ -84,6 +84,7 @@ const (
 	readOnly        = `.spec.template.spec.containers[name="grafana"].volumeMounts[mountPath="/etc/grafana"].readOnly`
 	acquireTime     = `.spec.acquireTime`
 	holderIdentity  = `.spec.holderIdentity`
+	targetPort      = `.spec.ports[port=9090,protocol="TCP"].targetPort`
 )
 
 // countingNormalizer counts the dry runs it forwards.
@@ -248,8 +249,19 @@ func TestWatcherNormalized(t *testing.T) {
 	rec.waitFor(t, 0, 30*time.Second, "the taken-over minReadySeconds", func(ch Change) bool {
 		return hasFinding(ch.New, minReadySeconds, TakenOver, "kubectl-edit")
 	})
+	svc := objectNamed(t, plan, "grafana", "Service")
+	_, err := c.resource(t, svc.Desired).Patch(context.Background(), "grafana", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"ports":[{"port":9090,"targetPort":3001}]}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every object was edited and a recomputation publishes all its new
+	// findings at once: when the three are in, a false one would be too.
 	rec.waitFor(t, 0, 30*time.Second, "the value-drift of holderIdentity", func(ch Change) bool {
 		return hasFinding(ch.New, holderIdentity, ValueDrift, "")
+	})
+	rec.waitFor(t, 0, 30*time.Second, "the taken-over targetPort", func(ch Change) bool {
+		return hasFinding(ch.New, targetPort, TakenOver, "kubectl-edit")
 	})
 	var published []string
 	rec.mu.Lock()
@@ -264,13 +276,14 @@ func TestWatcherNormalized(t *testing.T) {
 	rec.mu.Unlock()
 	want := []string{
 		"new grafana " + minReadySeconds + " taken-over kubectl-edit",
+		"new grafana " + targetPort + " taken-over kubectl-edit",
 		"new grafana-leader " + holderIdentity + " value-drift ",
 	}
 	if diff := cmp.Diff(want, published, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("published changes (-want +got):\n%s", diff)
 	}
-	if got := w.Report(); len(got.Findings) != 2 {
-		t.Errorf("Report holds %d findings, want 2: %+v", len(got.Findings), summarize(got))
+	if got := w.Report(); len(got.Findings) != 3 {
+		t.Errorf("Report holds %d findings, want 3: %+v", len(got.Findings), summarize(got))
 	}
 	if got := n.n.Load(); got != 1 {
 		t.Errorf("dry runs = %d, want 1 (the Lease's slice, once)", got)
