@@ -160,6 +160,9 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, f := range c.SameValue {
 			fmt.Fprintf(w, "  same value: %s; taken without changing the value\n", f.Error())
 		}
+		for _, f := range c.SameValueLeft {
+			fmt.Fprintf(w, "  same value: %s; left to it, another app declares the same value\n", f.Error())
+		}
 		if len(c.Changed) > 0 {
 			fmt.Fprintf(w, "  changed: %s\n", strings.Join(c.Changed, ", "))
 		}

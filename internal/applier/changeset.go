@@ -51,6 +51,11 @@ type Change struct {
 	// are taken with force along with the rest of the slice, when nothing
 	// else stops it, and keep their value.
 	SameValue Conflicts
+	// SameValueLeft are same-value conflicts with a manager of another
+	// app that declares the field (its managers annotation names it):
+	// the field is left to it, so that the two apps do not take it from
+	// each other on every sync.
+	SameValueLeft Conflicts
 	// Changed lists what the API server changed for this slice when it
 	// wrote an existing object (Configured, and Forced, Yielded or
 	// HandoffPending when written): the paths of the manager's fields

@@ -158,6 +158,7 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 			if err != nil {
 				return nil, err
 			}
+			ns.Object = withIdentity(obj, ns.Object)
 			out[i] = ns
 		}
 	}
@@ -646,7 +647,19 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner
 		}
 		decide = append(decide, conflict)
 	}
-	same, decide := r.sameValue(ctx, obj, s.Manager, rf, decide)
+	same, decide, live := r.sameValue(ctx, obj, s.Manager, rf, decide)
+	var taken, left Conflicts
+	for _, conflict := range same {
+		// Another app declares the same value and holds the field:
+		// taking it would make the two apps take it from each other on
+		// every sync. It stays with that app.
+		if fp := findPath(s.Fields, conflict.Path); fp != nil && declaredByOtherApp(live, r.app, conflict.Manager) {
+			left = append(left, conflict)
+			drop = append(drop, fp)
+			continue
+		}
+		taken = append(taken, conflict)
+	}
 	for _, conflict := range decide {
 		fp := findPath(s.Fields, conflict.Path)
 		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
@@ -682,8 +695,9 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner
 	}
 	c.Yielded = append(c.Yielded, yielded...)
 	c.Forced = append(c.Forced, forced...)
-	c.SameValue = append(c.SameValue, same...)
-	if len(forced) > 0 || len(same) > 0 || internal {
+	c.SameValue = append(c.SameValue, taken...)
+	c.SameValueLeft = append(c.SameValueLeft, left...)
+	if len(forced) > 0 || len(taken) > 0 || internal {
 		*force = true
 	}
 	return true
@@ -692,25 +706,46 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner
 // sameValue sorts the conflicts of a refused request into those over
 // fields whose value the request would not change and the others
 // (splitSameValue), from a forced dry run of the same request, which
-// shows what the API server would store, and a read of the object. When
-// either request fails, every conflict is left to the policy.
-func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planner.FieldManager, rf refusal, cs Conflicts) (same, differ Conflicts) {
+// shows what the API server would store, and a read of the object, which
+// it returns. When either request fails, every conflict is left to the
+// policy.
+func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planner.FieldManager, rf refusal, cs Conflicts) (same, differ Conflicts, live *unstructured.Unstructured) {
 	if len(cs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	forced, err := r.a.send(ctx, rf.ri, obj.Ref, m, rf.sent, true, true)
 	if err != nil {
-		return nil, cs
+		return nil, cs, nil
 	}
-	live, err := rf.ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	live, err = rf.ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, cs
+		return nil, cs, nil
 	}
 	fields := fieldpath.NewSet()
 	for _, e := range decodeOwnership(live).entries {
 		fields = fields.Union(e.set)
 	}
-	return splitSameValue(cs, fields, live.Object, forced.Object)
+	same, differ = splitSameValue(cs, fields, live.Object, forced.Object)
+	return same, differ, live
+}
+
+// declaredByOtherApp reports whether manager is one of another app's
+// managers, as that app's managers annotation on the live object lists
+// them (its handoff manager is not: it holds fields, it declares none).
+func declaredByOtherApp(live *unstructured.Unstructured, app, manager string) bool {
+	if live == nil {
+		return false
+	}
+	for k := range live.GetAnnotations() {
+		if !strings.HasPrefix(k, ManagersAnnotationPrefix) || k == managersAnnotation(app) {
+			continue
+		}
+		other := strings.TrimPrefix(k, ManagersAnnotationPrefix)
+		if slices.Contains(managersOf(live, other), planner.FieldManager(manager)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownLabel reports whether path is one of the labels the applier adds to
@@ -731,7 +766,7 @@ func (r *objectRun) ownLabel(path string) (string, bool) {
 // object. Labels named in without are not carried over.
 func withExtras(obj *planner.Object, next, s planner.Slice, without ...string) planner.Slice {
 	fields := next.Fields
-	u := next.Object.DeepCopy()
+	u := withIdentity(obj, next.Object.DeepCopy())
 	for _, md := range []struct {
 		name    string
 		desired map[string]string
@@ -760,6 +795,22 @@ func withExtras(obj *planner.Object, next, s planner.Slice, without ...string) p
 		}
 	}
 	return planner.Slice{Manager: next.Manager, Object: u, Fields: fields, Hash: next.Hash}
+}
+
+// withIdentity makes sure u has a metadata map naming the object: a
+// slice cut with no metadata field left comes back with "metadata": null,
+// on which neither the name nor an annotation can be set (the request
+// would go without them, and the managers annotation would be lost).
+func withIdentity(obj *planner.Object, u *unstructured.Unstructured) *unstructured.Unstructured {
+	if _, ok := u.Object["metadata"].(map[string]any); ok {
+		return u
+	}
+	u.Object["metadata"] = map[string]any{}
+	u.SetName(obj.Ref.Name)
+	if obj.Ref.Namespace != "" {
+		u.SetNamespace(obj.Ref.Namespace)
+	}
+	return u
 }
 
 // hold keeps fields that manager m is about to drop at their live value,

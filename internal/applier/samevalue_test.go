@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +16,12 @@ import (
 )
 
 var services = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+
+// cmpIgnoreManagers ignores the apps' managers annotations and the
+// generation, which a Deployment bumps when its annotations change.
+var cmpIgnoreManagers = cmpopts.IgnoreMapEntries(func(k string, _ any) bool {
+	return strings.HasPrefix(k, ManagersAnnotationPrefix) || k == "generation"
+})
 
 // applyAs applies doc with Server-Side Apply as manager, without force,
 // the way another SSA tool (Flux's kustomize-controller, kubectl apply
@@ -210,5 +217,41 @@ func TestSameValueAndRealConflict(t *testing.T) {
 				t.Errorf("minReadySeconds %d, want 0", got)
 			}
 		})
+	}
+}
+
+// TestTwoAppsOneIdenticalDeployment: a second app declaring the same
+// Deployment leaves the same-value fields to the first app's manager
+// (the managers annotation says it is an app's) instead of taking them:
+// taking would have each app take them back on its every sync.
+func TestTwoAppsOneIdenticalDeployment(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	a, b := appOf("a", ns), appOf("b", ns)
+	ao := ApplyOptions{Policy: policyOf(t, config.ActionFail), RecordManagers: true}
+	wantChanges(t, c.apply(t, c.plan(t, a, sameValueDeployment), ao), "Deployment web syncd-a created")
+	before := c.get(t, deployments, ns, "web")
+	var got []string
+	for i, app := range []config.App{b, a, b, a} {
+		cs := c.apply(t, c.plan(t, app, sameValueDeployment), ao)
+		if !cs.OK() {
+			t.Fatalf("%s: %v%s", app.Name, changes(cs), errs(cs))
+		}
+		got = append(got, changes(cs)...)
+		ch := cs.Changes[0]
+		t.Logf("%s; same value taken %v, left %v; changed %v", ch, ch.SameValue, ch.SameValueLeft, ch.Changed)
+		if len(ch.SameValue) > 0 {
+			t.Errorf("run %d: %s took %v from the other app", i, app.Name, ch.SameValue)
+		}
+		if i == 0 && len(ch.SameValueLeft) < 2 {
+			t.Errorf("b left %v to syncd-a, want minReadySeconds and the fieldRef", ch.SameValueLeft)
+		}
+	}
+	want := []string{"Deployment web syncd-b configured", "Deployment web syncd-a unchanged", "Deployment web syncd-b unchanged", "Deployment web syncd-a unchanged"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(values(before), values(c.get(t, deployments, ns, "web")), cmpIgnoreManagers); diff != "" {
+		t.Errorf("values changed (-before +after):\n%s", diff)
 	}
 }
