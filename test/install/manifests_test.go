@@ -30,16 +30,21 @@ func TestBaseDryRun(t *testing.T) {
 	want := []string{
 		"ClusterRole syncd-manager",
 		"ClusterRole syncd-manager-default",
+		"ClusterRole syncd-metrics-auth",
+		"ClusterRole syncd-metrics-reader",
 		"ClusterRole syncd-own-namespace",
 		"ClusterRoleBinding syncd-manager",
+		"ClusterRoleBinding syncd-metrics-auth",
 		"ClusterRoleBinding syncd-own-namespace",
 		"ConfigMap syncd-system/syncd-config",
 		"Deployment syncd-system/syncd",
 		"Namespace syncd-system",
+		"NetworkPolicy syncd-system/syncd",
 		"PodDisruptionBudget syncd-system/syncd",
 		"Role syncd-system/syncd",
 		"RoleBinding syncd-system/syncd",
 		"Service syncd-system/syncd",
+		"Service syncd-system/syncd-webhook",
 		"ServiceAccount syncd-system/syncd",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -170,7 +175,13 @@ func TestDeploymentShape(t *testing.T) {
 		t.Errorf("args %q: no --leader-elect", ctr.Args)
 	}
 	if v, _ := flag("listen"); v != ":8080" {
-		t.Errorf("--listen: got %q, want :8080 (the probes' and Service's port)", v)
+		t.Errorf("--listen: got %q, want :8080 (the probes' and Service syncd's port)", v)
+	}
+	if v, _ := flag("webhook-listen"); v != ":9292" {
+		t.Errorf("--webhook-listen: got %q, want :9292 (Service syncd-webhook's port)", v)
+	}
+	if _, ok := flag("secure-status"); !ok {
+		t.Errorf("args %q: no --secure-status: /metrics and /status would be open to anyone who reaches the pod", ctr.Args)
 	}
 	// --cache-dir is the emptyDir "cache".
 	if v, _ := flag("cache-dir"); v != "/var/cache/syncd" || mountOf("cache") != v || volume("cache").EmptyDir == nil {
@@ -225,8 +236,12 @@ func TestDeploymentShape(t *testing.T) {
 	if got := probe(ctr.ReadinessProbe); got != "/readyz http" {
 		t.Errorf("readinessProbe: got %q, want /readyz on port http", got)
 	}
-	if len(ctr.Ports) != 1 || ctr.Ports[0].Name != "http" || ctr.Ports[0].ContainerPort != 8080 {
-		t.Errorf("ports: got %+v, want http 8080", ctr.Ports)
+	ports := map[string]int32{}
+	for _, p := range ctr.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	if diff := cmp.Diff(map[string]int32{"http": 8080, "webhook": 9292}, ports); diff != "" {
+		t.Errorf("container ports (-want +got):\n%s", diff)
 	}
 	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Requests.Memory().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
 		t.Errorf("resources: got %+v, want cpu and memory requests and a memory limit", ctr.Resources)
@@ -238,20 +253,36 @@ func TestDeploymentShape(t *testing.T) {
 	if len(pod.TopologySpreadConstraints) == 0 {
 		t.Errorf("no topologySpreadConstraints")
 	}
-	// The Service and PDB select the Deployment's pods.
+	// The Services and the PDB select the Deployment's pods; each Service
+	// exposes one listener: syncd the status one, syncd-webhook the
+	// webhook one, so an Ingress to syncd-webhook cannot reach /status.
+	for name, want := range map[string]string{"syncd": "http", "syncd-webhook": "webhook"} {
+		var svc corev1.Service
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(findObject(t, objs, "Service", name).Object, &svc); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range svc.Spec.Ports {
+			got = append(got, p.TargetPort.String())
+		}
+		if diff := cmp.Diff([]string{want}, got); diff != "" {
+			t.Errorf("Service %s target ports (-want +got):\n%s", name, diff)
+		}
+	}
 	podLabels := d.Spec.Template.Labels
-	for _, kind := range []string{"Service", "PodDisruptionBudget"} {
-		o := findObject(t, objs, kind, "syncd")
+	for _, ref := range [][2]string{{"Service", "syncd"}, {"Service", "syncd-webhook"}, {"PodDisruptionBudget", "syncd"}} {
+		kind := ref[0]
+		o := findObject(t, objs, kind, ref[1])
 		sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
 		if kind == "PodDisruptionBudget" {
 			sel, _, _ = unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
 		}
 		if len(sel) == 0 {
-			t.Errorf("%s syncd: empty selector", kind)
+			t.Errorf("%s %s: empty selector", kind, ref[1])
 		}
 		for k, v := range sel {
 			if podLabels[k] != v {
-				t.Errorf("%s syncd: selector %s=%s does not match the pod labels %v", kind, k, v, podLabels)
+				t.Errorf("%s %s: selector %s=%s does not match the pod labels %v", kind, ref[1], k, v, podLabels)
 			}
 		}
 	}

@@ -25,12 +25,7 @@ func TestSyncdRunOnceAsServiceAccount(t *testing.T) {
 		t.Skip("no git")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "syncd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/syncd")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/syncd: %v\n%s", err, out)
-	}
+	bin := buildSyncd(t, tmp)
 
 	// A Git repository holding examples/app at examples/app.
 	repo := filepath.Join(tmp, "repo")
@@ -102,4 +97,16 @@ apps:
 	if _, err := cs.AppsV1().Deployments("web").Get(context.Background(), "web", metav1.GetOptions{}); err != nil {
 		t.Errorf("Deployment web/web: %v", err)
 	}
+}
+
+// buildSyncd builds ./cmd/syncd into dir and returns the binary's path.
+func buildSyncd(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "syncd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/syncd")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/syncd: %v\n%s", err, out)
+	}
+	return bin
 }
