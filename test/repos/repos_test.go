@@ -20,7 +20,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
@@ -165,36 +167,69 @@ func TestRepositoryShapes(t *testing.T) {
 		t.Errorf("the daemon sent %d drift alert(s) within 10 s of a clean sync:\n%s", len(got), strings.Join(got, "\n"))
 	}
 
-	// A real change: someone edits the image by hand.
-	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"dashboards","image":"registry.syncd.test/dashboards:11.2.0-hotfix"}]}}}}`)
-	if _, err := cs.AppsV1().Deployments("mon").Patch(ctx, "dashboards", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+	// Real changes, one per app: someone edits a declared field by hand.
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
 		t.Fatal(err)
 	}
-	const path = `.spec.template.spec.containers[name="dashboards"].image`
-	alert := alerts.waitFor(t, func(a alertBody) bool {
-		if a.Type != "drift" || a.State != "open" || a.Object.Name != "dashboards" {
-			return false
+	for _, e := range handEdits {
+		if _, err := dyn.Resource(e.gvr).Namespace(e.namespace).Patch(ctx, e.name, types.MergePatchType, []byte(e.patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatalf("hand edit of %s %s/%s: %v", e.gvr.Resource, e.namespace, e.name, err)
 		}
-		for _, fl := range a.Fields {
-			if fl.Path == path && fl.Culprit != nil && fl.Culprit.Manager == "kubectl-edit" {
-				return true
-			}
-		}
-		return false
-	})
-	t.Logf("the daemon's alert: %s", alert.Summary)
+	}
+	for _, e := range handEdits {
+		alert := alerts.waitFor(t, func(a alertBody) bool { return e.alerted(a) })
+		t.Logf("app %s: the daemon's alert: %s", e.app, alert.Summary)
+	}
 	d.stop(t)
 
-	r := f.syncd(t, f.args("drift", "--app", "monitoring")...)
-	if r.code != 2 {
-		t.Fatalf("drift after the hand edit: want exit 2\n%s", r)
+	for _, e := range handEdits {
+		r := f.syncd(t, f.args("drift", "--app", e.app)...)
+		if r.code != 2 {
+			t.Errorf("drift --app %s after the hand edit: want exit 2\n%s", e.app, r)
+			continue
+		}
+		if !strings.Contains(r.stdout, e.path) || !strings.Contains(r.stdout, "kubectl-edit") {
+			t.Errorf("drift --app %s does not name %s and its culprit\n%s", e.app, e.path, r)
+		}
+		if n := strings.Count(strings.TrimSpace(r.stdout), "\n") + 1; n != 1 {
+			t.Errorf("drift --app %s after one hand edit: want 1 finding, got %d\n%s", e.app, n, r)
+		}
 	}
-	if !strings.Contains(r.stdout, path) || !strings.Contains(r.stdout, "kubectl-edit") {
-		t.Errorf("drift does not name the edited field and its culprit\n%s", r)
+}
+
+// handEdit is an out-of-band change of one declared field of an app.
+type handEdit struct {
+	app             string
+	gvr             schema.GroupVersionResource
+	namespace, name string
+	patch           string // a JSON merge patch
+	path            string // the field it changes, as findings name it
+}
+
+var handEdits = []handEdit{
+	{"monitoring", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "mon", "dashboards",
+		`{"spec":{"minReadySeconds":30}}`, ".spec.minReadySeconds"},
+	{"shop", schema.GroupVersionResource{Version: "v1", Resource: "services"}, "shop-prod", "frontend",
+		`{"spec":{"type":"NodePort"}}`, ".spec.type"},
+	{"platform", schema.GroupVersionResource{Group: "platform.syncd.test", Version: "v1alpha1", Resource: "widgets"}, "platform", "default",
+		`{"spec":{"paused":true}}`, ".spec.paused"},
+	{"other", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", "other-settings",
+		`{"data":{"mode":"clustered"}}`, ".data.mode"},
+}
+
+// alerted reports whether a names this edit: an open drift alert of its
+// object with the field and kubectl-edit as the culprit.
+func (e handEdit) alerted(a alertBody) bool {
+	if a.Type != "drift" || a.State != "open" || a.Object.Namespace != e.namespace || a.Object.Name != e.name {
+		return false
 	}
-	if n := strings.Count(strings.TrimSpace(r.stdout), "\n") + 1; n != 1 {
-		t.Errorf("drift after one hand edit: want 1 finding, got %d\n%s", n, r)
+	for _, fl := range a.Fields {
+		if fl.Path == e.path && fl.Culprit != nil && fl.Culprit.Manager == "kubectl-edit" {
+			return true
+		}
 	}
+	return false
 }
 
 // waitHPAScaled waits until the HPA controller has scaled the Deployment
