@@ -447,8 +447,13 @@ type appRun struct {
 	app      config.App
 	notifier *alert.Notifier
 	watcher  *drift.Watcher
-	flaps    *drift.FlapDetector
-	failing  bool
+	// norm is how the watcher asks the API server what it stores for the
+	// app's declared values: the dry-run apply through the app's own
+	// client (its serviceAccountName), so drift reads never need more
+	// than the app's applies have.
+	norm    drift.Normalizer
+	flaps   *drift.FlapDetector
+	failing bool
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
 	alerts driftAlerts
@@ -551,9 +556,10 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 	d := a.d
 	if a.watcher == nil {
 		opts := drift.WatcherOptions{
-			Debounce: d.opts.DriftDebounce,
-			OnChange: func(ch drift.Change) { a.onDrift(ch) },
-			OnError:  func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
+			Normalizer: a.norm,
+			Debounce:   d.opts.DriftDebounce,
+			OnChange:   func(ch drift.Change) { a.onDrift(ch) },
+			OnError:    func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
 		}
 		if d.opts.Inventory != nil && !a.app.DetectOnly() {
 			// Watch only the app's members, not every object of the
@@ -637,6 +643,11 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	if err != nil {
 		d.finish(app, rev, start, "failed", err, nil)
 		log.Error("drift settings invalid; nothing applied", "error", err)
+		return err
+	}
+	if ar.norm, err = runner.Normalizer(app); err != nil {
+		d.finish(app, rev, start, "failed", err, nil)
+		log.Error("drift normalizer cannot be made; nothing applied", "error", err)
 		return err
 	}
 	if app.DetectOnly() {
