@@ -35,6 +35,8 @@ type runFlags struct {
 	listen         string
 	webhookListen  string
 	secureStatus   bool
+	tlsCertFile    string
+	tlsKeyFile     string
 	concurrency    int
 	leaderElect    bool
 	leaseNamespace string
@@ -66,9 +68,11 @@ Lease, so a fleet of apps spreads over replicas.
 
 HTTP on --listen: /metrics (Prometheus), /healthz, /readyz (ready once the
 first reconcile of every app of this shard finished) and /status (JSON).
-With --secure-status, /metrics and /status need a bearer token the API
-server accepts (TokenReview) for a user allowed "get" on that path
-(SubjectAccessReview; ClusterRole syncd-metrics-reader); health stays open.
+With --secure-status, --listen serves HTTPS (--tls-cert-file and
+--tls-private-key-file, else a self-signed certificate) and /metrics and
+/status need a bearer token the API server accepts (TokenReview) for a user
+allowed "get" on that path (SubjectAccessReview; ClusterRole
+syncd-metrics-reader); health stays open.
 
 HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
 (push events; signature or token checked against --webhook-secret-file
@@ -87,7 +91,9 @@ command's exit codes.`,
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.listen, "listen", ":8080", "address for /healthz, /readyz, /metrics and /status")
 	fs.StringVar(&f.webhookListen, "webhook-listen", "", "address for POST /webhook/{github,gitlab,gitea} (empty: no push webhooks; needs --webhook-secret-file)")
-	fs.BoolVar(&f.secureStatus, "secure-status", false, "require a bearer token allowed by the API server (TokenReview, SubjectAccessReview) for /metrics and /status")
+	fs.BoolVar(&f.secureStatus, "secure-status", false, "serve --listen over HTTPS and require a bearer token allowed by the API server (TokenReview, SubjectAccessReview) for /metrics and /status")
+	fs.StringVar(&f.tlsCertFile, "tls-cert-file", "", "certificate for HTTPS on --listen (default with --secure-status: self-signed); re-read when it changes")
+	fs.StringVar(&f.tlsKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "objects applied at once within a stage")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "hold a Lease so that only one replica applies")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else syncd-system)")
@@ -163,7 +169,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer servers.shutdown()
 	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"),
-		"secureStatus", f.secureStatus, "config", f.config, "shard", f.shard, "shards", f.shards)
+		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", f.config, "shard", f.shard, "shards", f.shards)
 
 	if !f.leaderElect {
 		return d.Run(ctx)

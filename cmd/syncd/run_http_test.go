@@ -6,9 +6,12 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,11 +24,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/util/cert"
 )
 
 // httpClient is the tests' own: not http.DefaultTransport, which
-// forbidDefaultNetwork may have disabled in this process.
-var httpClient = &http.Client{Transport: &http.Transport{}, Timeout: 20 * time.Second}
+// forbidDefaultNetwork may have disabled in this process. It accepts the
+// self-signed certificate of --secure-status.
+var httpClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 20 * time.Second}
 
 // logged returns the value of key in syncd's "syncd started" log line.
 func (p *syncdProcess) logged(key string) (string, bool) {
@@ -39,8 +44,7 @@ func (p *syncdProcess) logged(key string) (string, bool) {
 	for sc.Scan() {
 		var line map[string]any
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "syncd started" {
-			s, _ := line[key].(string)
-			return s, true
+			return fmt.Sprint(line[key]), true
 		}
 	}
 	return "", false
@@ -48,7 +52,7 @@ func (p *syncdProcess) logged(key string) (string, bool) {
 
 // httpDaemon is a `syncd run` process with both listeners.
 type httpDaemon struct {
-	status, webhook string // addresses
+	status, webhook string // base URLs
 	secret          string
 }
 
@@ -67,10 +71,14 @@ func startHTTPDaemon(t *testing.T, extra ...string) httpDaemon {
 	p := startSyncd(t, args...)
 	d := httpDaemon{secret: "push-s3cret"}
 	poll(t, "syncd logs its listeners", func() (bool, string) {
-		var ok bool
-		d.status, ok = p.logged("listen")
-		d.webhook, _ = p.logged("webhookListen")
-		return ok && d.status != "" && d.webhook != "", "no \"syncd started\" line with both addresses yet"
+		status, ok := p.logged("listen")
+		webhook, _ := p.logged("webhookListen")
+		scheme := "http://"
+		if tls, _ := p.logged("tls"); tls == "true" {
+			scheme = "https://"
+		}
+		d.status, d.webhook = scheme+status, "http://"+webhook
+		return ok && status != "" && webhook != "", "no \"syncd started\" line with both addresses yet"
 	})
 	return d
 }
@@ -78,7 +86,7 @@ func startHTTPDaemon(t *testing.T, extra ...string) httpDaemon {
 func (d httpDaemon) push(body string) *http.Request {
 	m := hmac.New(sha256.New, []byte(d.secret))
 	m.Write([]byte(body))
-	req, _ := http.NewRequest(http.MethodPost, "http://"+d.webhook+"/webhook/github", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, d.webhook+"/webhook/github", strings.NewReader(body))
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
 	return req
 }
@@ -94,8 +102,8 @@ func do(t *testing.T, req *http.Request) int {
 	return resp.StatusCode
 }
 
-func get(addr, path, token string) *http.Request {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+func get(base, path, token string) *http.Request {
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -110,7 +118,7 @@ func TestRunHTTPListenersSplit(t *testing.T) {
 	huge := `{"repository":{"clone_url":"https://git.example.com/org/none.git"},"pad":"` + strings.Repeat("x", 2<<20) + `"}`
 	badSig := d.push("not json")
 	badSig.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("00", 32))
-	postStatus, _ := http.NewRequest(http.MethodPost, "http://"+d.status+"/webhook/github", strings.NewReader(push))
+	postStatus, _ := http.NewRequest(http.MethodPost, d.status+"/webhook/github", strings.NewReader(push))
 
 	got := map[string]int{
 		"status /healthz":                do(t, get(d.status, "/healthz", "")),
@@ -147,7 +155,8 @@ func TestRunHTTPListenersSplit(t *testing.T) {
 func TestRunHTTPTimeouts(t *testing.T) {
 	d := startHTTPDaemon(t)
 	var wg sync.WaitGroup
-	for name, addr := range map[string]string{"--listen": d.status, "--webhook-listen": d.webhook} {
+	for name, base := range map[string]string{"--listen": d.status, "--webhook-listen": d.webhook} {
+		addr := strings.TrimPrefix(base, "http://")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -162,8 +171,8 @@ func TestRunHTTPTimeouts(t *testing.T) {
 			}
 		}()
 	}
-	for name, addr := range map[string]string{"--listen": d.status, "--webhook-listen": d.webhook} {
-		req := get(addr, "/healthz", "")
+	for name, base := range map[string]string{"--listen": d.status, "--webhook-listen": d.webhook} {
+		req := get(base, "/healthz", "")
 		req.Header.Set("X-Pad", strings.Repeat("x", 128<<10))
 		if code := do(t, req); code != http.StatusRequestHeaderFieldsTooLarge {
 			t.Errorf("%s: 128 KiB of headers: code %d, want 431", name, code)
@@ -238,10 +247,16 @@ func TestRunSecureStatus(t *testing.T) {
 	got["no token /healthz"] = do(t, get(d.status, "/healthz", ""))
 	got["no token /readyz"] = do(t, get(d.status, "/readyz", ""))
 	got["webhook signed push"] = do(t, d.push(`{"repository":{"clone_url":"https://git.example.com/org/none.git"}}`))
+	// HTTPS only: a token is never accepted in clear.
+	got["plain HTTP /healthz"] = do(t, get("http://"+strings.TrimPrefix(d.status, "https://"), "/healthz", ""))
 	want := map[string]int{
 		"reader /metrics": 200, "reader again /metrics": 200, "no grant /metrics": 403, "no token /metrics": 401, "forged token /metrics": 401,
 		"reader /status": 200, "reader again /status": 200, "no grant /status": 403, "no token /status": 401, "forged token /status": 401,
 		"no token /healthz": 200, "no token /readyz": 200, "webhook signed push": 202,
+		"plain HTTP /healthz": 400,
+	}
+	if !strings.HasPrefix(d.status, "https://") {
+		t.Errorf("--secure-status serves %s, want HTTPS", d.status)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status codes (-want +got):\n%s", diff)
@@ -276,5 +291,67 @@ func TestRunWebhookListenNeedsSecret(t *testing.T) {
 	r := syncd(t, "run", "--config", filepath.Join(dir, "syncd.yaml"), "--webhook-listen", "127.0.0.1:0")
 	if r.code != exitError || !strings.Contains(r.stderr, "--webhook-secret-file") {
 		t.Errorf("code %d, stderr %q: want exit %d naming --webhook-secret-file", r.code, r.stderr, exitError)
+	}
+}
+
+// TestRunStatusTLSCertFile: --tls-cert-file and --tls-private-key-file
+// serve the given certificate, and a rotated pair (cert-manager rewrites
+// the files) is served from the next connection on without a restart.
+func TestRunStatusTLSCertFile(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writePair := func() *x509.CertPool {
+		t.Helper()
+		certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(certPEM)
+		return pool
+	}
+	first := writePair()
+	d := startHTTPDaemon(t, "--secure-status", "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+	verified := func(pool *x509.CertPool) error {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		resp, err := c.Get(d.status + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	if err := verified(first); err != nil {
+		t.Fatalf("HTTPS with the given certificate: %v", err)
+	}
+	second := writePair()
+	// A modification time later than the first pair's whatever the file
+	// system's timestamp granularity.
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(certFile, later, later); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the rotated certificate is served", func() (bool, string) {
+		err := verified(second)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err := verified(first); err == nil {
+		t.Errorf("the first certificate is still served after the rotation")
+	}
+}
+
+// TestRunTLSFlagsGoTogether: a certificate without its key is refused at
+// start.
+func TestRunTLSFlagsGoTogether(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"syncd.yaml": "apiVersion: syncd/v1alpha1\nkind: Config\n"})
+	r := syncd(t, "run", "--config", filepath.Join(dir, "syncd.yaml"), "--listen", "127.0.0.1:0", "--secure-status", "--tls-cert-file", filepath.Join(dir, "tls.crt"))
+	if r.code != exitError || !strings.Contains(r.stderr, "--tls-private-key-file") {
+		t.Errorf("code %d, stderr %q: want exit %d naming --tls-private-key-file", r.code, r.stderr, exitError)
 	}
 }

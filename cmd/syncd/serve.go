@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,10 +27,10 @@ import (
 //
 //   - --listen (default :8080): /healthz, /readyz, /metrics, /status. For
 //     the kubelet, Prometheus and on-call; never for the internet. With
-//     --secure-status, /metrics and /status need a bearer token that the
-//     API server authenticates (TokenReview) and authorizes for the path
-//     (SubjectAccessReview, non-resource URL, verb get); health stays open
-//     for the kubelet.
+//     --secure-status it is HTTPS, and /metrics and /status need a bearer
+//     token that the API server authenticates (TokenReview) and authorizes
+//     for the path (SubjectAccessReview, non-resource URL, verb get);
+//     health stays open for the kubelet.
 //   - --webhook-listen (default off): POST /webhook/{github,gitlab,gitea}.
 //     The one port the Git host reaches, through an Ingress.
 //
@@ -42,7 +43,11 @@ func serve(f *runFlags, d *reconcile.Daemon, reg *prometheus.Registry, cs kubern
 	if err != nil {
 		return nil, err
 	}
-	req := serveRequest{statusAddr: f.listen, webhookAddr: f.webhookListen, status: statusRoutes(d, reg, f, guard), log: log}
+	tlsConfig, err := statusTLS(f)
+	if err != nil {
+		return nil, err
+	}
+	req := serveRequest{statusAddr: f.listen, statusTLS: tlsConfig, webhookAddr: f.webhookListen, status: statusRoutes(d, reg, f, guard), log: log}
 	if f.webhookListen != "" {
 		req.webhook = webhookRoutes(d, reg, f)
 	}
@@ -96,14 +101,18 @@ type httpServers struct{ list []listener }
 // serveRequest says what to serve where.
 type serveRequest struct {
 	statusAddr, webhookAddr string // webhookAddr "": no webhook listener
-	status, webhook         http.Handler
-	log                     *slog.Logger
+	// statusTLS, when not nil, makes --listen HTTPS.
+	statusTLS       *tls.Config
+	status, webhook http.Handler
+	log             *slog.Logger
 }
 
 // startHTTP listens on every address of req and serves in the background.
 func startHTTP(req serveRequest) (*httpServers, error) {
 	s := &httpServers{}
-	if err := s.listen("--listen", req.statusAddr, newServer(req.status, statusLimits, req.log)); err != nil {
+	status := newServer(req.status, statusLimits, req.log)
+	status.TLSConfig = req.statusTLS
+	if err := s.listen("--listen", req.statusAddr, status); err != nil {
 		return nil, err
 	}
 	if req.webhookAddr != "" {
@@ -123,8 +132,21 @@ func (s *httpServers) listen(flag, addr string, srv *http.Server) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, addr, err)
 	}
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	s.list = append(s.list, listener{name: flag, srv: srv, ln: ln})
 	return nil
+}
+
+// tls reports whether the listener of flag serves HTTPS.
+func (s *httpServers) tls(flag string) bool {
+	for _, l := range s.list {
+		if l.name == flag {
+			return l.srv.TLSConfig != nil
+		}
+	}
+	return false
 }
 
 // addr returns the address the listener of flag serves on, or "".
@@ -149,9 +171,12 @@ func (s *httpServers) shutdown() {
 	}
 }
 
-// checkHTTPFlags refuses a webhook listener that could only refuse, and
-// warns when a webhook secret is given but nothing serves webhooks.
+// checkHTTPFlags refuses half a TLS key pair and a webhook listener that
+// could only refuse, and warns when a webhook secret is given but nothing serves webhooks.
 func checkHTTPFlags(f *runFlags, log *slog.Logger) error {
+	if (f.tlsCertFile == "") != (f.tlsKeyFile == "") {
+		return errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")
+	}
 	if f.webhookListen != "" && f.webhookSecret == "" {
 		return errors.New("--webhook-listen serves push webhooks, which need --webhook-secret-file (the GitHub/Gitea HMAC key or GitLab token)")
 	}
