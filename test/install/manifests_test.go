@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -228,13 +229,14 @@ func TestDeploymentShape(t *testing.T) {
 		if p == nil || p.HTTPGet == nil {
 			return ""
 		}
-		return p.HTTPGet.Path + " " + p.HTTPGet.Port.String()
+		return fmt.Sprintf("%s %s %s", p.HTTPGet.Scheme, p.HTTPGet.Path, p.HTTPGet.Port.String())
 	}
-	if got := probe(ctr.LivenessProbe); got != "/healthz http" {
-		t.Errorf("livenessProbe: got %q, want /healthz on port http", got)
+	// --secure-status serves HTTPS on --listen, so the probes do too.
+	if got := probe(ctr.LivenessProbe); got != "HTTPS /healthz http" {
+		t.Errorf("livenessProbe: got %q, want HTTPS /healthz on port http", got)
 	}
-	if got := probe(ctr.ReadinessProbe); got != "/readyz http" {
-		t.Errorf("readinessProbe: got %q, want /readyz on port http", got)
+	if got := probe(ctr.ReadinessProbe); got != "HTTPS /readyz http" {
+		t.Errorf("readinessProbe: got %q, want HTTPS /readyz on port http", got)
 	}
 	ports := map[string]int32{}
 	for _, p := range ctr.Ports {
