@@ -117,6 +117,7 @@ func TestLoadValidFull(t *testing.T) {
 				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
 				{Paths: []string{".spec.template.spec.containers[*].env"}},
 			}},
+			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
 		},
 		Alerts: []Alert{
 			{Name: "ops-chat", Type: AlertSlack, URLFile: in("secrets/slack-url"), Events: []string{EventConflict, EventHandoff, EventError}},
@@ -210,7 +211,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, manager, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, installsSyncd, manager, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},
@@ -279,6 +280,7 @@ func TestLoadInvalid(t *testing.T) {
 			{25, "apps[5].namespace", `"Team_A" is not a valid namespace`},
 			{26, "apps[6].name", "name is required"},
 			{27, "apps[7].name", `app name "unknown-source" is already used by apps[1]`},
+			{34, "apps[9].installsSyncd", `app "installer" (apps[8]) already installs syncd`},
 		}},
 		"split rules": {"split.yaml", []wantErr{
 			{13, "apps[0].split[0].manager", "is the app's default manager"},

@@ -118,6 +118,11 @@ type App struct {
 	// impersonation), so the app cannot write outside that account's
 	// RBAC. It needs the app's namespace.
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// InstallsSyncd marks the one app that installs syncd itself (its
+	// namespace, Deployment, config, RBAC): only it may write syncd's own
+	// objects, which every other app is refused (see docs/security.md).
+	// Other apps' inventory Secrets stay off-limits to it too.
+	InstallsSyncd bool `json:"installsSyncd,omitempty"`
 	// Manager is the default field manager; default "syncd-<name>".
 	Manager string `json:"manager,omitempty"`
 	// Split hands some fields to additional managers.

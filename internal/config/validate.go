@@ -65,9 +65,17 @@ func (v *validator) config(c *Config) {
 	}
 
 	apps := map[string]int{}
+	installer := -1
 	for i, a := range c.Apps {
 		p := index("apps", i)
 		v.app(p, a, c)
+		if a.InstallsSyncd {
+			if installer >= 0 {
+				v.errorf(p+".installsSyncd", "app %q (apps[%d]) already installs syncd; only the one app that installs syncd itself may set installsSyncd", c.Apps[installer].Name, installer)
+			} else {
+				installer = i
+			}
+		}
 		if a.Name == "" {
 			continue
 		}
