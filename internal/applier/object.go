@@ -346,9 +346,10 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		return nil
 	}
 
-	if !dry && metadataOnly(live) {
+	if metadataOnly(live) {
 		// A watch cache or the inventory's read answers with metadata
-		// only; telling what an apply changed needs the values.
+		// only; telling what an apply changed (or, in a dry run, would
+		// change) needs the values.
 		if live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{}); err != nil {
 			changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "get", err)
 			return nil

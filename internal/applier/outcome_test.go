@@ -111,11 +111,12 @@ func TestTruthfulOutcome(t *testing.T) {
 	}
 
 	tests := []struct {
-		name string
-		ao   func() ApplyOptions
+		name   string
+		dryRun bool
+		ao     func() ApplyOptions
 	}{
-		{"read by GET", func() ApplyOptions { return ApplyOptions{} }},
-		{"read before a status write, metadata only", func() ApplyOptions {
+		{"read by GET", false, func() ApplyOptions { return ApplyOptions{} }},
+		{"read before a status write, metadata only", false, func() ApplyOptions {
 			stale := c.get(t, deployments, ns, "notifications")
 			// A controller writes status after the read.
 			patch := `{"status":{"conditions":[{"type":"Progressing","status":"True","reason":"NewReplicaSetAvailable","message":"written by a test"}]}}`
@@ -124,12 +125,18 @@ func TestTruthfulOutcome(t *testing.T) {
 			}
 			return ApplyOptions{Live: staleReader{stale}}
 		}},
+		{"dry run, read metadata only", true, func() ApplyOptions {
+			return ApplyOptions{Live: staleReader{c.get(t, deployments, ns, "notifications")}}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ao := tc.ao()
 			before := c.get(t, deployments, ns, "notifications")
-			cs := c.apply(t, plan, ao)
+			cs, err := c.applier(t, Options{DryRun: tc.dryRun}).Apply(ctxT(t), plan, ao)
+			if err != nil {
+				t.Fatal(err)
+			}
 			wantChanges(t, cs, "Deployment notifications syncd-app unchanged")
 			if ch := cs.Changes[0]; len(ch.Changed) > 0 {
 				t.Errorf("unchanged with changed fields %v", ch.Changed)
