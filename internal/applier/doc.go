@@ -14,13 +14,20 @@
 // A field conflict (HTTP 409 with FieldManagerConflict causes) is returned
 // as Conflicts naming each field and its current manager and decided per
 // field by the Policy; conflicts with the app's own managers (renamed,
-// split, handoff) are always forced. resourceVersion conflicts (also 409)
+// split, handoff) are always forced. A conflict over a field whose value
+// the API server would store exactly as it is now (a forced dry run says;
+// a zero value it omits, a default it fills in) is not the Policy's: the
+// field is taken without changing its value (Change.SameValue), or left
+// to another app that declares it (Change.SameValueLeft). resourceVersion conflicts (also 409)
 // are retried. Fields moving between the app's managers are first shared,
 // then released, so no value changes on the way; fields a manager drops
 // that the server would reset to a default are held by "<manager>-handoff"
-// until another manager owns them. A slice's action is judged by its
-// manager's own fields, so writes by controllers to the same object do not
-// make an unchanged slice look configured.
+// until another manager owns them. A slice is configured only when the API
+// server wrote for its request: the request carries the resourceVersion
+// the object was read at as a precondition, so a new resourceVersion in
+// the response is its own write, and writes by controllers to the same
+// object (status) do not make an unchanged slice look configured.
+// Change.Changed names what the write changed, as paths, never values.
 //
 // It does not guarantee atomicity across objects: a failure or cancellation
 // part-way leaves earlier objects applied (fields of an object being split
