@@ -92,6 +92,12 @@ func TestBuild(t *testing.T) {
 				Conflicts: []Conflict{{".data.a", "kubectl-edit", OutcomeFail}, {".data.b", "ops", OutcomeForce}, {".data.c", "hpa", OutcomeYield}},
 				Ownership: []Move{{".data.b", "ops", "syncd-web"}}},
 		},
+		"same value taken from another manager: an ownership move, no conflict": {
+			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}, owns("kustomize-controller", "a")), After: configMap(map[string]any{"a": "1"}),
+				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Configured,
+					SameValue: applier.Conflicts{{Manager: "kustomize-controller", Path: ".data.a"}}}}},
+			want: Object{Action: Update, Ownership: []Move{{".data.a", "kustomize-controller", "syncd-web"}}},
+		},
 		"handoff": {
 			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}, owns("syncd-web", "a")), After: configMap(map[string]any{"a": "1"}),
 				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.HandoffPending, Held: []string{".spec.replicas"}}}},
