@@ -291,10 +291,20 @@ func loadConfig(path string) (*config.Config, [32]byte, error) {
 	return cfg, sha256.Sum256(data), nil
 }
 
-// appWork is one app's pending reconcile.
+// appWork is one app's pending reconcile. It holds the revision's tree
+// (release) until done is called: when the app reconciled it, or a newer
+// revision replaced it.
 type appWork struct {
-	app config.App
-	rev source.Revision
+	app     config.App
+	rev     source.Revision
+	release func()
+}
+
+// done releases the work's hold on its revision's tree.
+func (w *appWork) done() {
+	if w != nil && w.release != nil {
+		w.release()
+	}
 }
 
 // runGeneration runs one config until ctx ends.
@@ -372,7 +382,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 	sched, err := source.NewScheduler(jobs, source.SchedulerOptions{
 		Clock: d.opts.Clock,
 		OnPoll: func(ev source.Event) {
-			d.onPoll(ev, appsBySource[ev.Source], queues)
+			d.onPoll(ev, runner.Source(ev.Source), appsBySource[ev.Source], queues)
 		},
 	})
 	if err != nil {
@@ -392,12 +402,20 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 	d.mu.Unlock()
 	_ = sched.Run(ctx)
 	wg.Wait()
+	for _, q := range queues {
+		select {
+		case w := <-q:
+			w.done()
+		default:
+		}
+	}
 }
 
-// onPoll hands a polled revision to the apps of the source. A failed poll
-// keeps the last good revision in force: nothing is applied or pruned, the
-// error is recorded for each app.
-func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]chan appWork) {
+// onPoll hands a polled revision to the apps of the source, each with its
+// own hold on the revision's tree, so a later poll cannot delete files an
+// app is still rendering. A failed poll keeps the last good revision in
+// force: nothing is applied or pruned, the error is recorded for each app.
+func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, queues map[string]chan appWork) {
 	d.m.SourceFailures.WithLabelValues(ev.Source).Set(float64(ev.Failures))
 	d.m.SourceNextPoll.WithLabelValues(ev.Source).Set(float64(ev.Next.Unix()))
 	if ev.Err != nil {
@@ -434,10 +452,18 @@ func (d *Daemon) onPoll(ev source.Event, apps []config.App, queues map[string]ch
 		q := queues[app.Name]
 		// Keep only the newest revision: drop a queued older one.
 		select {
-		case <-q:
+		case old := <-q:
+			old.done()
 		default:
 		}
-		q <- appWork{app: app, rev: ev.Revision}
+		// The scheduler polls a source only after its OnPoll returned, so
+		// the revision is still in force and the hold cannot fail.
+		release, err := src.Hold(ev.Revision)
+		if err != nil {
+			d.log.Error("revision's tree is gone; the app waits for the next poll", "app", app.Name, "source", ev.Source, "error", err)
+			continue
+		}
+		q <- appWork{app: app, rev: ev.Revision, release: release}
 	}
 }
 
@@ -478,8 +504,10 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 	for {
 		select {
 		case <-ctx.Done():
+			pending.done()
 			return
 		case w := <-q:
+			pending.done()
 			pending = &w
 			backoff, retry = 0, nil
 		case <-retry:
@@ -490,9 +518,11 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 		}
 		err := a.reconcile(ctx, runner, pending.rev)
 		if ctx.Err() != nil {
+			pending.done()
 			return
 		}
 		if err == nil {
+			pending.done()
 			pending, backoff = nil, 0
 			continue
 		}
@@ -756,7 +786,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		}
 		if cs != nil {
 			s.Objects = len(cs.Changes)
-			s.Changed = counts[applier.Created] + counts[applier.Configured] + counts[applier.Forced] + counts[applier.Recreated]
+			s.Changed = cs.Written() // what the API server wrote, not what was only decided
 			s.Conflicts = counts[applier.Conflicted]
 		}
 	})

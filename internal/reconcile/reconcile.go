@@ -141,11 +141,19 @@ func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rende
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	// Hold the tree while the render reads it: another poll of the source
+	// may move it on meanwhile.
+	release, err := src.Hold(rev)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	defer release()
 	return r.RenderAt(ctx, app, rev)
 }
 
 // RenderAt renders and plans the app at a revision its source already
-// resolved (the daemon's scheduler polls the sources).
+// resolved (the daemon's scheduler polls the sources). The caller holds
+// the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
 	dir, err := rev.AppDir(app.Name, app.TreePath())
 	if err != nil {

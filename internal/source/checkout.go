@@ -17,12 +17,16 @@ import (
 
 // checkout writes the tree of commit h to trees/<sha> (through a temporary
 // directory renamed into place, so a trees/<sha> directory is always
-// complete) and returns its path. A tree directory that already exists is
-// reused. Files that are the same in prev (the previous revision's tree,
-// checked out in prevDir) are hard-linked from there instead of written.
+// complete) and returns its path. A tree directory that already exists
+// (still held by a reader, or left by an earlier process) is reused. Files
+// that are the same in prev (the previous revision's tree, checked out in
+// prevDir) are hard-linked from there instead of written. On success the
+// returned tree carries one hold for the poll (see Hold), so a reader
+// releasing it cannot delete it before the poll puts it in force; Poll
+// drops that hold.
 func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree, prev *object.Tree, prevDir string) (dir string, corrupt, err error) {
 	dir = filepath.Join(s.treesDir(), h.String())
-	if isDir(dir) {
+	if s.holdIfPresent(h.String()) {
 		return dir, nil, nil
 	}
 	tmp, err := os.MkdirTemp(s.treesDir(), ".tmp-"+h.String()+"-")
@@ -46,11 +50,30 @@ func (s *Source) checkout(repo *git.Repository, h plumbing.Hash, tree, prev *obj
 		_ = os.RemoveAll(tmp)
 		return "", nil, s.newError(KindCache, "checkout", err, "")
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	s.mu.Lock()
+	err = os.Rename(tmp, dir)
+	if err == nil {
+		s.pinLocked(h.String())
+	}
+	s.mu.Unlock()
+	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", nil, s.newError(KindCache, "checkout", err, "")
 	}
 	return dir, nil, nil
+}
+
+// holdIfPresent takes the poll's hold on trees/key when that directory
+// exists. Trees are retired (renamed away) under s.mu, so the check and the
+// hold are one step: the tree cannot vanish between them.
+func (s *Source) holdIfPresent(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !isDir(filepath.Join(s.treesDir(), key)) {
+		return false
+	}
+	s.pinLocked(key)
+	return true
 }
 
 // writeError marks a local filesystem failure (not cache corruption).
@@ -186,25 +209,4 @@ func (w *treeWriter) writeBlob(h plumbing.Hash, p, full string, perm os.FileMode
 		return fmt.Errorf("read blob %s (%s): %w", h, p, cerr)
 	}
 	return nil
-}
-
-// pruneTrees deletes tree directories other than keep (and leftover
-// temporary directories). Failures are ignored: a stale directory only
-// costs space and the next poll tries again.
-func (s *Source) pruneTrees(keep ...string) {
-	entries, err := os.ReadDir(s.treesDir())
-	if err != nil {
-		return
-	}
-	kept := map[string]bool{}
-	for _, k := range keep {
-		if k != "" {
-			kept[filepath.Base(k)] = true
-		}
-	}
-	for _, e := range entries {
-		if !kept[e.Name()] {
-			_ = os.RemoveAll(filepath.Join(s.treesDir(), e.Name()))
-		}
-	}
 }

@@ -10,8 +10,9 @@
 // per source under the cache directory (depth 1 for the first fetch; whole
 // history only for a pinned commit that is not the tip of a branch or tag),
 // signatures are verified when configured, and the tree is written to
-// <cache>/<source>/trees/<sha>, keeping file modes and symlinks. The
-// previous tree is kept; older ones are deleted.
+// <cache>/<source>/trees/<sha>, keeping file modes and symlinks. Older
+// trees are deleted once no reader holds them (Source.Hold): a reader
+// walking a tree never loses files to a newer revision.
 //
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
 // never two at once for one source, and on demand (Trigger). The first
@@ -38,10 +39,11 @@
 //     symlink).
 //
 // Not guaranteed:
-//   - A tree directory stays on disk only while its revision is the last or
-//     the one before; callers must not hold on to older Dirs. Files that did
-//     not change between two revisions are hard links shared by both trees:
-//     trees must be treated as read-only.
+//   - A tree directory stays on disk only while its revision is in force or
+//     a reader holds it (Source.Hold, released when done): a reader that
+//     does not hold it may find files gone after the next poll. Files that
+//     did not change between two revisions are hard links shared by both
+//     trees: trees must be treated as read-only.
 //   - The last verified head of a branch lives in memory: after a restart
 //     the first head is accepted on its signature alone.
 //   - Force-push detection is exact while the cache holds the previous

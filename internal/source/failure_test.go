@@ -343,6 +343,12 @@ func TestPollRecoversCorruptCache(t *testing.T) {
 			srv := newHTTPServer(t, u, "")
 			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
 			rev1, _ := poll(t, s)
+			// A reader holds the old tree: recovery must not take it away.
+			release, err := s.Hold(rev1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
 
 			if err := tc.corrupt(filepath.Join(s.dir, "repo")); err != nil {
 				t.Fatal(err)
@@ -358,7 +364,7 @@ func TestPollRecoversCorruptCache(t *testing.T) {
 				t.Errorf("Result.CacheRecovered = %v, want a %s error: %v", res.CacheRecovered, KindCorruptCache, tc.wantRecovered)
 			}
 			if !isDir(rev1.Dir) {
-				t.Error("the previous tree was removed during recovery")
+				t.Error("the previous tree, held by a reader, was removed during recovery")
 			}
 		})
 	}

@@ -109,10 +109,14 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 		res.Change = Updated
 	}
 
+	// Put the new tree in force, then drop the hold checkout took for the
+	// poll and delete the trees nobody holds any more.
+	key, _ := s.treeKey(rev.Dir)
 	s.mu.Lock()
 	s.last = &rev
 	s.mu.Unlock()
-	s.pruneTrees(rev.Dir, prev.Dir)
+	s.unpin(key)
+	s.sweepTrees()
 	return rev, res, nil
 }
 

@@ -149,7 +149,7 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 	}
 }
 
-func TestPollFetchesIncrementallyAndKeepsTwoTrees(t *testing.T) {
+func TestPollFetchesIncrementallyAndKeepsHeldTrees(t *testing.T) {
 	u := newUpstream(t)
 	files := map[string]string{}
 	for i := 0; i < 300; i++ {
@@ -160,6 +160,10 @@ func TestPollFetchesIncrementallyAndKeepsTwoTrees(t *testing.T) {
 	srv := newHTTPServer(t, u, "")
 	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
 	rev1, _ := poll(t, s)
+	release1, err := s.Hold(rev1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, _, fullBytes := srv.counts()
 
 	second := u.commit("one change", map[string]string{"manifests/d/f0.yaml": "changed\n"})
@@ -180,7 +184,7 @@ func TestPollFetchesIncrementallyAndKeepsTwoTrees(t *testing.T) {
 		t.Errorf("new tree has %q", got)
 	}
 	if !isDir(rev1.Dir) {
-		t.Error("previous tree was deleted after one update; want it kept")
+		t.Error("previous tree was deleted while held; want it kept")
 	}
 	// Unchanged files are hard links into the previous tree; changed ones
 	// are new files and the previous tree keeps its content.
@@ -196,17 +200,25 @@ func TestPollFetchesIncrementallyAndKeepsTwoTrees(t *testing.T) {
 		t.Error("changed file is shared with the previous tree")
 	}
 
+	release1()
+	if isDir(rev1.Dir) {
+		t.Error("previous tree still exists after its last hold was released; want it deleted")
+	}
+	if !isDir(rev2.Dir) {
+		t.Error("the tree in force was deleted")
+	}
+
 	third := u.commit("again", map[string]string{"manifests/d/f0.yaml": "again\n"})
 	u.push("main")
 	rev3, _ := poll(t, s)
 	if rev3.SHA != third {
 		t.Fatalf("third poll SHA %s, want %s", rev3.SHA, third)
 	}
-	if isDir(rev1.Dir) {
-		t.Error("tree two revisions old still exists; want it deleted")
+	if isDir(rev2.Dir) || !isDir(rev3.Dir) {
+		t.Errorf("after a poll without holds: previous tree exists %v, tree in force exists %v; want false, true", isDir(rev2.Dir), isDir(rev3.Dir))
 	}
-	if !isDir(rev2.Dir) || !isDir(rev3.Dir) {
-		t.Error("last two trees must exist")
+	if _, err := s.Hold(rev2); err == nil {
+		t.Error("Hold of a deleted tree succeeded; want an error")
 	}
 }
 

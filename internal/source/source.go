@@ -81,7 +81,8 @@ type Revision struct {
 	// git.verify is on; empty otherwise.
 	Signer string
 	// Dir is the directory holding the commit's tree. It stays on disk
-	// while this revision is the last good one or the one before it.
+	// while this revision is the one in force or someone holds it (see
+	// Source.Hold); a reader must hold it for as long as it reads.
 	Dir string
 }
 
@@ -118,6 +119,10 @@ type Source struct {
 
 	mu   sync.RWMutex
 	last *Revision
+	// pins counts the holds on each tree (by directory name, see Hold);
+	// retired numbers the trees renamed away for deletion.
+	pins    map[string]int
+	retired uint64
 }
 
 var (
