@@ -34,7 +34,7 @@ echo "--- go test"
 # their own concurrency is small (a mutex-guarded schema cache, an errgroup
 # that builds report entries).
 go test -count=1 -race ./internal/config/... ./internal/paths/... ./internal/alert/... \
-  ./internal/source/ ./internal/webhook/ ./internal/testenv/gitserver/
+  ./internal/source/ ./internal/webhook/ ./internal/httpauth/ ./internal/testenv/gitserver/
 go test -count=1 -timeout 20m ./...
 
 echo "--- fuzz (bounded)"
@@ -43,7 +43,10 @@ echo "--- fuzz (bounded)"
 # budget is a count, not a duration: go1.26's fuzz coordinator reports a
 # spurious "context deadline exceeded" when a -fuzztime duration ends while a
 # starved worker is mid-call (golang/go#75804, fixed in go1.27).
-for target in "./internal/planner FuzzDecode 3000x" "./internal/config FuzzParse 40000x" "./internal/paths FuzzParse 40000x"; do
+# FuzzKustomizeChecks builds every kustomization the checks accept, so it
+# is slower per execution than the pure decoders.
+for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKustomizeChecks 3000x" \
+  "./internal/config FuzzParse 40000x" "./internal/paths FuzzParse 40000x" "./internal/webhook FuzzHandler 20000x"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$3" "$1"
 done
