@@ -11,6 +11,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 type applyFlags struct {
@@ -183,7 +184,7 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
 		}
 		if c.Action == applier.Failed && c.Err != nil {
-			fmt.Fprintf(w, "  error: %v\n", c.Err)
+			fmt.Fprintf(w, "  error: %s\n", redact.Error(c.Err))
 		}
 	}
 	if len(cs.Conflicts()) > 0 {

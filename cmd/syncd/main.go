@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Exit codes shared by every command.
@@ -63,12 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ce *exitCodeError
 	if errors.As(err, &ce) {
 		if ce.err != nil {
-			fmt.Fprintln(root.ErrOrStderr(), "error:", ce.err)
+			fmt.Fprintln(root.ErrOrStderr(), "error:", redact.Error(ce.err))
 			printHint(root.ErrOrStderr(), ce.err)
 		}
 		return ce.code
 	}
-	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	fmt.Fprintln(root.ErrOrStderr(), "error:", redact.Error(err))
 	printHint(root.ErrOrStderr(), err)
 	return exitError
 }

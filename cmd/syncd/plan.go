@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/redact"
 )
 
 type planFlags struct {
@@ -195,7 +196,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 		NotDryRun: func(obj *planner.Object) bool { return same[inventory.KeyOf(obj.Ref)] },
 		Notes:     notes,
 	}
-	sens, err := app.SensitiveFields()
+	sens, err := redact.ForApp(app)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 type renderFlags struct {
@@ -93,7 +94,7 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err))
 	}
-	sensitive, err := app.SensitiveFields()
+	sensitive, err := redact.ForApp(app)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/redact"
 )
 
 type runFlags struct {
@@ -119,7 +120,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if f.logFormat == "text" {
 		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
 	}
-	log := slog.New(handler)
+	log := slog.New(redact.LogHandler(handler))
 	if err := checkHTTPFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}

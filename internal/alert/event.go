@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"syncd.dev/syncd/internal/config"
 )
 
@@ -66,6 +68,10 @@ type Field struct {
 	// Path uses the API server's field path notation (".spec.replicas",
 	// ".data.password").
 	Path string
+	// FieldPath is Path as a structured path, which Redact matches
+	// against package redact's rules; a Secret's field without one is
+	// hidden.
+	FieldPath fieldpath.Path
 	// Class says what kind of finding this is for the field: a drift
 	// class ("taken-over", "shared", "value-drift", "flapping", ...),
 	// "conflict" or "handoff-pending".

@@ -6,8 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/redact"
 )
+
+func fp(parts ...any) fieldpath.Path { return fieldpath.MakePathOrDie(parts...) }
 
 func TestRedact(t *testing.T) {
 	secret := ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "web", Name: "db"}
@@ -17,22 +22,22 @@ func TestRedact(t *testing.T) {
 	}{
 		"secret data and stringData values are redacted, metadata is not": {
 			in: Event{Object: secret, Summary: "password changed from old-pass to new-pass", Fields: []Field{
-				{Path: ".data.password", Desired: "new-pass", Live: "old-pass"},
-				{Path: ".stringData.token", Desired: "tok-123", Live: ""},
-				{Path: ".data", Desired: `{"a":"b"}`, Live: `{"a":"c"}`},
-				{Path: ".data[tls.crt]", Desired: "CERT", Live: "CERT2"},
-				{Path: ".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", Desired: "", Live: `{"data":{"password":"old-pass"}}`},
-				{Path: ".metadata.labels.team", Desired: "a", Live: "b"},
-				{Path: ".type", Desired: "Opaque", Live: "kubernetes.io/tls"},
+				{Path: ".data.password", FieldPath: fp("data", "password"), Desired: "new-pass", Live: "old-pass"},
+				{Path: ".stringData.token", FieldPath: fp("stringData", "token"), Desired: "tok-123", Live: ""},
+				{Path: ".data", FieldPath: fp("data"), Desired: `{"a":"b"}`, Live: `{"a":"c"}`},
+				{Path: ".data[tls.crt]", FieldPath: fp("data", "tls.crt"), Desired: "CERT", Live: "CERT2"},
+				{Path: ".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", FieldPath: fp("metadata", "annotations", redact.LastApplied), Desired: "", Live: `{"data":{"password":"old-pass"}}`},
+				{Path: ".metadata.labels.team", FieldPath: fp("metadata", "labels", "team"), Desired: "a", Live: "b"},
+				{Path: ".type", FieldPath: fp("type"), Desired: "Opaque", Live: "kubernetes.io/tls"},
 			}},
 			want: Event{Object: secret, Summary: "password changed from <redacted> to <redacted>", Fields: []Field{
-				{Path: ".data.password", Desired: Redacted, Live: Redacted, Sensitive: true},
-				{Path: ".stringData.token", Desired: Redacted, Live: "", Sensitive: true},
-				{Path: ".data", Desired: Redacted, Live: Redacted, Sensitive: true},
-				{Path: ".data[tls.crt]", Desired: Redacted, Live: Redacted, Sensitive: true},
-				{Path: ".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", Desired: "", Live: Redacted, Sensitive: true},
-				{Path: ".metadata.labels.team", Desired: "a", Live: "b"},
-				{Path: ".type", Desired: "Opaque", Live: "kubernetes.io/tls"},
+				{Path: ".data.password", FieldPath: fp("data", "password"), Desired: redact.Marker, Live: redact.Marker, Sensitive: true},
+				{Path: ".stringData.token", FieldPath: fp("stringData", "token"), Desired: redact.Marker, Live: "", Sensitive: true},
+				{Path: ".data", FieldPath: fp("data"), Desired: redact.Marker, Live: redact.Marker, Sensitive: true},
+				{Path: ".data[tls.crt]", FieldPath: fp("data", "tls.crt"), Desired: redact.Marker, Live: redact.Marker, Sensitive: true},
+				{Path: ".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", FieldPath: fp("metadata", "annotations", redact.LastApplied), Desired: "", Live: redact.Marker, Sensitive: true},
+				{Path: ".metadata.labels.team", FieldPath: fp("metadata", "labels", "team"), Desired: "a", Live: "b"},
+				{Path: ".type", FieldPath: fp("type"), Desired: "Opaque", Live: "kubernetes.io/tls"},
 			}},
 		},
 		"fields marked sensitive are redacted on any kind": {
@@ -41,7 +46,7 @@ func TestRedact(t *testing.T) {
 				{Path: ".data.colour", Desired: "blue", Live: "red"},
 			}},
 			want: Event{Object: cm, Summary: "apiKey is now <redacted>", Fields: []Field{
-				{Path: ".data.apiKey", Desired: Redacted, Live: Redacted, Sensitive: true},
+				{Path: ".data.apiKey", Desired: redact.Marker, Live: redact.Marker, Sensitive: true},
 				{Path: ".data.colour", Desired: "blue", Live: "red"},
 			}},
 		},
@@ -49,9 +54,17 @@ func TestRedact(t *testing.T) {
 			in:   Event{Object: cm, Fields: []Field{{Path: ".data.colour", Desired: "blue", Live: "red"}}},
 			want: Event{Object: cm, Fields: []Field{{Path: ".data.colour", Desired: "blue", Live: "red"}}},
 		},
+		"a secret's field without a structured path is hidden when it has values": {
+			in:   Event{Object: secret, Fields: []Field{{Path: ".data.x", Desired: "abcdef"}, {Path: ".data.y", Class: "conflict"}}},
+			want: Event{Object: secret, Fields: []Field{{Path: ".data.x", Desired: redact.Marker, Sensitive: true}, {Path: ".data.y", Class: "conflict"}}},
+		},
+		"error text in the summary is scrubbed": {
+			in:   Event{Object: secret, Summary: `Secret "db" is invalid: data[k]: Invalid value: "s3cr3t-value": bad`, Fields: []Field{{Path: ".type"}}},
+			want: Event{Object: secret, Summary: `Secret "db" is invalid: data[k]: Invalid value: <redacted>: bad`, Fields: []Field{{Path: ".type"}}},
+		},
 		"short values are redacted but not scrubbed from the summary": {
-			in:   Event{Object: secret, Summary: "a b", Fields: []Field{{Path: ".data.x", Desired: "a", Live: "b"}}},
-			want: Event{Object: secret, Summary: "a b", Fields: []Field{{Path: ".data.x", Desired: Redacted, Live: Redacted, Sensitive: true}}},
+			in:   Event{Object: secret, Summary: "a b", Fields: []Field{{Path: ".data.x", FieldPath: fp("data", "x"), Desired: "a", Live: "b"}}},
+			want: Event{Object: secret, Summary: "a b", Fields: []Field{{Path: ".data.x", FieldPath: fp("data", "x"), Desired: redact.Marker, Live: redact.Marker, Sensitive: true}}},
 		},
 	}
 	for name, tc := range tests {
@@ -61,8 +74,8 @@ func TestRedact(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Redact (-want +got):\n%s", diff)
 			}
-			if tc.in.Fields[0] != orig {
-				t.Error("Redact changed the caller's Fields slice")
+			if diff := cmp.Diff(orig, tc.in.Fields[0]); diff != "" {
+				t.Errorf("Redact changed the caller's Fields slice (-before +after):\n%s", diff)
 			}
 		})
 	}

@@ -1,12 +1,9 @@
 package config
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 func TestGitSourceRef(t *testing.T) {
@@ -75,52 +72,5 @@ func TestDriftMode(t *testing.T) {
 				t.Errorf("DetectOnly() = %v, want %v", got, tc.detect)
 			}
 		})
-	}
-}
-
-func TestSensitiveFields(t *testing.T) {
-	app := App{Name: "web", Sensitive: []SensitiveRule{
-		{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-		{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[*].env`}},
-	}}
-	s, err := app.SensitiveFields()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := schema.GroupKind{Kind: "ConfigMap"}
-	deploy := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	env := fieldpath.MakePathOrDie("spec", "template", "spec", "containers",
-		fieldpath.KeyByFields("name", "app"), "env", fieldpath.KeyByFields("name", "TOKEN"), "value")
-	tests := map[string]struct {
-		gk   schema.GroupKind
-		path fieldpath.Path
-		want bool
-	}{
-		"the named key":              {cm, fieldpath.MakePathOrDie("data", "password"), true},
-		"another key":                {cm, fieldpath.MakePathOrDie("data", "color"), false},
-		"the key on another kind":    {schema.GroupKind{Kind: "Secret"}, fieldpath.MakePathOrDie("data", "password"), false},
-		"below a matched list":       {deploy, env, true},
-		"the list on another group":  {schema.GroupKind{Group: "extensions", Kind: "Deployment"}, env, false},
-		"a parent of a matched path": {cm, fieldpath.MakePathOrDie("data"), false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := s.Matches(tc.gk, tc.path); got != tc.want {
-				t.Errorf("Matches(%v, %s) = %v, want %v", tc.gk, tc.path, got, tc.want)
-			}
-		})
-	}
-	if !s.Kind(cm) || s.Kind(schema.GroupKind{Kind: "Secret"}) {
-		t.Errorf("Kind: ConfigMap %v (want true), Secret %v (want false)", s.Kind(cm), s.Kind(schema.GroupKind{Kind: "Secret"}))
-	}
-	var none *SensitiveFields
-	if none.Matches(cm, fieldpath.MakePathOrDie("data", "password")) || none.Kind(cm) {
-		t.Error("a nil SensitiveFields marks a field")
-	}
-	if got, err := (App{}).SensitiveFields(); got != nil || err != nil {
-		t.Errorf("SensitiveFields of an app without rules = %v, %v; want nil, nil", got, err)
-	}
-	if _, err := (App{Name: "web", Sensitive: []SensitiveRule{{Paths: []string{".data["}}}}).SensitiveFields(); err == nil || !strings.Contains(err.Error(), `app "web": sensitive[0].paths[0]`) {
-		t.Errorf("SensitiveFields of a bad path: error %v, want one naming sensitive[0].paths[0]", err)
 	}
 }

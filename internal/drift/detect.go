@@ -5,10 +5,10 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // HandoffSuffix is appended to a syncd manager's name to make the manager
@@ -50,9 +50,11 @@ type Options struct {
 	// it to, is reported as Yielded (information), not TakenOver. It is
 	// what the applier would do about that field on the next apply.
 	Yield YieldPolicy
-	// Sensitive, when set, marks fields whose Desired and Live values are
-	// replaced by Redacted, as Secret data always is.
-	Sensitive FieldMatcher
+	// Sensitive are the app's redaction rules (redact.ForApp): the
+	// Desired and Live values of the fields they hide are replaced by
+	// redact.Marker. Nil applies the built-in rules (Secret data and
+	// stringData, the last-applied annotation), which always apply.
+	Sensitive *redact.Rules
 	// Normalized, when set, is what the API server would store for
 	// syncd's slices (Normalize): a declared leaf whose live value is not
 	// Git's text but is the value the server stores for it is not drift.
@@ -65,12 +67,6 @@ type Options struct {
 // path of an object to another manager (config action "yield").
 type YieldPolicy interface {
 	Yields(ref planner.ObjectRef, manager string, path fieldpath.Path) bool
-}
-
-// FieldMatcher says whether a field of an object of a kind is matched
-// (config.SensitiveFields is one).
-type FieldMatcher interface {
-	Matches(gk schema.GroupKind, path fieldpath.Path) bool
 }
 
 // objKey is an object's identity without its version.
@@ -141,7 +137,7 @@ func newDetector(plan *planner.Plan, opts Options) *detector {
 
 // isSecret reports whether ref is a core Secret, whose stringData is read
 // from data.
-func isSecret(ref planner.ObjectRef) bool { return ref.Group == "" && ref.Kind == "Secret" }
+func isSecret(ref planner.ObjectRef) bool { return redact.IsSecret(ref.GroupKind()) }
 
 // sameValue reports whether live holds what manager declares at path:
 // Git's text compared by equalDeclared, or else the server's form of it
@@ -161,21 +157,26 @@ func (d *detector) isHandoff(m string) bool {
 	return ok && d.managers[base]
 }
 
-// redact hides f's values when the field at p may hold secret data (a
-// Secret's data) or the config marks it sensitive. p may be nil for
-// object-level findings, which carry no values.
+// redact hides f's values when package redact's rules hide the field at
+// p, and records p as f.FieldPath for the outputs that redact again. p is
+// nil for object-level findings, which carry no values; a Secret finding
+// without a path that does carry values is hidden whole.
 func (d *detector) redact(f *Finding, p fieldpath.Path) {
-	secret := f.Ref.Group == "" && f.Ref.Kind == "Secret" && secretPath(f.Path)
-	sensitive := p != nil && d.opts.Sensitive != nil && d.opts.Sensitive.Matches(f.Ref.GroupKind(), p)
-	if !secret && !sensitive {
+	f.FieldPath = p
+	gk := f.Ref.GroupKind()
+	hide := d.opts.Sensitive.Path(gk, p)
+	if p == nil {
+		hide = redact.IsSecret(gk) && (f.Desired != nil || f.Live != nil)
+	}
+	if !hide {
 		return
 	}
 	f.Redacted = true
 	if f.Desired != nil {
-		f.Desired = Redacted
+		f.Desired = redact.Marker
 	}
 	if f.Live != nil {
-		f.Live = Redacted
+		f.Live = redact.Marker
 	}
 }
 

@@ -31,10 +31,10 @@
 // member that lost the label is reported as that label taken over, not as
 // deleted. Hold, Applied and SetPlan keep the caller's own apply from
 // being judged against the previous plan or a lagging cache. Report
-// renders text, Markdown or JSON (a stable, documented shape). Values of a
-// Secret's data and stringData, and its last-applied-configuration
-// annotation, are always replaced by Redacted, and so are the values of
-// fields Options.Sensitive matches (the app's sensitive rules).
+// renders text, Markdown or JSON (a stable, documented shape). Values the
+// rules of package redact hide (a Secret's data and stringData, any
+// object's last-applied-configuration annotation, the app's sensitive
+// fields in Options.Sensitive) are always replaced by redact.Marker.
 //
 // The package never writes to the cluster (the only requests besides
 // reads are Normalize's and the Watcher's dry-run applies, which persist

@@ -3,6 +3,8 @@ package drift
 import (
 	"time"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -116,7 +118,8 @@ type Finding struct {
 	// (the object's default manager for object-level findings).
 	DeclaredBy string `json:"declaredBy"`
 	// Desired is the value Git declares, Live the value in the cluster
-	// (nil when absent). For Secret data both are Redacted.
+	// (nil when absent). For hidden fields (package redact) both are
+	// redact.Marker.
 	Desired any `json:"desired"`
 	Live    any `json:"live"`
 	// Owners are the managedFields entries that own the field now
@@ -132,6 +135,9 @@ type Finding struct {
 	// Redacted is true when Desired and Live were hidden because the
 	// field may hold secret data.
 	Redacted bool `json:"-"`
+	// FieldPath is Path as a structured path (nil for object-level
+	// findings), for outputs that apply redact's rules again.
+	FieldPath fieldpath.Path `json:"-"`
 	// Ref is the plan's ref of the object.
 	Ref planner.ObjectRef `json:"-"`
 }

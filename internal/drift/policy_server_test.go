@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // yieldTo is a conflict policy that yields every field to one manager.
@@ -33,7 +34,7 @@ func TestSensitiveServer(t *testing.T) {
 	c := newCluster(t)
 	ns := env.Namespace(t)
 	app := config.App{Name: "app", Namespace: ns, Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}}}}
-	sens, err := app.SensitiveFields()
+	sens, err := redact.ForApp(app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestSensitiveServer(t *testing.T) {
 	r := Detect(plan, c.live(t, plan), Options{Sensitive: sens})
 	want := []found{
 		{Object: "ConfigMap/settings", Path: ".data.color", Class: "taken-over", Culprit: "operator", Operation: "Update", Desired: "blue", Live: "green"},
-		{Object: "ConfigMap/settings", Path: ".data.password", Class: "taken-over", Culprit: "operator", Operation: "Update", Desired: Redacted, Live: Redacted},
+		{Object: "ConfigMap/settings", Path: ".data.password", Class: "taken-over", Culprit: "operator", Operation: "Update", Desired: redact.Marker, Live: redact.Marker},
 	}
 	if diff := cmp.Diff(want, summarize(r)); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Report is the result of one drift detection.
@@ -115,7 +117,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 func mdValue(f Finding, v any) string {
 	if f.Redacted && v != nil {
-		return Redacted
+		return redact.Marker
 	}
 	if v == nil {
 		return "—"

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // TestSeed is the issue's seed: syncd-app applies .data.color: blue,
@@ -197,7 +198,7 @@ spec:
 					"rotator", `{"data":{"token":"bGl2ZS1zZWNyZXQtdG9rZW4="}}`)
 			},
 			want: []found{{Object: "Secret/creds", Path: ".data.token", Class: "taken-over", Culprit: "rotator", Operation: "Update",
-				Desired: Redacted, Live: Redacted}},
+				Desired: redact.Marker, Live: redact.Marker}},
 		},
 		"a write under syncd's own manager name is value drift": {
 			docs: []string{deployment},

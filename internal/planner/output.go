@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/redact"
 )
 
 // WriteYAML writes every slice of the plan, in apply order, as a YAML
@@ -17,12 +19,14 @@ import (
 //	apiVersion: apps/v1
 //	...
 //
-// Warnings follow as "# warning:" comments at the end. Values of Secrets'
-// data and stringData are replaced by "(redacted, N bytes)".
+// Warnings follow as "# warning:" comments at the end. Hidden values
+// (package redact: Secret data and stringData, the last-applied
+// annotation, the app's sensitive fields given to Redact) are printed as
+// redact.Marker.
 func (p *Plan) WriteYAML(w io.Writer) error {
 	for _, o := range p.Objects {
 		for _, s := range o.Slices {
-			b, err := yaml.Marshal(redactFields(redact(s.Object.Object), s.Fields, o.Ref.GroupKind(), p.redactor))
+			b, err := yaml.Marshal(p.redactor.Object(s.Object.Object, s.Fields))
 			if err != nil {
 				return fmt.Errorf("%s: encode slice of %s: %w", o.Ref, s.Manager, err)
 			}
@@ -39,31 +43,9 @@ func (p *Plan) WriteYAML(w io.Writer) error {
 	return nil
 }
 
-// redact returns obj with the values of a core Secret's data and
-// stringData replaced by a note of their length, so that render output
-// never prints secret values. Other objects are returned as they are.
-func redact(obj map[string]any) map[string]any {
-	if obj["apiVersion"] != "v1" || obj["kind"] != "Secret" {
-		return obj
-	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
-	for _, field := range []string{"data", "stringData"} {
-		values, ok := obj[field].(map[string]any)
-		if !ok {
-			continue
-		}
-		hidden := make(map[string]any, len(values))
-		for k, v := range values {
-			s, _ := v.(string)
-			hidden[k] = fmt.Sprintf("(redacted, %d bytes)", len(s))
-		}
-		out[field] = hidden
-	}
-	return out
-}
+// Redact makes WriteYAML and WriteJSON hide the fields of r's app rules
+// too; without it they hide what redact's built-in rules hide.
+func (p *Plan) Redact(r *redact.Rules) { p.redactor = r }
 
 // SliceJSON is one element of the array WriteJSON prints.
 type SliceJSON struct {
@@ -88,8 +70,8 @@ type PlanJSON struct {
 }
 
 // WriteJSON writes the plan as one indented JSON document (PlanJSON):
-// the slices in apply order and the warnings. Secret values are redacted
-// as in WriteYAML; Hash is computed over the real values.
+// the slices in apply order and the warnings. Values are hidden as in
+// WriteYAML; Hash is computed over the real values.
 func (p *Plan) WriteJSON(w io.Writer) error {
 	out := PlanJSON{App: p.App, Revision: p.Revision, Slices: []SliceJSON{}, Warnings: p.Warnings}
 	for _, o := range p.Objects {
@@ -100,7 +82,7 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 			}
 			out.Slices = append(out.Slices, SliceJSON{
 				Manager: s.Manager, Object: o.Ref.String(), Stage: o.Stage.String(), Origin: o.Origin,
-				Hash: s.Hash, Fields: fields, ApplyConfiguration: redactFields(redact(s.Object.Object), s.Fields, o.Ref.GroupKind(), p.redactor),
+				Hash: s.Hash, Fields: fields, ApplyConfiguration: p.redactor.Object(s.Object.Object, s.Fields),
 			})
 		}
 	}

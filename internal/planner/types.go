@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"syncd.dev/syncd/internal/redact"
 )
 
 // FieldManager is a field manager name. It is a value type passed along
@@ -168,5 +170,5 @@ type Plan struct {
 	Warnings []Warning
 
 	// redactor hides sensitive fields in WriteYAML and WriteJSON.
-	redactor Redactor
+	redactor *redact.Rules
 }

@@ -2,27 +2,33 @@ package preview
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/redact"
 )
 
-// Redaction markers shown instead of Secret values.
-const (
-	Redacted        = "<redacted>"
-	RedactedChanged = "<redacted, changed>"
-)
-
-// lastApplied is client-side apply's copy of the object, which for a
-// Secret holds its values.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+// DiffOptions tune DiffWith.
+type DiffOptions struct {
+	// Sensitive are the app's redaction rules (redact.ForApp); nil
+	// applies the built-in ones. The diff shows a hidden value as
+	// redact.Marker, or redact.ChangedMarker on the dry-run side when the
+	// value changes.
+	Sensitive *redact.Rules
+	// Declared are the fields Git declares for the object (the union of
+	// its slices). With the objects' managedFields they name the list
+	// items a key pattern (containers[name="app"]) selects.
+	Declared *fieldpath.Set
+}
 
 // Diff returns a unified diff of live against after as YAML, both cleaned
-// of server bookkeeping and with Secret values redacted. A nil live is an
+// of server bookkeeping and with the values package redact's built-in
+// rules hide (Secret data, the last-applied annotation) redacted. A nil live is an
 // object to create; a nil after (a refused dry run) or two equal objects
 // give an empty diff.
 func Diff(live, after *unstructured.Unstructured) (string, error) {
@@ -42,8 +48,8 @@ func DiffWith(live, after *unstructured.Unstructured, opts DiffOptions) (string,
 	if equality.Semantic.DeepEqual(a, b) {
 		return "", nil
 	}
-	redactSecrets(a, b)
-	redactSensitive(a, b, live, after, opts)
+	sets := append(redact.ManagedFields(live), redact.ManagedFields(after)...)
+	a, b = opts.Sensitive.Pair(a, b, append(sets, opts.Declared)...)
 	ay, err := toYAML(a)
 	if err != nil {
 		return "", err
@@ -83,7 +89,8 @@ var serverFields = map[string]bool{"managedFields": true, "resourceVersion": tru
 
 // clean returns u's content without what the server maintains. Only the
 // top-level and metadata maps are new; every other value is shared with u
-// and must not be changed (redactSecrets replaces the maps it redacts).
+// and must not be changed (redact's Pair copies the containers it
+// changes).
 // A deep copy of the whole object, managedFields included, was a large
 // share of a big preview's allocations.
 func clean(u *unstructured.Unstructured) map[string]any {
@@ -103,61 +110,6 @@ func clean(u *unstructured.Unstructured) map[string]any {
 		c["metadata"] = m
 	}
 	return c
-}
-
-// redactSecrets replaces the values of core Secrets' data and stringData:
-// a value is Redacted, or RedactedChanged in b when it differs from a's.
-// The last-applied-configuration annotation is redacted too. The maps it
-// changes are replaced by redacted copies, so a and b may share them with
-// the objects they were cleaned from.
-func redactSecrets(a, b map[string]any) {
-	if !isSecret(a) && !isSecret(b) {
-		return
-	}
-	before := map[string]any{}
-	for _, field := range []string{"data", "stringData"} {
-		if vals, ok := a[field].(map[string]any); ok {
-			for k, v := range vals {
-				before[field+"/"+k] = v
-			}
-		}
-	}
-	for _, field := range []string{"data", "stringData"} {
-		if vals, ok := a[field].(map[string]any); ok {
-			red := make(map[string]any, len(vals))
-			for k := range vals {
-				red[k] = Redacted
-			}
-			a[field] = red
-		}
-		if vals, ok := b[field].(map[string]any); ok {
-			red := make(map[string]any, len(vals))
-			for k, v := range vals {
-				old, existed := before[field+"/"+k]
-				if existed && !equality.Semantic.DeepEqual(old, v) {
-					red[k] = RedactedChanged
-				} else {
-					red[k] = Redacted
-				}
-			}
-			b[field] = red
-		}
-	}
-	for _, m := range []map[string]any{a, b} {
-		if m == nil {
-			continue
-		}
-		if _, found, _ := unstructured.NestedString(m, "metadata", "annotations", lastApplied); found {
-			md := m["metadata"].(map[string]any) // clean made it a new map
-			ann := maps.Clone(md["annotations"].(map[string]any))
-			ann[lastApplied] = Redacted
-			md["annotations"] = ann
-		}
-	}
-}
-
-func isSecret(m map[string]any) bool {
-	return m != nil && m["apiVersion"] == "v1" && m["kind"] == "Secret"
 }
 
 // lines splits s into lines for difflib; an empty s has none.

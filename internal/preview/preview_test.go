@@ -18,6 +18,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 func configMap(data map[string]any, managed ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
@@ -147,7 +148,7 @@ func secret(data map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "s", "namespace": "ns", "annotations": map[string]any{
-			lastApplied: `{"data":{"password":"` + base64.StdEncoding.EncodeToString([]byte("hunter2")) + `"}}`,
+			redact.LastApplied: `{"data":{"password":"` + base64.StdEncoding.EncodeToString([]byte("hunter2")) + `"}}`,
 		}},
 		"data": data,
 	}}

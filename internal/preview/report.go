@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Action is what applying the plan would do to one object.
@@ -172,9 +173,10 @@ type Options struct {
 	NotDryRun func(*planner.Object) bool
 	// Notes are copied to Report.Notes.
 	Notes []string
-	// Sensitive, when set, marks fields whose values the diffs show as
-	// Redacted (config.SensitiveFields of the app).
-	Sensitive SensitiveMatcher
+	// Sensitive are the app's redaction rules (redact.ForApp): the diffs
+	// show the values they hide as redact.Marker. Nil applies the
+	// built-in rules, which always apply.
+	Sensitive *redact.Rules
 }
 
 // Blocked reports whether any conflict would stop the apply.
@@ -318,7 +320,7 @@ func refOf(ref planner.ObjectRef) Ref {
 	return Ref{APIVersion: ref.GVK().GroupVersion().String(), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 }
 
-func buildObject(app string, p applier.ObjectPreview, sensitive SensitiveMatcher) (Object, error) {
+func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (Object, error) {
 	o := Object{Object: refOf(p.Object.Ref), Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}}
 	var errs []string
 	changed := false
@@ -344,7 +346,7 @@ func buildObject(app string, p applier.ObjectPreview, sensitive SensitiveMatcher
 		switch c.Action {
 		case applier.Failed:
 			if c.Err != nil {
-				errs = append(errs, c.Err.Error())
+				errs = append(errs, redact.Error(c.Err))
 			}
 		case applier.Unchanged, applier.Skipped:
 		default:
@@ -377,7 +379,7 @@ func buildObject(app string, p applier.ObjectPreview, sensitive SensitiveMatcher
 	case len(errs) > 0:
 		o.Action, o.Error = Error, strings.Join(errs, "; ")
 	case p.AfterErr != nil && len(o.Conflicts) == 0:
-		o.Action, o.Error = Error, p.AfterErr.Error()
+		o.Action, o.Error = Error, redact.Error(p.AfterErr)
 	case has(p.Changes, applier.Recreated):
 		o.Action = Recreate
 	case p.Live == nil:

@@ -10,11 +10,12 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/redact"
 )
 
-func sensitive(t *testing.T, rules ...config.SensitiveRule) *config.SensitiveFields {
+func sensitive(t *testing.T, rules ...config.SensitiveRule) *redact.Rules {
 	t.Helper()
-	s, err := config.App{Name: "web", Sensitive: rules}.SensitiveFields()
+	s, err := redact.ForApp(config.App{Name: "web", Sensitive: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func deployment(token string) *unstructured.Unstructured {
 func TestDiffRedactsSensitive(t *testing.T) {
 	tests := map[string]struct {
 		live, after *unstructured.Unstructured
-		sens        *config.SensitiveFields
+		sens        *redact.Rules
 		leaks       []string
 		want        []string
 	}{

@@ -26,6 +26,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -268,7 +269,7 @@ func (d *Daemon) waitConfigChange(ctx context.Context, sum [32]byte) (*config.Co
 			rejected = s
 			d.log.Error("new config rejected; the previous config keeps running", "config", d.opts.ConfigPath, "error", err)
 			d.mu.Lock()
-			d.cfgErr = err.Error()
+			d.cfgErr = redact.Error(err)
 			d.mu.Unlock()
 			continue
 		}
@@ -429,7 +430,7 @@ func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, 
 			// with a count, so a long outage is one Event, not one per poll.
 			d.event(app, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
 			d.setStatus(app.Name, func(s *AppStatus) {
-				s.Error = ev.Err.Error()
+				s.Error = redact.Error(ev.Err)
 				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
 				if s.Result == "pending" {
 					s.Result = "failed"
@@ -550,7 +551,7 @@ func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revis
 	switch {
 	case err != nil:
 		a.failing = true
-		errEvent.Summary = err.Error()
+		errEvent.Summary = redact.Error(err)
 		a.notify(errEvent)
 	case a.failing:
 		a.failing = false
@@ -745,7 +746,9 @@ func (d *Daemon) event(app config.App, eventType, reason, format string, args ..
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: d.opts.Inventory.Namespace(), Name: inventory.ParentPrefix + app.Name}
-	d.opts.Events.Eventf(ref, eventType, reason, format, args...)
+	// The message is scrubbed whole: an error formatted into it may echo
+	// object content (package redact).
+	d.opts.Events.Eventf(ref, eventType, reason, "%s", redact.Sprintf(format, args...))
 }
 
 func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result string, err error, cs *applier.ChangeSet) {
@@ -780,7 +783,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		s.Revision, s.Result, s.LastRun = rev.SHA, result, d.opts.Clock.Now()
 		s.Error = ""
 		if err != nil {
-			s.Error = err.Error()
+			s.Error = redact.Error(err)
 		} else {
 			s.Attempts = 0
 		}

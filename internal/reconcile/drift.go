@@ -10,6 +10,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // ErrDetectOnly is returned (wrapped, naming the app) when asked to write
@@ -39,7 +40,7 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	if err != nil {
 		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	sens, err := app.SensitiveFields()
+	sens, err := redact.ForApp(app)
 	if err != nil {
 		return drift.Options{}, err
 	}

@@ -120,7 +120,7 @@ func driftEvent(ch drift.Change, revision string, findings []drift.Finding, reso
 }
 
 func alertField(f drift.Finding) alert.Field {
-	af := alert.Field{Path: f.Path, Class: string(f.Class), Desired: valueString(f.Desired), Live: valueString(f.Live), Sensitive: f.Redacted}
+	af := alert.Field{Path: f.Path, FieldPath: f.FieldPath, Class: string(f.Class), Desired: valueString(f.Desired), Live: valueString(f.Live), Sensitive: f.Redacted}
 	for _, o := range f.Owners {
 		if o.Manager != f.Culprit {
 			continue
