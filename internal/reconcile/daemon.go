@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"sort"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -23,10 +25,10 @@ import (
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
-	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -44,7 +46,9 @@ type DaemonOptions struct {
 	// (default 5 s).
 	ConfigCheck time.Duration
 	// MaxBackoff caps the per-app retry delay after errors (default 5 min;
-	// the first retry waits 5 s and each next one doubles).
+	// the first retry waits 5 s and each next one doubles; each delay is
+	// lengthened by up to 10% at random, so apps that failed together do
+	// not retry in lock-step).
 	MaxBackoff time.Duration
 	// Metrics receive the reconcile metrics; nil makes private ones.
 	Metrics *Metrics
@@ -496,10 +500,10 @@ func (a *appRun) notify(evs ...alert.Event) {
 }
 
 // loop reconciles the app for each revision handed to it, retrying
-// failures with capped exponential backoff.
+// failures with capped exponential backoff (appBackoff).
 func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 	d := a.d
-	backoff := time.Duration(0)
+	backoff := d.appBackoff()
 	var retry <-chan time.Time
 	var pending *appWork
 	for {
@@ -510,7 +514,7 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 		case w := <-q:
 			pending.done()
 			pending = &w
-			backoff, retry = 0, nil
+			backoff, retry = d.appBackoff(), nil
 		case <-retry:
 			retry = nil
 		}
@@ -524,21 +528,23 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 		}
 		if err == nil {
 			pending.done()
-			pending, backoff = nil, 0
+			pending, backoff = nil, d.appBackoff()
 			continue
 		}
-		if backoff == 0 {
-			backoff = 5 * time.Second
-		} else {
-			backoff *= 2
-		}
-		// The cap applies to the first retry too: a MaxBackoff below 5 s
-		// means retry at least that often.
-		backoff = min(backoff, d.opts.MaxBackoff)
+		after := backoff.Step()
 		d.setStatus(pending.app.Name, func(s *AppStatus) { s.Attempts++ })
-		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", backoff.String())
-		retry = d.opts.Clock.After(backoff)
+		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", after.String())
+		retry = d.opts.Clock.After(after)
 	}
+}
+
+// appBackoff is an app's retry backoff before its first failure: 5 s,
+// doubling with each failure up to MaxBackoff, each delay plus up to 10%
+// at random (apimachinery's wait.Backoff), so the apps an API server
+// restart failed together spread their retries. The cap applies to the
+// first retry too: a MaxBackoff below 5 s means retry at least that often.
+func (d *Daemon) appBackoff() wait.Backoff {
+	return wait.Backoff{Duration: min(5*time.Second, d.opts.MaxBackoff), Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: d.opts.MaxBackoff}
 }
 
 // reconcile renders and applies one app at one revision, then points the

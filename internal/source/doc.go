@@ -18,8 +18,9 @@
 // never two at once for one source, and on demand (Trigger). The first
 // polls are spaced evenly over at most 30s so sources do not start in
 // lockstep. A failed poll
-// is retried sooner, with exponential backoff per source (5s doubling,
-// capped at 5m and at the source's regular poll), reset by a success.
+// is retried sooner, with exponential backoff per source (wait.Backoff: 5s
+// doubling, capped at 5m, each delay plus up to 10% jitter, and never later
+// than the source's regular poll), reset by a success.
 //
 // Guarantees:
 //   - A failed poll returns an *Error with a Kind, and changes nothing: the

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 )
 
@@ -70,7 +72,7 @@ type Event struct {
 	Failures int
 	// Next is when the scheduler polls the source again unless Trigger
 	// asks sooner: after a success, the interval (plus jitter) or the
-	// schedule; after a failure, the retry with backoff (see
+	// schedule; after a failure, the retry with backoff and jitter (see
 	// SchedulerOptions.RetryBase), never later than the interval or
 	// schedule would have polled.
 	Next time.Time
@@ -87,13 +89,19 @@ type SchedulerOptions struct {
 	OnPoll func(Event)
 	// Clock drives timers; default the real clock.
 	Clock clock.WithTicker
-	// Jitter returns the extra delay added to an interval or a retry
-	// delay; default a uniformly random duration in [0, d/10).
+	// Jitter returns the extra delay added to an interval; default a
+	// uniformly random duration in [0, d/10).
 	Jitter func(d time.Duration) time.Duration
 	// RetryBase is the delay before the first retry after a failed poll;
 	// it doubles with each consecutive failure up to RetryMax, and a
-	// successful poll resets it. Default 5 seconds.
+	// successful poll resets it. Default 5 seconds. The backoff is
+	// apimachinery's wait.Backoff, one per source.
 	RetryBase time.Duration
+	// RetryJitter lengthens each retry delay by a random part of it, up
+	// to this fraction, so sources that failed together (a Git host
+	// outage) do not retry in lock-step; default 0.1 (up to 10%),
+	// negative for none.
+	RetryJitter float64
 	// RetryMax caps the retry delay; default 5 minutes. A retry never
 	// comes later than the source's interval or schedule would poll, so
 	// for a source polled more often than RetryMax the interval is the
@@ -121,9 +129,10 @@ type SchedulerOptions struct {
 //
 // A failed poll is retried sooner than the interval or schedule, with
 // exponential backoff per source: RetryBase, doubling with each
-// consecutive failure, capped at RetryMax and at the source's next regular
-// poll (plus jitter on each delay). The first success resets it. One
-// source's failures never delay another source.
+// consecutive failure, capped at RetryMax (each delay plus up to
+// RetryJitter of it), and never later than the source's next regular poll.
+// The first success resets it. One source's failures never delay another
+// source.
 type Scheduler struct {
 	jobs  []scheduled
 	byKey map[string]*scheduled
@@ -135,9 +144,10 @@ type scheduled struct {
 	job     Job
 	cron    cron.Schedule
 	trigger chan struct{}
-	// failures counts consecutive failed polls; only the job's goroutine
-	// reads and writes it.
+	// failures counts consecutive failed polls and backoff gives the next
+	// retry delay; only the job's goroutine reads and writes them.
 	failures int
+	backoff  wait.Backoff
 }
 
 // NewScheduler checks the jobs (unique names, exactly one of interval and
@@ -169,6 +179,9 @@ func NewScheduler(jobs []Job, opts SchedulerOptions) (*Scheduler, error) {
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Minute
 	}
+	if opts.RetryJitter == 0 {
+		opts.RetryJitter = 0.1
+	}
 	if opts.StartSpread == 0 {
 		opts.StartSpread = 30 * time.Second
 	}
@@ -188,7 +201,7 @@ func NewScheduler(jobs []Job, opts SchedulerOptions) (*Scheduler, error) {
 		if (j.Interval > 0) == (j.Schedule != "") {
 			return nil, fmt.Errorf("source scheduler: source %q: set exactly one of interval (> 0) and schedule", name)
 		}
-		s.jobs[i] = scheduled{job: j, trigger: make(chan struct{}, 1)}
+		s.jobs[i] = scheduled{job: j, trigger: make(chan struct{}, 1), backoff: s.newBackoff()}
 		if j.Schedule != "" {
 			c, err := parseSchedule(j.Schedule)
 			if err != nil {
@@ -304,34 +317,27 @@ func (s *Scheduler) loop(ctx context.Context, j *scheduled, startDelay time.Dura
 	}
 }
 
-// next returns when the job runs after a poll that ended at now, with
-// failures consecutive failed polls (0: the poll succeeded).
-func (s *Scheduler) next(j *scheduled, now time.Time, failures int) time.Time {
+// next returns when the job runs after a poll that ended at now: its
+// regular poll, or after retry (0: the poll succeeded) when that comes
+// first.
+func (s *Scheduler) next(j *scheduled, now time.Time, retry time.Duration) time.Time {
 	var regular time.Time
 	if j.cron != nil {
 		regular = j.cron.Next(now)
 	} else {
 		regular = now.Add(j.job.Interval + s.opts.Jitter(j.job.Interval))
 	}
-	if failures == 0 {
-		return regular
-	}
-	d := s.retryDelay(failures)
-	retry := now.Add(d + s.opts.Jitter(d))
-	if retry.Before(regular) {
-		return retry
+	if retry > 0 && now.Add(retry).Before(regular) {
+		return now.Add(retry)
 	}
 	return regular
 }
 
-// retryDelay returns the backoff after n >= 1 consecutive failures:
-// RetryBase doubled n-1 times, capped at RetryMax.
-func (s *Scheduler) retryDelay(n int) time.Duration {
-	d := s.opts.RetryBase
-	for i := 1; i < n && d < s.opts.RetryMax; i++ {
-		d *= 2
-	}
-	return min(d, s.opts.RetryMax)
+// newBackoff returns a source's retry backoff before its first failure:
+// RetryBase, doubling with each Step up to RetryMax, each delay plus up to
+// RetryJitter of it. Steps never run out: at the cap it stays there.
+func (s *Scheduler) newBackoff() wait.Backoff {
+	return wait.Backoff{Duration: s.opts.RetryBase, Factor: 2, Jitter: s.opts.RetryJitter, Steps: math.MaxInt32, Cap: s.opts.RetryMax}
 }
 
 // poll runs one poll, delivers its event and returns when the job runs
@@ -350,13 +356,16 @@ func (s *Scheduler) poll(ctx context.Context, j *scheduled, cause Cause) (time.T
 	// The slot is free before OnPoll runs: a slow OnPoll delays only
 	// this source.
 	<-s.sem
+	var retry time.Duration
 	if ev.Err != nil {
 		j.failures++
+		retry = j.backoff.Step()
 	} else {
 		j.failures = 0
+		j.backoff = s.newBackoff()
 	}
 	ev.Failures = j.failures
-	ev.Next = s.next(j, ev.Finished, j.failures)
+	ev.Next = s.next(j, ev.Finished, retry)
 	s.opts.OnPoll(ev)
 	return ev.Next, ctx.Err() == nil
 }

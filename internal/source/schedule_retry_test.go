@@ -39,27 +39,29 @@ func TestSchedulerRetryDelays(t *testing.T) {
 			job:  Job{Schedule: "@every 15s"},
 			want: []time.Duration{15 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 15 * time.Second},
 		},
-		"jitter is added to the retry delay too": {
+		"the interval's jitter is not a retry's": {
 			job:    Job{Interval: time.Hour},
 			jitter: 2 * time.Second,
-			want:   []time.Duration{time.Hour + 2*time.Second, 7 * time.Second, 12 * time.Second, 22 * time.Second},
+			want:   []time.Duration{time.Hour + 2*time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tc.job.Poller = &fakePoller{name: "a"}
 			s, err := NewScheduler([]Job{tc.job}, SchedulerOptions{
-				OnPoll:    func(Event) {},
-				Jitter:    func(time.Duration) time.Duration { return tc.jitter },
-				RetryBase: 5 * time.Second,
-				RetryMax:  time.Minute,
+				OnPoll:      func(Event) {},
+				Jitter:      func(time.Duration) time.Duration { return tc.jitter },
+				RetryBase:   5 * time.Second,
+				RetryMax:    time.Minute,
+				RetryJitter: -1,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []time.Duration
-			for n := range tc.want {
-				got = append(got, s.next(&s.jobs[0], t0, n).Sub(t0))
+			j := &s.jobs[0]
+			got := []time.Duration{s.next(j, t0, 0).Sub(t0)}
+			for range len(tc.want) - 1 {
+				got = append(got, s.next(j, t0, j.backoff.Step()).Sub(t0))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("delay after n failures (-want +got):\n%s", diff)
@@ -73,10 +75,11 @@ func TestSchedulerRetryDelayNeverOverflows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{1, 2, 7, 64, 1000, 1 << 30} {
-		d := s.retryDelay(n)
-		if d < 5*time.Second || d > 5*time.Minute {
-			t.Errorf("retryDelay(%d) = %s, want within the defaults [5s, 5m]", n, d)
+	b := s.newBackoff()
+	for n := 1; n <= 100000; n++ {
+		d := b.Step()
+		if d < 5*time.Second || d > 5*time.Minute*11/10 {
+			t.Fatalf("retry delay after %d failures = %s, want within the defaults [5s, 5m] plus at most 10%%", n, d)
 		}
 	}
 }
@@ -131,6 +134,7 @@ func TestSchedulerBacksOffDownGitServer(t *testing.T) {
 	downSrv.SetDown(true)
 	h := startSchedulerWith(t, []Job{down.Job(), healthy.Job()}, func(o *SchedulerOptions) {
 		o.Jitter = func(time.Duration) time.Duration { return 0 }
+		o.RetryJitter = -1
 		o.RetryBase = 5 * time.Second
 		o.RetryMax = time.Minute
 	})
