@@ -180,6 +180,9 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, p := range c.Held {
 			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, applier.HandoffManager(c.Manager))
 		}
+		for _, m := range c.Moved {
+			fmt.Fprintf(w, "  moved: %s to %q, value unchanged\n", m, m.To)
+		}
 		for _, m := range c.Migrated {
 			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
 		}

@@ -74,8 +74,14 @@ type Change struct {
 	// Held lists the fields the handoff manager holds for this manager.
 	Held []string
 	// Migrated lists old managers of the object whose fields moved to the
-	// current managers (manager rename, client-side apply takeover).
+	// current managers (manager rename, takeover from client-side apply
+	// or the managers of apps[].migrate).
 	Migrated []string
+	// Moved lists the fields this slice's manager took over from a
+	// legacy manager (client-side apply, a manager the app migrates
+	// from) with their value unchanged: the apply shared them, and the
+	// legacy manager let them go.
+	Moved []Move
 	// ResourceVersion is the object's resourceVersion after the apply
 	// (empty in dry runs and on failure).
 	ResourceVersion string

@@ -7,9 +7,14 @@
 // and never puts metadata.managedFields in an apply request: what it applies
 // is the planner's slice, built from Git. The two exceptions are narrow and
 // named: a handoff hold applies the live value of exactly the fields it
-// holds (as "<manager>-handoff"), and the one-time takeover of an object
-// last written by client-side kubectl apply rewrites its managedFields with
-// client-go's csaupgrade in a JSON patch guarded by the resourceVersion.
+// holds (as "<manager>-handoff"), and the takeover of fields the app's
+// apply shares with a legacy manager (client-side kubectl apply,
+// before-first-apply, the managers of apps[].migrate) rewrites
+// managedFields in a JSON patch guarded by the resourceVersion. The
+// takeover runs after the apply and moves only what the apply shares,
+// which the API server does only for equal values: a field a legacy
+// manager owns with another value is a conflict for the Policy (or, with
+// migrate mode force, taken), never changed silently.
 //
 // A field conflict (HTTP 409 with FieldManagerConflict causes) is returned
 // as Conflicts naming each field and its current manager and decided per

@@ -15,11 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -62,6 +60,10 @@ type ApplyOptions struct {
 	// nothing about it changed since syncd last applied it (same slice
 	// hashes, same live resourceVersion) and no request is sent for it.
 	Skip func(obj *planner.Object, live *unstructured.Unstructured) bool
+	// Migrate names the managers whose fields the app takes over
+	// (apps[].migrate); nil takes over only client-side kubectl apply's
+	// fields, and only those the apply does not change.
+	Migrate *Migration
 	// Flapping, when set, names fields syncd must stop forcing because
 	// their owner keeps flipping (ping-pong with another forcing writer);
 	// such conflicts fail instead.
@@ -86,9 +88,10 @@ type UnchangedReader interface {
 }
 
 // clientSideManagers are the managers of client-side kubectl apply and of
-// objects that predate managedFields; syncd takes their fields over with
-// csaupgrade so that fields later removed from Git do not linger.
-var clientSideManagers = sets.New("kubectl-client-side-apply", "before-first-apply")
+// objects that predate managedFields; the fields the app shares with them
+// are taken over (Migration) so that fields later removed from Git do
+// not linger.
+var clientSideManagers = sets.New(config.ClientSideManagers...)
 
 // lastAppliedAnnotation is client-side apply's record of the last applied
 // configuration.
@@ -356,17 +359,6 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		}
 	}
 
-	// Client-side apply takeover.
-	if !dry {
-		var migrated []string
-		live, migrated, err = r.takeOverClientSide(ctx, ri, obj, live)
-		if err != nil {
-			changes[0].Action, changes[0].Err = Failed, err
-			return nil
-		}
-		changes[0].Migrated = append(changes[0].Migrated, migrated...)
-	}
-
 	own := decodeOwnership(live)
 	current := map[string]bool{}
 	for _, s := range sl {
@@ -467,6 +459,10 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 				// A dry run cannot chain the two phases: the first
 				// phase's preview is the answer.
 				changes[i].Action, changes[i].Changed = r.outcome(write{before: live, after: res}, &changes[i])
+				if _, err := r.takeOver(ctx, ri, obj, res, []planner.FieldManager{p.Manager}, changes[i:i+1]); err != nil {
+					changes[i].Action, changes[i].Err = Failed, err
+					return nil
+				}
 			}
 		}
 		if dry && moving {
@@ -552,14 +548,18 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if moved[i] && changes[i].Action == Unchanged {
 			changes[i].Action = Configured
 		}
+		if dry {
+			// Each slice's dry run is applied over the object as it is:
+			// its own answer says what its manager would take over.
+			if _, err := r.takeOver(ctx, ri, obj, w.after, []planner.FieldManager{s.Manager}, changes[i:i+1]); err != nil {
+				changes[i].Action, changes[i].Err = Failed, err
+				return nil
+			}
+		}
 		live = w.after
 	}
 	if dry {
 		return live
-	}
-	if len(changes[0].Migrated) > 0 && changes[0].Action == Unchanged {
-		// The client-side apply takeover rewrote managedFields.
-		changes[0].Action = Configured
 	}
 
 	// Old managers (renamed or removed from the split) let go of their
@@ -585,6 +585,18 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if changes[0].Action == Unchanged {
 			changes[0].Action = Configured
 		}
+	}
+
+	// Fields the app's managers now share with the tools that applied
+	// the object before syncd (client-side kubectl apply, the managers
+	// the app migrates from) are the app's alone from now on.
+	managers := make([]planner.FieldManager, len(sl))
+	for i, s := range sl {
+		managers[i] = s.Manager
+	}
+	if last, err = r.takeOver(ctx, ri, obj, last, managers, changes); err != nil {
+		changes[0].Action, changes[0].Err = Failed, err
+		return nil
 	}
 
 	// Handoff managers let go once someone else owns their fields, or at
@@ -664,6 +676,10 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner
 	for _, conflict := range decide {
 		fp := findPath(s.Fields, conflict.Path)
 		action := r.ao.Policy.Decide(obj.Ref, conflict, fp)
+		if r.ao.Migrate.forces(conflict.Manager) {
+			// The app migrates from this manager with mode force.
+			action = config.ActionForce
+		}
 		if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(obj.Ref, conflict.Path) {
 			action = config.ActionFail
 		}
@@ -1027,56 +1043,6 @@ func changedFor(m planner.FieldManager, before, after *unstructured.Unstructured
 		changed = inBefore != inAfter || !equality.Semantic.DeepEqual(x, y)
 	})
 	return changed
-}
-
-// takeOverClientSide moves fields owned by client-side kubectl apply (or
-// by before-first-apply) to the default manager, so that fields removed
-// from Git later are removed from the object too, then drops the
-// last-applied annotation.
-func (r *objectRun) takeOverClientSide(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
-	var found []string
-	for _, e := range live.GetManagedFields() {
-		if clientSideManagers.Has(e.Manager) {
-			found = append(found, e.Manager)
-		}
-	}
-	if len(found) == 0 {
-		return live, nil, nil
-	}
-	// The patch is guarded by the resourceVersion it was computed from
-	// (csaupgrade puts it in); a controller writing the object meanwhile
-	// (the Deployment controller's status) makes it a 409: read again and
-	// recompute.
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if !first {
-			fresh, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			live = fresh
-		}
-		first = false
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, clientSideManagers, string(obj.Slices[0].Manager))
-		if err != nil || patch == nil {
-			return err
-		}
-		res, err := ri.Patch(ctx, obj.Ref.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
-		if err == nil {
-			live = res
-		}
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: take over client-side apply fields: %w", obj.Ref, err)
-	}
-	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
-		p := []byte(`[{"op":"remove","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}]`)
-		if live, err = ri.Patch(ctx, obj.Ref.Name, types.JSONPatchType, p, metav1.PatchOptions{}); err != nil {
-			return nil, nil, fmt.Errorf("%s: drop %s: %w", obj.Ref, lastAppliedAnnotation, err)
-		}
-	}
-	return live, found, nil
 }
 
 // isImmutable reports whether the API server refused a change because a

@@ -112,7 +112,7 @@ func TestLoadValidFull(t *testing.T) {
 					{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
 				}},
 			},
-			{Name: "fixtures", Source: "fixtures", Prune: ptr(false)},
+			{Name: "fixtures", Source: "fixtures", Prune: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}},
 			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
 				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
 				{Paths: []string{".spec.template.spec.containers[*].env"}},
@@ -211,7 +211,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, installsSyncd, manager, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},
@@ -300,6 +300,13 @@ func TestLoadInvalid(t *testing.T) {
 			{18, "apps[1].conflicts.rules[1].managers[0]", `"kubectl-[a" is not a valid pattern`},
 			{20, "apps[1].conflicts.rules[1].action", `"overwrite" is not a conflict action`},
 			{21, "apps[1].conflicts.rules[2].paths[0]", "at position 30: a list item is [*]"},
+		}},
+		"migrate": {"migrate.yaml", []wantErr{
+			{14, "apps[1].migrate.from", "from is required"},
+			{15, "apps[1].migrate.mode", `"wholesale" is not a migrate mode`},
+			{19, "apps[2].migrate.from[0]", `"kubectl-[a" is not a valid pattern`},
+			{19, "apps[2].migrate.from[1]", `"syncd-*" matches manager "syncd-web" of app "web"`},
+			{19, "apps[2].migrate.from[2]", `"*-handoff" matches manager "syncd-web-handoff" of app "web"`},
 		}},
 		"managers": {"managers.yaml", []wantErr{
 			{17, "apps[1].manager", `manager "syncd-web" is also used by app "web" (apps[0].name)`},

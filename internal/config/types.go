@@ -128,6 +128,12 @@ type App struct {
 	// Split hands some fields to additional managers.
 	Split     []SplitRule    `json:"split,omitempty"`
 	Conflicts ConflictPolicy `json:"conflicts,omitempty"`
+	// Migrate takes over objects other tools applied before syncd (teams
+	// moving to syncd): the fields of the managers it names move to the
+	// app's managers. Without it, only client-side kubectl apply's fields
+	// whose value Git does not change move; everything else another
+	// manager owns is shared or a conflict under Conflicts.
+	Migrate *Migrate `json:"migrate,omitempty"`
 	// Drift says whether syncd corrects drift or only reports it.
 	Drift DriftPolicy `json:"drift,omitempty"`
 	// Sensitive marks fields whose values syncd never prints (drift
@@ -189,6 +195,33 @@ type ConflictPolicy struct {
 	Default Action         `json:"default,omitempty"`
 	Rules   []ConflictRule `json:"rules,omitempty"`
 }
+
+// Values of Migrate.Mode.
+const (
+	MigrateSameValue = "same-value"
+	MigrateForce     = "force"
+)
+
+// ClientSideManagers are the managers of client-side kubectl apply and
+// of objects written before managedFields existed. Their fields whose
+// value Git does not change always move to the app's managers.
+var ClientSideManagers = []string{"kubectl-client-side-apply", "before-first-apply"}
+
+// Migrate names the managers whose ownership an app takes over.
+type Migrate struct {
+	// From lists the managers (globs, as conflict rules' managers) whose
+	// fields the app takes: "kustomize-controller", "kubectl",
+	// "kubectl-client-side-apply". Required.
+	From []string `json:"from"`
+	// Mode is MigrateSameValue (default): only fields whose live value
+	// already equals the declared one move, and a different value is a
+	// conflict under the app's policy; or MigrateForce: fields with a
+	// different value are taken too, whatever the policy.
+	Mode string `json:"mode,omitempty"`
+}
+
+// Forces reports whether m takes fields with a different value.
+func (m *Migrate) Forces() bool { return m != nil && m.Mode == MigrateForce }
 
 // ConflictRule matches conflicts by object kind and name, field path and
 // the other manager's name; the first matching rule wins. An empty list

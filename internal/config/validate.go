@@ -391,6 +391,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	default:
 		v.errorf(p+".handoff", "%q is not a handoff mode; use hold (default) or release", a.Handoff)
 	}
+	v.migrate(p+".migrate", a.Migrate, c)
 	if a.Timeout != nil && a.Timeout.Duration <= 0 {
 		v.errorf(p+".timeout", "timeout must be a positive duration such as 5m")
 	}
@@ -558,6 +559,49 @@ func (v *validator) managers(c *Config) {
 			}
 		}
 	}
+}
+
+// migrate checks an app's migrate section: a mode it knows, and managers
+// to take over that are no app's own (taking another app's fields would
+// let one app rewrite another's objects; the app's own managers move
+// between themselves anyway).
+func (v *validator) migrate(p string, m *Migrate, c *Config) {
+	if m == nil {
+		return
+	}
+	switch m.Mode {
+	case "", MigrateSameValue, MigrateForce:
+	default:
+		v.errorf(p+".mode", "%q is not a migrate mode; use %s (default: only fields whose live value Git does not change move) or %s (fields with another value are taken too)", m.Mode, MigrateSameValue, MigrateForce)
+	}
+	if len(m.From) == 0 {
+		v.errorf(p+".from", "from is required; list the managers whose fields the app takes over, e.g. [kubectl-client-side-apply, kustomize-controller]")
+	}
+	for i, g := range m.From {
+		fp := index(p+".from", i)
+		if prob := globProblem(g); prob != "" {
+			v.errorf(fp, "%s", prob)
+			continue
+		}
+		if app, manager, ok := appManagerMatching(c, g); ok {
+			v.errorf(fp, "%q matches manager %q of app %q; migrate takes over other tools' fields, never an app's: name the tool's manager instead", g, manager, app)
+		}
+	}
+}
+
+// appManagerMatching returns the first manager of an app in c (its
+// handoff manager included) that the glob g matches.
+func appManagerMatching(c *Config, g string) (app, manager string, ok bool) {
+	for _, a := range c.Apps {
+		for _, m := range a.Managers() {
+			for _, name := range []string{m, m + HandoffSuffix} {
+				if matched, _ := path.Match(g, name); matched {
+					return a.Name, name, true
+				}
+			}
+		}
+	}
+	return "", "", false
 }
 
 var alertTypes = []string{AlertSlack, AlertMSTeams, AlertDiscord, AlertWebhook}

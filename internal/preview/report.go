@@ -339,6 +339,11 @@ func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (
 			// Not a conflict: the value stays, only the owner changes.
 			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.Manager, To: string(c.Manager)})
 		}
+		for _, x := range c.Moved {
+			// Taken over from a legacy manager (client-side apply,
+			// apps[].migrate): the value stays, only the owner changes.
+			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.From, To: x.To})
+		}
 		for _, h := range c.Held {
 			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
 			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(applier.HandoffManager(c.Manager))})

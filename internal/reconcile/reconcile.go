@@ -204,8 +204,13 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 	if err != nil {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	migrate, err := applier.NewMigration(app.Migrate)
+	if err != nil {
+		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
 	ao := applier.ApplyOptions{
 		Policy:         policy,
+		Migrate:        migrate,
 		RecordManagers: true,
 		ReleaseHandoff: app.Handoff == config.HandoffRelease,
 		Recreate:       app.Recreate,
