@@ -26,16 +26,18 @@ type kubeFlags struct {
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fs.StringVar(&k.context, "context", "", "kubeconfig context to use (default: the current context)")
-	// No client-side rate limit by default: every command bounds its
-	// requests in flight (--concurrency), and the API server's Priority
-	// and Fairness (on by default since Kubernetes 1.20, GA in 1.29)
-	// queues or rejects with 429 (which client-go retries) what it
-	// cannot take, per flow, so syncd cannot starve other clients. A
-	// fixed rate only slowed large applies and plans (2,000 dry runs at
-	// 50/s: 40 s instead of 4). controller-runtime dropped its default
-	// limiter on SIG API Machinery's advice for the same reason.
-	fs.Float32Var(&k.qps, "kube-qps", -1, "client-side request rate limit (queries per second) to the API server; -1: none, the requests in flight are bounded by --concurrency and the API server's Priority and Fairness paces them. Set e.g. 50 for an API server without Priority and Fairness")
-	fs.IntVar(&k.burst, "kube-burst", 100, "client-side burst above --kube-qps (when --kube-qps is positive)")
+	// No client-side rate limit by default when the API server has
+	// Priority and Fairness (on by default since Kubernetes 1.20, GA in
+	// 1.29): every command bounds its requests in flight (--concurrency),
+	// and the server queues or rejects with 429 (which client-go retries)
+	// what it cannot take, per flow, so syncd cannot starve other
+	// clients. A fixed rate only slowed large applies and plans (2,000
+	// dry runs at 50/s: 40 s instead of 4). controller-runtime dropped its
+	// default limiter on SIG API Machinery's advice for the same reason.
+	// Without Priority and Fairness nothing protects the server from a
+	// burst, so a limit stays (as Flux does): connect asks once.
+	fs.Float32Var(&k.qps, "kube-qps", 0, fmt.Sprintf("client-side request rate limit (queries per second) to the API server; 0: none when the API server has Priority and Fairness (asked once at start), else %d; -1: none", noAPFQPS))
+	fs.IntVar(&k.burst, "kube-burst", noAPFBurst, "client-side burst above --kube-qps (when a rate limit is in force)")
 }
 
 func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
@@ -60,9 +62,11 @@ func (k *kubeFlags) connect() (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
 	}
-	cfg.QPS, cfg.Burst = k.qps, k.burst
 	cfg.UserAgent = "syncd/" + version
 	useOwnTransport(cfg)
+	lim := k.rateLimit(cfg)
+	cfg.QPS, cfg.Burst = lim.qps, lim.burst
+	clientLog.Info("API server client rate limit", "qps", lim.qps, "burst", lim.burst, "reason", lim.reason)
 	ns, _, err := cc.Namespace()
 	if err != nil || ns == "" {
 		ns = "default"

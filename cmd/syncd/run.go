@@ -121,6 +121,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
 	}
 	log := slog.New(redact.LogHandler(handler))
+	routeClientLogs(log)
 	if err := checkHTTPFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
