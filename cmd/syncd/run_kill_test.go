@@ -156,6 +156,9 @@ func getStatus(addr string) (runStatus, error) {
 // the error and the old config keeps applying commits.
 func TestRunKilledMidApply(t *testing.T) {
 	ns := env.Namespace(t)
+	// The Lease and the inventory live in syncd's own namespace, which no
+	// app object may share.
+	sysNS := env.Namespace(t)
 	cs := env.Clientset(t)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander"}, Data: map[string]string{"v": "mine"}}, metav1.CreateOptions{}); err != nil {
@@ -204,7 +207,7 @@ apps:
   namespace: %s
 `, repo.URL, ns)}), "syncd.yaml")
 	args := []string{"run", "--config", cfgPath, "--kubeconfig", env.Kubeconfig,
-		"--inventory-namespace", ns, "--leader-elect-namespace", ns,
+		"--inventory-namespace", sysNS, "--leader-elect-namespace", sysNS,
 		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "500ms",
 		"--listen", "127.0.0.1:0", "--cache-dir", t.TempDir(),
 		// A rate limit low enough that 300 applies take seconds: the kill
@@ -333,7 +336,7 @@ apps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	invm, err := inventory.New(dyn, md, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), inventory.Options{Namespace: ns, NoWatch: true})
+	invm, err := inventory.New(dyn, md, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), inventory.Options{Namespace: sysNS, NoWatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}

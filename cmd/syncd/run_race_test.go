@@ -169,11 +169,14 @@ apps:
 `, repo.URL, ns)}), "syncd.yaml")
 
 	const leaseDuration = 4 * time.Second
+	// The Lease and the inventory live in syncd's own namespace, which no
+	// app object may share.
+	sysNS := env.Namespace(t)
 	flags := func() *runFlags {
-		return &runFlags{leaderElect: true, leaseNamespace: ns, leaseName: "syncd", leaseDuration: leaseDuration, renewDeadline: 3 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 1}
+		return &runFlags{leaderElect: true, leaseNamespace: sysNS, leaseName: "syncd", leaseDuration: leaseDuration, renewDeadline: 3 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 1}
 	}
-	a := startReplica(t, "a", cfgPath, ns, flags())
-	b := startReplica(t, "b", cfgPath, ns, flags())
+	a := startReplica(t, "a", cfgPath, sysNS, flags())
+	b := startReplica(t, "b", cfgPath, sysNS, flags())
 
 	cs := env.Clientset(t)
 	values := func() map[string]string {

@@ -121,7 +121,9 @@ func newFixture(t *testing.T, app config.App, opts Options) *fixture {
 	}
 	f.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	if opts.Namespace == "" {
-		opts.Namespace = f.ns
+		// Not f.ns: the inventory namespace is syncd's own, which no
+		// app object shares.
+		opts.Namespace = env.Namespace(t)
 	}
 	opts.Registerer = f.reg
 	if f.m, err = New(f.dyn, f.md, f.mapper, opts); err != nil {

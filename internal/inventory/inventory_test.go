@@ -121,7 +121,7 @@ func TestKubectlSeesTheApplySet(t *testing.T) {
 	}
 
 	// The parent is found by its ID label and carries what kubectl needs.
-	out, err = kubectl(t, "get", "secrets", "-n", f.ns, "-l", LabelID+"="+id, "-o", "jsonpath={.items[*].metadata.name} {.items[*].metadata.annotations.applyset\\.kubernetes\\.io/contains-group-kinds}")
+	out, err = kubectl(t, "get", "secrets", "-n", f.m.Namespace(), "-l", LabelID+"="+id, "-o", "jsonpath={.items[*].metadata.name} {.items[*].metadata.annotations.applyset\\.kubernetes\\.io/contains-group-kinds}")
 	if err != nil {
 		t.Fatalf("kubectl get parent: %v\n%s", err, out)
 	}
@@ -131,7 +131,7 @@ func TestKubectlSeesTheApplySet(t *testing.T) {
 
 	// kubectl reads our parent and refuses to take it over: tooling
 	// differs. (It reads the tooling annotation first.)
-	out, err = kubectl(t, "apply", "--server-side", "--prune", "--applyset=secret/"+ParentName(f.app.Name), "-n", f.ns, "--dry-run=server", "-f", cmPath)
+	out, err = kubectl(t, "apply", "--server-side", "--prune", "--applyset=secret/"+ParentName(f.app.Name), "-n", f.m.Namespace(), "--dry-run=server", "-f", cmPath)
 	if err == nil || !strings.Contains(out, `managed by tooling "syncd"`) {
 		t.Errorf("kubectl apply --applyset on syncd's parent: err %v, output %q; want a refusal naming tooling syncd", err, out)
 	}

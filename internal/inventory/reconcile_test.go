@@ -56,7 +56,7 @@ func TestFailedRenderAndSourceNeverPrune(t *testing.T) {
 	md := metadata.NewForConfigOrDie(env.Config)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(env.Config)))
 	reg := prometheus.NewRegistry()
-	m, err := inventory.New(dyn, md, mapper, inventory.Options{Namespace: ns, Registerer: reg})
+	m, err := inventory.New(dyn, md, mapper, inventory.Options{Namespace: env.Namespace(t), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

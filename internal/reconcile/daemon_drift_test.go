@@ -229,7 +229,8 @@ func TestDaemonDriftWatchesMembersOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: ns})
+	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestDaemonDriftWatchesMembersOnly(t *testing.T) {
 		st := d.Status()
 		return len(st) == 1 && st[0].Result == "ok", fmt.Sprintf("%+v", st)
 	})
-	member := inventory.LabelPartOf + "=" + inventory.AppID("web", ns)
+	member := inventory.LabelPartOf + "=" + inventory.AppID("web", invNS)
 	eventually(t, "the drift watcher listed ConfigMaps", func() (bool, string) {
 		return len(sp.seen()) > 0, fmt.Sprint(sp.seen())
 	})
@@ -265,7 +266,7 @@ func TestDaemonDriftWatchesMembersOnly(t *testing.T) {
 			if f.Class == "deleted" {
 				t.Errorf("the unlabelled member was alerted as deleted: %+v", p)
 			}
-			if f.Path == labelPath && (f.Class != "taken-over" || f.Desired != inventory.AppID("web", ns) || f.Live != "") {
+			if f.Path == labelPath && (f.Class != "taken-over" || f.Desired != inventory.AppID("web", invNS) || f.Live != "") {
 				t.Errorf("label field = %+v, want taken-over, desired the app's ID, live absent", f)
 			}
 		}

@@ -86,7 +86,8 @@ func TestDaemonNoFalseDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: ns})
+	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,9 @@ func recordedCluster(t *testing.T, ns string) (reconcile.Cluster, *inventory.Man
 		t.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	inv, err := inventory.New(dyn, md, mapper, inventory.Options{Namespace: ns})
+	// Not ns: the inventory namespace is syncd's own, no app object may
+	// live there.
+	inv, err := inventory.New(dyn, md, mapper, inventory.Options{Namespace: env.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestDaemonDetectMode(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "settings", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the first sync in detect mode: ConfigMap get err %v, want NotFound (nothing created)", err)
 	}
-	if _, err := cs.CoreV1().Secrets(ns).Get(context.Background(), inventory.ParentName("web"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Secrets(inv.Namespace()).Get(context.Background(), inventory.ParentName("web"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("inventory Secret get err %v, want NotFound (detect mode writes no inventory)", err)
 	}
 

@@ -36,7 +36,8 @@ func TestDaemonEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: ns})
+	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestDaemonEvents(t *testing.T) {
 		<-done
 	}()
 	events := func(reason string) (bool, string) {
-		list, err := cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		list, err := cs.CoreV1().Events(invNS).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}

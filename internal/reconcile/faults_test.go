@@ -197,7 +197,8 @@ apps:
 		t.Fatal(err)
 	}
 	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: cfgREST}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: ns})
+	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func TestDaemonGitServerDown(t *testing.T) {
 		t.Errorf("%d ConfigMap writes during the outage, want none: %v", n, rig.reqs.writes)
 	}
 	eventually(t, "SourceFailed event", func() (bool, string) {
-		return hasEvent(t, rig.ns, "SourceFailed", "Unreachable")
+		return hasEvent(t, rig.inv.Namespace(), "SourceFailed", "Unreachable")
 	})
 
 	// The server is back: the waiting commit lands, cm-019 is pruned.
