@@ -9,8 +9,12 @@
 // namespaces. Its data holds the inventory proper, gzip-compressed JSON:
 // per member its identity, stage, whether syncd created or adopted it, the
 // hash of each manager's last applied slice and the resourceVersion right
-// after that apply. Members carry applyset.kubernetes.io/part-of=<ID>,
-// applied by the app's default manager (ApplyOptions.Labels).
+// after that apply. An inventory larger than DefaultChunkSize compressed
+// (some 17,000 members) is cut into chunk Secrets owned by the parent,
+// which then holds only their index; see store.save for the write order
+// that keeps a complete inventory named at every moment. Members carry
+// applyset.kubernetes.io/part-of=<ID>, applied by the app's default
+// manager (ApplyOptions.Labels).
 //
 // A reconcile is Manager.Begin, the applier with Run.Hooks, then
 // Run.Finish. Begin records every object the plan may create before it is

@@ -158,6 +158,15 @@ func (inv *Inventory) Encode() ([]byte, error) {
 // Decode reads an inventory written by Encode. where names the parent for
 // error messages.
 func Decode(where string, data []byte) (*Inventory, error) {
+	raw, err := inflate(where, data)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMembers(where, raw)
+}
+
+// inflate gunzips data, refusing more than maxBlob bytes.
+func inflate(where string, data []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: data[%s] is not gzip: %w; delete the key (syncd rebuilds the inventory from the next apply, without pruning) or restore it", where, DataKey, err)
@@ -169,6 +178,11 @@ func Decode(where string, data []byte) (*Inventory, error) {
 	if len(raw) > maxBlob {
 		return nil, fmt.Errorf("%s: data[%s] inflates to more than %d MiB; it is not a syncd inventory", where, DataKey, maxBlob>>20)
 	}
+	return raw, nil
+}
+
+// decodeMembers reads the JSON of a format-1 inventory.
+func decodeMembers(where string, raw []byte) (*Inventory, error) {
 	inv := &Inventory{}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

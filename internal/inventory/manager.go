@@ -94,7 +94,7 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 		md:      md,
 		mapper:  mapper,
 		opts:    opts,
-		store:   &store{dyn: dyn, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version},
+		store:   &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
 		tracker: newTracker(md, opts.SyncTimeout),
 		metrics: m,
 	}, nil

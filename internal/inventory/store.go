@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 )
 
 // SecretType is the type of the parent Secrets syncd writes.
@@ -23,11 +26,19 @@ const StoreManager = "syncd-inventory"
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
-// store reads and writes the parent Secrets of one syncd namespace.
+// store reads and writes the parent Secrets of one syncd namespace, and
+// the chunk Secrets of the inventories too large for their parent.
 type store struct {
 	dyn       dynamic.Interface
+	md        metadata.Interface
 	namespace string
 	tooling   string
+	// chunkSize is the most compressed bytes a Secret holds (default
+	// DefaultChunkSize).
+	chunkSize int
+	// grace is how old a chunk no parent names must be before a write
+	// deletes it (New sets chunkGrace).
+	grace time.Duration
 }
 
 // loaded is an inventory as read, with what is needed to tell whether a
@@ -35,46 +46,102 @@ type store struct {
 type loaded struct {
 	inv    *Inventory
 	exists bool
-	blob   []byte
-	ann    map[string]string
+	// blob is the compressed inventory (format 1), inline or reassembled
+	// from the chunks.
+	blob []byte
+	ann  map[string]string
+	// uid is the parent's, which its chunks name as their owner.
+	uid types.UID
+	// chunks names the chunk Secrets the parent names, in order; empty
+	// for an inline inventory.
+	chunks []string
 }
 
 func (s *store) where(app string) string {
 	return fmt.Sprintf("inventory of app %s (Secret %s/%s)", app, s.namespace, ParentName(app))
 }
 
+// loadAttempts bounds the re-reads of a parent whose chunk vanished while
+// it was read (a concurrent write replaced it).
+const loadAttempts = 3
+
 // load reads an app's inventory; a missing parent is an empty inventory.
+// A chunked inventory costs one GET more per chunk.
 func (s *store) load(ctx context.Context, app string) (*loaded, error) {
+	var err error
+	for range loadAttempts {
+		var l *loaded
+		if l, err = s.loadOnce(ctx, app); !errors.Is(err, errChunkMissing) {
+			return l, err
+		}
+	}
+	return nil, err
+}
+
+func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 	id := AppID(app, s.namespace)
+	where := s.where(app)
 	u, err := s.dyn.Resource(secrets).Namespace(s.namespace).Get(ctx, ParentName(app), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return &loaded{inv: &Inventory{App: app, ID: id, Version: FormatVersion}}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: read: %w", s.where(app), err)
+		return nil, fmt.Errorf("%s: read: %w", where, err)
 	}
 	ann := u.GetAnnotations()
 	tool, ok := ann[AnnotationTooling]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("%s: exists without the %s annotation, so it is not syncd's; rename the app or delete that Secret", s.where(app), AnnotationTooling)
+		return nil, fmt.Errorf("%s: exists without the %s annotation, so it is not syncd's; rename the app or delete that Secret", where, AnnotationTooling)
 	case toolName(tool) != ToolName:
-		return nil, fmt.Errorf("%s: the ApplySet is managed by %q, not %s; syncd does not change another tool's ApplySet: rename the app or hand the objects over by deleting that Secret", s.where(app), tool, ToolName)
+		return nil, fmt.Errorf("%s: the ApplySet is managed by %q, not %s; syncd does not change another tool's ApplySet: rename the app or hand the objects over by deleting that Secret", where, tool, ToolName)
 	}
 	if got := u.GetLabels()[LabelID]; got != id {
-		return nil, fmt.Errorf("%s: label %s is %q, want %q; fix or delete the label (syncd restores it)", s.where(app), LabelID, got, id)
+		return nil, fmt.Errorf("%s: label %s is %q, want %q; fix or delete the label (syncd restores it)", where, LabelID, got, id)
 	}
-	l := &loaded{exists: true, ann: ann}
+	l := &loaded{exists: true, ann: ann, uid: u.GetUID()}
 	enc, _, _ := unstructured.NestedString(u.Object, "data", DataKey)
 	if enc == "" {
 		l.inv = &Inventory{App: app, ID: id, Version: FormatVersion}
 		return l, nil
 	}
-	if l.blob, err = base64.StdEncoding.DecodeString(enc); err != nil {
-		return nil, fmt.Errorf("%s: data[%s] is not base64: %w", s.where(app), DataKey, err)
+	data, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: data[%s] is not base64: %w", where, DataKey, err)
 	}
-	if l.inv, err = Decode(s.where(app), l.blob); err != nil {
+	raw, err := inflate(where, data)
+	if err != nil {
 		return nil, err
+	}
+	version, err := parentVersion(where, raw)
+	if err != nil {
+		return nil, err
+	}
+	if version != ChunkedVersion {
+		// Format 1: the inventory itself, as every syncd wrote it
+		// before chunks (decodeMembers refuses unknown versions).
+		if l.inv, err = decodeMembers(where, raw); err != nil {
+			return nil, err
+		}
+		l.blob = data
+		l.inv.App, l.inv.ID = app, id
+		return l, nil
+	}
+	idx, err := decodeIndex(where, raw)
+	if err != nil {
+		return nil, err
+	}
+	if l.blob, err = s.readChunks(ctx, app, id, idx); err != nil {
+		return nil, err
+	}
+	if l.inv, err = Decode(where, l.blob); err != nil {
+		return nil, err
+	}
+	if len(l.inv.Members) != idx.MemberCount {
+		return nil, fmt.Errorf("%s: the chunks hold %d members, the parent says %d; restore the chunks or delete the parent Secret (syncd rebuilds the inventory from the next apply, without pruning)", where, len(l.inv.Members), idx.MemberCount)
+	}
+	for _, c := range idx.Chunks {
+		l.chunks = append(l.chunks, c.Name)
 	}
 	l.inv.App, l.inv.ID = app, id
 	return l, nil
@@ -82,6 +149,25 @@ func (s *store) load(ctx context.Context, app string) (*loaded, error) {
 
 // save writes inv unless it equals what prev holds; it reports whether
 // it wrote.
+//
+// An inventory that fits in one Secret is written into the parent, as
+// always. A larger one is written so that a crash (or a failed request)
+// at any point leaves a parent that names a complete inventory, the old
+// one or the new one:
+//
+//  1. only if the parent does not exist yet: the parent, with its labels
+//     and annotations and no data (an empty inventory, as before), for
+//     the UID its chunks name as their owner;
+//  2. the new chunks, each a new Secret (names depend on the content), so
+//     the chunks the parent names are untouched;
+//  3. the parent, naming the new chunks: the one write that switches from
+//     the old inventory to the new;
+//  4. the chunks the old parent named, and, after chunkGrace, any other
+//     chunk of the app no parent names (left by an interrupted write):
+//     deleted.
+//
+// Deleting the parent deletes its chunks (garbage collection of
+// dependents).
 func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, error) {
 	inv.Sort()
 	blob, err := inv.Encode()
@@ -98,6 +184,60 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 	if prev != nil && prev.exists && bytes.Equal(prev.blob, blob) && sameAnnotations(prev.ann, ann) {
 		return false, nil
 	}
+	if prev == nil {
+		prev = &loaded{}
+	}
+	data := blob
+	var chunks []string
+	if s.chunked(blob) {
+		uid := prev.uid
+		if !prev.exists || uid == "" {
+			u, err := s.applyParent(ctx, inv, ann, nil)
+			if err != nil {
+				return false, err
+			}
+			uid = u.GetUID()
+		}
+		idx, err := s.writeChunks(ctx, inv, blob, uid)
+		if err != nil {
+			return false, err
+		}
+		if data, err = encodeIndex(idx); err != nil {
+			return false, err
+		}
+		for _, c := range idx.Chunks {
+			chunks = append(chunks, c.Name)
+		}
+	}
+	u, err := s.applyParent(ctx, inv, ann, data)
+	if err != nil {
+		return false, err
+	}
+	old := prev.chunks
+	prev.exists, prev.blob, prev.ann, prev.uid, prev.chunks = true, blob, ann, u.GetUID(), chunks
+	if len(old) == 0 && len(chunks) == 0 {
+		return true, nil
+	}
+	keep := map[string]bool{}
+	for _, c := range chunks {
+		keep[c] = true
+	}
+	return true, s.deleteStale(ctx, inv.App, inv.ID, old, keep)
+}
+
+// chunked reports whether a compressed inventory is too large for its
+// parent.
+func (s *store) chunked(blob []byte) bool {
+	size := s.chunkSize
+	if size <= 0 {
+		size = DefaultChunkSize
+	}
+	return len(blob) > size
+}
+
+// applyParent writes the parent with its labels and annotations and, when
+// data is not nil, data as its DataKey.
+func (s *store) applyParent(ctx context.Context, inv *Inventory, ann map[string]string, data []byte) (*unstructured.Unstructured, error) {
 	annAny := map[string]any{}
 	for k, v := range ann {
 		annAny[k] = v
@@ -112,20 +252,26 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 			"annotations": annAny,
 		},
 		"type": SecretType,
-		"data": map[string]any{DataKey: base64.StdEncoding.EncodeToString(blob)},
 	}
-	data, err := json.Marshal(obj)
+	if data != nil {
+		obj["data"] = map[string]any{DataKey: base64.StdEncoding.EncodeToString(data)}
+	}
+	u, err := s.apply(ctx, ParentName(inv.App), obj)
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("%s: write: %w", s.where(inv.App), err)
+	}
+	return u, nil
+}
+
+// apply server-side applies a Secret of the store's namespace as
+// StoreManager.
+func (s *store) apply(ctx context.Context, name string, obj map[string]any) (*unstructured.Unstructured, error) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
 	}
 	force := true
-	if _, err := s.dyn.Resource(secrets).Namespace(s.namespace).Patch(ctx, ParentName(inv.App), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: StoreManager, Force: &force}); err != nil {
-		return false, fmt.Errorf("%s: write: %w", s.where(inv.App), err)
-	}
-	if prev != nil {
-		prev.exists, prev.blob, prev.ann = true, blob, ann
-	}
-	return true, nil
+	return s.dyn.Resource(secrets).Namespace(s.namespace).Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: StoreManager, Force: &force})
 }
 
 func sameAnnotations(live, want map[string]string) bool {
