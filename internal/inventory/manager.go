@@ -42,6 +42,9 @@ type Options struct {
 	// SyncTimeout bounds a new watch's first list (default
 	// DefaultSyncTimeout).
 	SyncTimeout time.Duration
+	// Reserved are syncd's own objects, which prune never deletes; its
+	// InventoryNamespace is always Namespace.
+	Reserved Reserved
 }
 
 // Manager keeps the inventories of the apps of one cluster: it reads and
@@ -81,6 +84,7 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 	if opts.SyncTimeout <= 0 {
 		opts.SyncTimeout = DefaultSyncTimeout
 	}
+	opts.Reserved.InventoryNamespace = opts.Namespace
 	reg := opts.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()

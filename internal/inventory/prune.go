@@ -46,7 +46,8 @@ type candidate struct {
 // prune: false deletes nothing; a prune deleting more than the budget's
 // share of the app's objects is refused whole. Per object: an object no
 // longer labelled as a member, or in which no manager of the app owns a
-// field, is left alone; Namespaces, CRDs and PVCs need
+// field, or that is syncd's own (Reserved.SyncdOwn), is left alone;
+// Namespaces, CRDs and PVCs need
 // syncd.dev/prune: allow; adopted objects are orphaned unless the app
 // says adopted: delete. Objects are removed in reverse stage order, each
 // delete preconditioned on the UID and resourceVersion prune read.
@@ -363,6 +364,11 @@ func (c *candidate) spare(reason Reason, msg string) {
 // cluster.
 func (r *Run) decide(c *candidate) {
 	live := c.live
+	t := Target{Ref: c.mem.Ref(), Labels: live.Labels, InstallsSyncd: r.app.InstallsSyncd}
+	if rule, why := r.m.opts.Reserved.SyncdOwn(t); rule != "" {
+		c.spare(ReasonReserved, fmt.Sprintf("not deleted: it is syncd's own object (%s), which no app may delete whatever its RBAC allows (docs/security.md); delete it by hand if it should go", why))
+		return
+	}
 	if got := live.Labels[LabelPartOf]; got != r.id {
 		c.spare(ReasonNotMember, fmt.Sprintf("not deleted: it no longer carries %s=%s (now %q), so it is no longer this app's; it is dropped from prune once relabelled or deleted by hand", LabelPartOf, r.id, got))
 		return

@@ -34,6 +34,9 @@ const (
 	// ReasonProtected: a Namespace, CustomResourceDefinition or
 	// PersistentVolumeClaim without syncd.dev/prune: allow.
 	ReasonProtected Reason = "protected"
+	// ReasonReserved: one of syncd's own objects (Reserved.SyncdOwn);
+	// prune never deletes or orphans it.
+	ReasonReserved Reason = "reserved"
 	// ReasonUnowned: no manager of the app owns a field of the object any
 	// more.
 	ReasonUnowned Reason = "unowned"
