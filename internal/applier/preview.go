@@ -121,21 +121,14 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	for _, x := range sl {
 		fields = fields.Union(x.Fields)
 	}
-	var drop []fieldpath.Path
-	for _, c := range p.Changes {
-		for _, y := range slices.Concat(c.Yielded, c.OtherInventory) {
-			if fp := findPath(fields, y.Path); fp != nil {
-				drop = append(drop, fp)
-			}
-		}
-	}
+	drop, dropLabels := r.previewDrops(fields, p.Changes)
 	if len(sl) > 1 || len(drop) > 0 {
 		next, err := obj.Reslice(s.Manager, subtract(fields, drop))
 		if err != nil {
 			p.AfterErr = err
 			return
 		}
-		s = withExtras(obj, next, s)
+		s = withExtras(obj, next, s, dropLabels...)
 	}
 	// Forcing shows what Git wants even where the policy says fail; the
 	// conflicts themselves are in Changes.
@@ -152,6 +145,29 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 		after = keepHeld(after, live, held)
 	}
 	p.After = after
+}
+
+// previewDrops returns the fields the real apply would leave out of the
+// slice (those it yields, and another app's inventory label) and the
+// labels among them that withExtras must not carry back: without them the
+// forced dry run would claim the other app's part-of label and the plan
+// would show an update the apply never makes.
+func (r *objectRun) previewDrops(fields *fieldpath.Set, changes []Change) ([]fieldpath.Path, []string) {
+	var drop []fieldpath.Path
+	var labels []string
+	for _, c := range changes {
+		for _, y := range slices.Concat(c.Yielded, c.OtherInventory) {
+			if fp := findPath(fields, y.Path); fp != nil {
+				drop = append(drop, fp)
+			}
+		}
+		for _, y := range c.OtherInventory {
+			if key, ok := r.ownLabel(y.Path); ok {
+				labels = append(labels, key)
+			}
+		}
+	}
+	return drop, labels
 }
 
 // keepHeld returns after with the live value put back at each held path

@@ -50,6 +50,16 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 		t.Errorf("syncd-b claims the other app's part-of label: %v", owned["syncd-b"])
 	}
 
+	// The preview of the same plan predicts what the apply did: the label
+	// stays the first app's, so the dry-run result has no change.
+	previews, err := c.applier(t, Options{DryRun: true}).Preview(ctxT(t), c.plan(t, b, configMap("shared", map[string]string{"color": "red", "shape": "round"})), withLabel("applyset-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := previews[0]; p.AfterErr != nil || p.After.GetLabels()[partOf] != "applyset-a" {
+		t.Errorf("preview: after = %v (err %v), want the part-of label left at applyset-a", p.After.GetLabels(), p.AfterErr)
+	}
+
 	// A real difference is still a conflict under fail, also when the
 	// same apply drops one of b's fields (shape): the dry run that checks
 	// what dropping it would do is the request that meets the conflict.
