@@ -421,8 +421,8 @@ func BenchmarkCompare(b *testing.B) {
 	fmt.Print(sb.String())
 }
 
-// BenchmarkMemory runs syncd's pipeline on 10,000 ConfigMaps in a
-// separate process and reports its peak RSS.
+// BenchmarkMemory runs syncd's pipeline on 10,000 objects of the benchmark
+// mix (BENCH_RSS_OBJECTS) in a separate process and reports its peak RSS.
 func BenchmarkMemory(b *testing.B) {
 	if b.N > 1 {
 		b.Skip("runs once; use -benchtime 1x")
@@ -454,13 +454,10 @@ func BenchmarkMemory(b *testing.B) {
 	if err != nil {
 		b.Fatalf("rss: %v\n%s", err, out)
 	}
-	var kib int64
-	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "maxrss_kib %d", &kib); err != nil {
-		b.Fatalf("rss output %q: %v", out, err)
-	}
+	kib := rssFigures(b, out)["maxrss_kib"]
 	mib := float64(kib) / 1024
 	b.ReportMetric(mib, "peak_RSS_MiB")
-	msg := fmt.Sprintf("peak RSS managing 10,000 ConfigMaps (first sync + no-op, %s): %.0f MiB\n", time.Since(start).Round(time.Second), mib)
+	msg := fmt.Sprintf("peak RSS managing %s objects of the benchmark mix (first sync + no-op, %s): %.0f MiB\n", n, time.Since(start).Round(time.Second), mib)
 	b.Log(msg)
 	fmt.Print(msg)
 }

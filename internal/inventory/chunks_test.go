@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -164,6 +166,16 @@ func TestChunkedParentIsKubectlsApplySet(t *testing.T) {
 	}
 	if want := ParentName(f.app.Name) + " ConfigMap"; strings.TrimSpace(out) != want {
 		t.Errorf("kubectl finds ApplySet parents %q, want %q", out, want)
+	}
+	// kubectl reads the chunked parent as an ApplySet and refuses it for
+	// its tooling, exactly as an inline one.
+	cmPath := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(cmPath, []byte(f.cm("probe")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = kubectl(t, "apply", "--server-side", "--prune", "--applyset=secret/"+ParentName(f.app.Name), "-n", f.m.Namespace(), "--dry-run=server", "-f", cmPath)
+	if err == nil || !strings.Contains(out, `managed by tooling "syncd"`) {
+		t.Errorf("kubectl apply --applyset on the chunked parent: err %v, output %q; want a refusal naming tooling syncd", err, out)
 	}
 }
 

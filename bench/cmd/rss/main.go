@@ -1,6 +1,8 @@
-// Command rss syncs N objects (the benchmark mix) with syncd's pipeline
-// (first sync, then a no-op) and prints its peak resident set size, for
-// the memory benchmark.
+// Command rss syncs N objects (the benchmark mix, or only ConfigMaps) with
+// syncd's pipeline (first sync, then a no-op, then optionally a sync
+// without the last objects, which prunes them) and prints the time of
+// each sync and its peak resident set size, for the memory and scale
+// benchmarks.
 package main
 
 import (
@@ -10,6 +12,9 @@ import (
 	"os"
 	"runtime/pprof"
 	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -24,6 +29,8 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write a heap profile here after the first sync")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first sync here")
 	cached := flag.Bool("cached-mapper", false, "cache REST mappings per kind")
+	configMaps := flag.Bool("configmaps", false, "only ConfigMaps instead of the benchmark mix")
+	prune := flag.Int("prune", 0, "after the no-op, sync without the last this many objects")
 	flag.Parse()
 	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
@@ -33,14 +40,18 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	if err := run(*kubeconfig, *ns, *n, *memprofile); err != nil {
+	objects := syncdrun.Objects
+	if *configMaps {
+		objects = syncdrun.ConfigMaps
+	}
+	if err := run(*kubeconfig, *ns, *n, *prune, objects, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "rss:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, ns string, n int, memprofile string) error {
+func run(kubeconfig, ns string, n, prune int, objects func(string, int) []*unstructured.Unstructured, memprofile string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -51,12 +62,24 @@ func run(kubeconfig, ns string, n int, memprofile string) error {
 		return err
 	}
 	defer s.Stop()
-	for i := range 2 {
+	steps := []struct {
+		name string
+		n    int
+	}{{"first_sync", n}, {"noop", n}}
+	if prune > 0 {
+		steps = append(steps, struct {
+			name string
+			n    int
+		}{"prune", n - prune})
+	}
+	for i, step := range steps {
 		// Each sync gets a fresh set, as the daemon renders Git afresh
 		// for every reconcile and holds nothing of the last render.
-		if _, _, err := s.SyncOwned(context.Background(), syncdrun.Objects(ns, n)); err != nil {
+		start := time.Now()
+		if _, _, err := s.SyncOwned(context.Background(), objects(ns, step.n)); err != nil {
 			return fmt.Errorf("sync %d: %w", i+1, err)
 		}
+		fmt.Printf("%s_ms %d\n", step.name, time.Since(start).Milliseconds())
 		if i == 0 && memprofile != "" {
 			f, err := os.Create(memprofile)
 			if err != nil {

@@ -51,3 +51,17 @@ func Objects(ns string, n int) []*unstructured.Unstructured {
 	}
 	return out
 }
+
+// ConfigMaps returns n small ConfigMaps for namespace ns, named as
+// Objects names them.
+func ConfigMaps(ns string, n int) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, n)
+	for i := range n {
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("obj-%05d", i), "namespace": ns},
+			"data":     map[string]any{"index": fmt.Sprint(i), "payload": fmt.Sprintf("value-%d-abcdefghijklmnopqrstuvwxyz", i)},
+		}})
+	}
+	return out
+}
