@@ -403,3 +403,57 @@ func BenchmarkInventoryStore(b *testing.B) {
 		})
 	}
 }
+
+// TestDamagedChunk reads a chunked inventory one of whose chunks was
+// deleted, edited or relabelled outside syncd: the read fails naming the
+// chunk and what to do, instead of returning fewer members.
+func TestDamagedChunk(t *testing.T) {
+	tests := map[string]struct {
+		damage func(f *fixture, name string) error
+		want   string
+	}{
+		"deleted": {
+			damage: func(f *fixture, name string) error {
+				return f.dyn.Resource(secrets).Namespace(f.m.Namespace()).Delete(context.Background(), name, metav1.DeleteOptions{})
+			},
+			want: "chunk Secret not found",
+		},
+		"edited": {
+			damage: func(f *fixture, name string) error {
+				_, err := f.dyn.Resource(secrets).Namespace(f.m.Namespace()).Patch(context.Background(), name, types.MergePatchType,
+					[]byte(`{"data":{"`+ChunkKey+`":"`+base64.StdEncoding.EncodeToString([]byte("not the piece"))+`"}}`), metav1.PatchOptions{})
+				return err
+			},
+			want: "is not the piece the parent names",
+		},
+		"relabelled": {
+			damage: func(f *fixture, name string) error {
+				_, err := f.dyn.Resource(secrets).Namespace(f.m.Namespace()).Patch(context.Background(), name, types.MergePatchType,
+					[]byte(`{"metadata":{"labels":{"`+LabelChunkOf+`":"someone-else"}}}`), metav1.PatchOptions{})
+				return err
+			},
+			want: `has label ` + LabelChunkOf + `="someone-else"`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, config.App{}, Options{})
+			ctx := context.Background()
+			l, err := f.m.store.load(ctx, f.app.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.m.store.save(ctx, l, bigInventory(f.app.Name, f.m.ID(f.app.Name), f.ns, 40000)); err != nil {
+				t.Fatal(err)
+			}
+			chunk := l.chunks[1]
+			if err := tc.damage(f, chunk); err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.m.Load(ctx, f.app.Name)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "chunk "+chunk) || !strings.Contains(err.Error(), "delete the parent Secret") {
+				t.Errorf("load: %v\nwant an error naming chunk %s, saying %q and what to do", err, chunk, tc.want)
+			}
+		})
+	}
+}
