@@ -47,7 +47,12 @@ different value is reported as a conflict naming the field and its manager.
 If any document is invalid (bad YAML, no kind, unknown kind, managedFields
 present) nothing from the directory is applied.
 
-Exit codes: 0 applied, 1 error, 3 field conflicts.`,
+With --config, an app that declares one of syncd's own objects (anything
+in syncd's or the inventory namespace, an inventory Secret, syncd's
+ClusterRoles and bindings; docs/security.md) is refused before anything is
+applied, exit 3, unless the app sets installsSyncd: true.
+
+Exit codes: 0 applied, 1 error, 3 field conflicts or syncd's own objects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd, f) },
 	}
@@ -236,6 +241,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 			err = changeSetExit(cs)
 		}
 		if err != nil {
+			err = refusedExit(err)
 			var ce *exitCodeError
 			if !errors.As(err, &ce) {
 				err = withCode(exitError, fmt.Errorf("app %s: nothing more applied: %w", app.Name, err))

@@ -50,7 +50,7 @@ func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prome
 	if err != nil {
 		return nil, err
 	}
-	opts := inventory.Options{Namespace: f.namespace, Version: version, Registerer: reg, NoWatch: oneShot || f.noWatch}
+	opts := inventory.Options{Namespace: f.namespace, Version: version, Registerer: reg, NoWatch: oneShot || f.noWatch, Reserved: reservedFor(f.namespace)}
 	if f.pruneBudget >= 0 {
 		b := f.pruneBudget
 		opts.PruneBudget = &b
@@ -69,8 +69,11 @@ func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency}
+	// syncd drift has no inventory: syncd's own namespace is still
+	// reserved.
+	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency, Reserved: reservedFor("")}
 	if inv != nil {
+		opts.Reserved = reservedFor(inv.namespace)
 		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {
 			return nil, nil, nil, err
 		}

@@ -58,7 +58,13 @@ the report says so.
 (under GitHub's 65,536-character limit), -o json for tools; see
 docs/preview.md for the JSON shape.
 
-Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, 1 error.`,
+An app that declares one of syncd's own objects (anything in syncd's or
+the inventory namespace, an inventory Secret, syncd's ClusterRoles and
+bindings; docs/security.md) is refused before any dry run: the objects
+are named on stderr and plan exits 3.
+
+Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, prune
+guards or syncd's own objects, 1 error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, f) },
 	}
@@ -97,6 +103,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	report, warnings, err := planReport(cmd.Context(), cl, cfg, f)
 	if err != nil {
+		if refused := refusedExit(err); refused != err {
+			return refused
+		}
 		return withCode(exitError, err)
 	}
 	out := cmd.OutOrStdout()
@@ -120,7 +129,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 // planReport renders the app, dry-runs what changed since syncd last
 // applied it and builds the report; it also returns the plan's warnings.
 func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFlags) (*preview.Report, []planner.Warning, error) {
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency})
+	reserved := reservedFor(f.inventoryNS)
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +163,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 	if err != nil {
 		return nil, nil, err
 	}
-	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version})
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version, Reserved: reserved})
 	if err != nil {
 		return nil, nil, err
 	}

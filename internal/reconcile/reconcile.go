@@ -41,6 +41,10 @@ type Options struct {
 	// objects unchanged since syncd applied them, and prunes objects that
 	// left Git. Nil: no inventory, no prune.
 	Inventory *inventory.Manager
+	// Reserved are syncd's own objects: the render of an app declaring
+	// one is refused (inventory.ReservedErrors) before anything is sent.
+	// Its InventoryNamespace defaults to Inventory's namespace.
+	Reserved inventory.Reserved
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
@@ -184,8 +188,21 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	if err := r.reserved().Refuse(app, plan); err != nil {
+		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
 	out.Plan = plan
 	return out, nil
+}
+
+// reserved returns syncd's own objects, the inventory namespace filled in
+// from the inventory when not given.
+func (r *Runner) reserved() inventory.Reserved {
+	res := r.opts.Reserved
+	if res.InventoryNamespace == "" && r.opts.Inventory != nil {
+		res.InventoryNamespace = r.opts.Inventory.Namespace()
+	}
+	return res
 }
 
 // renderTree is what a render of dir may read: the revision's checkout
