@@ -112,7 +112,7 @@ func TestLoadValidFull(t *testing.T) {
 					{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
 				}},
 			},
-			{Name: "fixtures", Source: "fixtures", Prune: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}},
+			{Name: "fixtures", Source: "fixtures", Prune: ptr(false), Validate: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}},
 			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
 				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
 				{Paths: []string{".spec.template.spec.containers[*].env"}},
@@ -211,7 +211,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, conflicts, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},

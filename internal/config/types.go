@@ -109,8 +109,13 @@ type App struct {
 	// touches an immutable field; default false (the change fails with
 	// the field named).
 	Recreate bool `json:"recreate,omitempty"`
-	// Wait waits after applying until every object is Current (kstatus),
-	// up to Timeout (default 5m).
+	// Validate dry-runs every object of a stage that will be written
+	// before the first write of that stage; a refusal by the API server
+	// writes nothing of the stage or of later ones. Default true; false
+	// applies each object on its own (for very large first syncs).
+	Validate *bool `json:"validate,omitempty"`
+	// Wait waits after applying each stage until its objects are Current
+	// (kstatus), up to Timeout (default 5m) from the end of the stage.
 	Wait    bool             `json:"wait,omitempty"`
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// ServiceAccountName makes every request for this app run as the
@@ -274,6 +279,12 @@ func (a App) DefaultManager() string {
 // PruneEnabled reports whether the app prunes (default true).
 func (a App) PruneEnabled() bool {
 	return a.Prune == nil || *a.Prune
+}
+
+// Validates reports whether the app validates each stage with a
+// server-side dry run before writing it (default true).
+func (a App) Validates() bool {
+	return a.Validate == nil || *a.Validate
 }
 
 // DefaultPruneBudget is the share of an app's objects, in percent, one

@@ -74,3 +74,24 @@ func TestDriftMode(t *testing.T) {
 		})
 	}
 }
+
+// TestValidates: an app validates each stage with a dry run unless it
+// says validate: false.
+func TestValidates(t *testing.T) {
+	yes, no := true, false
+	tests := map[string]struct {
+		validate *bool
+		want     bool
+	}{
+		"unset: default true": {nil, true},
+		"true":                {&yes, true},
+		"false":               {&no, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := (App{Validate: tc.validate}).Validates(); got != tc.want {
+				t.Errorf("Validates() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
