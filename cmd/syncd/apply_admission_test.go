@@ -9,8 +9,8 @@ import (
 )
 
 // TestApplyAdmissionDenied: `syncd apply --config` prints an admission
-// policy's denial verbatim under the object's name, applies the rest, and
-// exits 1.
+// policy's denial verbatim under the object's name, writes nothing else of
+// the stage (its dry run found the denial first), and exits 1.
 func TestApplyAdmissionDenied(t *testing.T) {
 	ns := env.Namespace(t)
 	forbidden := metav1.StatusReasonForbidden
@@ -30,7 +30,7 @@ func TestApplyAdmissionDenied(t *testing.T) {
 		"ConfigMap " + ns + "/denied failed",
 		"  error: ConfigMap " + ns + "/denied: ",
 		message,
-		"ConfigMap " + ns + "/fine created",
+		"ConfigMap " + ns + "/fine skipped",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q", want)

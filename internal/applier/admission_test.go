@@ -12,15 +12,20 @@ import (
 // TestAdmissionDenied: a ConfigMap an admission policy denies fails with
 // the server's message verbatim and the object's name, and is not taken
 // for an RBAC problem even when the denial is a 403 Forbidden (as webhook
-// denials usually are).
+// denials usually are). The denial is found by the stage's dry run, so
+// the good ConfigMap beside it is not written either; with validation
+// off (apps[].validate: false) it is.
 func TestAdmissionDenied(t *testing.T) {
 	forbidden := metav1.StatusReasonForbidden
 	tests := map[string]struct {
-		reason     *metav1.StatusReason
-		wantStatus int32
+		reason         *metav1.StatusReason
+		skipValidation bool
+		wantStatus     int32
+		wantFine       string
 	}{
-		"default reason (Invalid)": {wantStatus: 422},
-		"reason Forbidden":         {reason: &forbidden, wantStatus: 403},
+		"default reason (Invalid)":         {wantStatus: 422, wantFine: "skipped"},
+		"reason Forbidden":                 {reason: &forbidden, wantStatus: 403, wantFine: "skipped"},
+		"reason Forbidden, validation off": {reason: &forbidden, skipValidation: true, wantStatus: 403, wantFine: "created"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -30,8 +35,8 @@ func TestAdmissionDenied(t *testing.T) {
 			plan := c.plan(t, appOf("app", ns),
 				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  forbidden: x\n",
 				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata:\n  k: v\n")
-			cs := c.apply(t, plan, ApplyOptions{})
-			wantChanges(t, cs, "ConfigMap denied syncd-app failed", "ConfigMap fine syncd-app created")
+			cs := c.apply(t, plan, ApplyOptions{SkipValidation: tc.skipValidation})
+			wantChanges(t, cs, "ConfigMap denied syncd-app failed", "ConfigMap fine syncd-app "+tc.wantFine)
 			got := cs.Changes[0].Err
 			if got == nil {
 				t.Fatal("no error on the denied ConfigMap")

@@ -28,12 +28,16 @@ import (
 // are not interrupted by cancelling Apply's context.
 const ObjectTimeout = 2 * time.Minute
 
-// Apply sends the plan's slices stage by stage. Within a stage objects are
-// applied concurrently (bounded by Options.Concurrency); the slices of one
-// object are sent in order. CRDs are waited for until Established before
-// the next stage. Per-object problems are reported in the ChangeSet; the
-// error is only for problems that stop the whole run (a cancelled
-// context).
+// Apply sends the plan's slices stage by stage. Within a stage it first
+// reads every object, then (unless ApplyOptions.SkipValidation) dry-runs
+// every object it will write and stops before the stage's first write
+// when the API server refuses any of them (validate.go), then writes the
+// objects concurrently (bounded by Options.Concurrency); the slices of
+// one object are sent in order. CRDs are waited for until Established
+// before the next stage, and with ApplyOptions.Wait the stage's objects
+// until Current (wait.go). Per-object problems are reported in the
+// ChangeSet; the error is only for problems that stop the whole run (a
+// cancelled context).
 func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions) (*ChangeSet, error) {
 	cs := &ChangeSet{App: plan.App, Revision: plan.Revision, DryRun: a.opts.DryRun}
 	if ao.Policy == nil {
@@ -41,53 +45,112 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
 	results := make([][]Change, len(plan.Objects))
-	err := a.inStages(ctx, plan, func(octx context.Context, i int) {
-		results[i] = run.apply(octx, &plan.Objects[i])
-	}, func(start, end int) error {
-		if plan.Objects[start].Stage != planner.StageCRDs || a.opts.DryRun {
-			return nil
+	for _, st := range stagesOf(plan) {
+		next, err := run.stage(ctx, plan.Objects[st.start:st.end], results[st.start:st.end])
+		if err != nil {
+			return a.collect(cs, plan, results), err
 		}
-		err := a.waitCRDs(ctx, plan.Objects[start:end], results[start:end])
-		run.mappings.Clear()
-		return err
-	})
-	return a.collect(cs, plan, results), err
+		if !next {
+			break
+		}
+	}
+	return a.collect(cs, plan, results), nil
 }
 
-// inStages calls fn for every object of the plan, stage by stage in plan
-// order, at most Options.Concurrency objects at once within a stage, and
-// done after each stage (it may stop the run with an error). Cancelling
-// ctx stops new objects from starting, but an object already started
-// finishes all its steps: fn gets a context detached from ctx's
-// cancellation, bounded by ObjectTimeout, so a split create, a move or a
-// handoff never stops half-way. It returns ctx's error when cancelled.
-func (a *Applier) inStages(ctx context.Context, plan *planner.Plan, fn func(octx context.Context, i int), done func(start, end int) error) error {
+// stage applies the objects of one stage and reports whether the run goes
+// on to the next stage (false: the stage was refused and nothing of it
+// was written). results gets each object's changes.
+func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results [][]Change) (bool, error) {
+	targets := make([]*target, len(objs))
+	defer func() {
+		for i, t := range targets {
+			if t != nil {
+				results[i] = t.changes
+			}
+		}
+	}()
+	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
+		targets[i] = r.read(octx, &objs[i])
+	})
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if r.validates() && !r.validateStage(ctx, objs[0].Stage, targets) {
+		return false, ctx.Err()
+	}
+	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
+		r.write(octx, targets[i])
+	})
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	written := time.Now()
+	if objs[0].Stage == planner.StageCRDs && !r.a.opts.DryRun {
+		err := r.a.waitCRDs(ctx, objs, changesOf(targets))
+		r.mappings.Clear()
+		if err != nil {
+			return false, err
+		}
+	}
+	if r.ao.Wait && !r.a.opts.DryRun {
+		r.waitStage(ctx, targets, written)
+	}
+	return true, nil
+}
+
+// stageBounds is one stage of a plan: the objects [start, end).
+type stageBounds struct{ start, end int }
+
+// stagesOf splits the plan's objects (sorted by stage) into stages.
+func stagesOf(plan *planner.Plan) []stageBounds {
+	var out []stageBounds
 	for start := 0; start < len(plan.Objects); {
 		end := start
 		for end < len(plan.Objects) && plan.Objects[end].Stage == plan.Objects[start].Stage {
 			end++
 		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(a.opts.Concurrency)
-		for i := start; i < end; i++ {
-			g.Go(func() error {
-				if gctx.Err() != nil {
-					return nil
-				}
-				octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
-				defer cancel()
-				fn(octx, i)
+		out = append(out, stageBounds{start, end})
+		start = end
+	}
+	return out
+}
+
+// each calls fn for 0..n-1, at most Options.Concurrency at once.
+// Cancelling ctx stops new calls from starting, but a call already started
+// finishes: fn gets a context detached from ctx's cancellation, bounded by
+// ObjectTimeout, so a split create, a move or a handoff never stops
+// half-way.
+func (a *Applier) each(ctx context.Context, n int, fn func(octx context.Context, i int)) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(a.opts.Concurrency)
+	for i := range n {
+		g.Go(func() error {
+			if gctx.Err() != nil {
 				return nil
-			})
-		}
-		_ = g.Wait()
+			}
+			octx, cancel := context.WithTimeout(context.WithoutCancel(gctx), ObjectTimeout)
+			defer cancel()
+			fn(octx, i)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// inStages calls fn for every object of the plan, stage by stage in plan
+// order, as each does within a stage, and done after each stage (it may
+// stop the run with an error). It returns ctx's error when cancelled.
+func (a *Applier) inStages(ctx context.Context, plan *planner.Plan, fn func(octx context.Context, i int), done func(start, end int) error) error {
+	for _, st := range stagesOf(plan) {
+		a.each(ctx, st.end-st.start, func(octx context.Context, i int) {
+			fn(octx, st.start+i)
+		})
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := done(start, end); err != nil {
+		if err := done(st.start, st.end); err != nil {
 			return err
 		}
-		start = end
 	}
 	return nil
 }

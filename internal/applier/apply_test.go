@@ -148,8 +148,9 @@ func TestImmutableField(t *testing.T) {
 }
 
 // TestForbidden: an identity that may only get and patch ConfigMaps in one
-// namespace gets an actionable error for a Secret, and the ConfigMap of
-// the same plan is still applied.
+// namespace gets an actionable error for a Secret. The stage is refused
+// whole (nothing written); with validation off (apps[].validate: false)
+// the ConfigMap of the same plan is still applied.
 func TestForbidden(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.Namespace(t)
@@ -170,6 +171,11 @@ func TestForbidden(t *testing.T) {
 	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: aHVudGVyMg==\n"
 	plan := c.plan(t, appOf("app", ns), configMap("cfg", map[string]string{"a": "1"}), configMap("new", map[string]string{"b": "2"}), secret)
 	cs := c.apply(t, plan, ApplyOptions{})
+	wantChanges(t, cs, "ConfigMap cfg syncd-app skipped", "ConfigMap new syncd-app failed", "Secret creds syncd-app failed")
+	if got := data(c.get(t, configMaps, ns, "cfg")); got != nil {
+		t.Errorf("ConfigMap data = %v after a refused stage, want none", got)
+	}
+	cs = c.apply(t, plan, ApplyOptions{SkipValidation: true})
 	wantChanges(t, cs, "ConfigMap cfg syncd-app configured", "ConfigMap new syncd-app failed", "Secret creds syncd-app failed")
 	// Creating through apply needs the create verb as well.
 	err = cs.Changes[1].Err

@@ -1,9 +1,17 @@
 package applier
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"syncd.dev/syncd/internal/planner"
 )
 
 // TestWaitDeployment: the test control plane runs kube-controller-manager
@@ -46,5 +54,78 @@ func TestWaitDeployment(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWaitStageOneDeadline: the wait runs after the stage's writes, for
+// the whole stage at once and outside the concurrency slots: two
+// Deployments that never become Current, applied one at a time, are
+// both given up at the app's timeout measured from the end of the
+// stage, not one timeout after the other, and each message states the
+// real wait.
+func TestWaitStageOneDeadline(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	const timeout = 3 * time.Second
+	plan := c.plan(t, webApp(ns, "syncd-web"), deployment("one", 1, "nginx:1.27"), deployment("two", 1, "nginx:1.27"))
+	start := time.Now()
+	cs, err := c.applier(t, Options{Concurrency: 1}).Apply(context.Background(), plan, ApplyOptions{Wait: true, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	t.Logf("apply and wait took %s", took)
+	wantChanges(t, cs, "Deployment one syncd-web created", "Deployment two syncd-web created")
+	if took < timeout || took >= 2*timeout {
+		t.Errorf("apply and wait took %s, want one timeout (%s) from the end of the stage, not one per object", took, timeout)
+	}
+	for _, ch := range cs.Changes {
+		want := ch.Object.String() + ": not Current after waiting 3s (status InProgress: "
+		if ch.Health != "InProgress" || !strings.HasPrefix(ch.HealthMessage, want) {
+			t.Errorf("%s: health %q, message %q, want InProgress and %q", ch.Object, ch.Health, ch.HealthMessage, want)
+		}
+	}
+	if n := len(cs.Unhealthy()); n != 2 {
+		t.Errorf("Unhealthy() has %d changes, want 2", n)
+	}
+}
+
+// unchangedAll is a LiveReader whose cache says every object is exactly
+// as syncd left it.
+type unchangedAll struct{}
+
+func (unchangedAll) Live(context.Context, planner.ObjectRef) (*unstructured.Unstructured, error) {
+	return nil, errors.New("unchangedAll: Live must not be asked")
+}
+
+func (unchangedAll) Unchanged(context.Context, *planner.Object) (string, bool) { return "1", true }
+
+// TestWaitKeepsNoOpSkip: with wait on, objects unchanged since the last
+// apply are still skipped (no request writes them) and are reported
+// Current after the wait.
+func TestWaitKeepsNoOpSkip(t *testing.T) {
+	admin := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	plan := admin.plan(t, webApp(ns, "syncd-web"), configMap("cfg", map[string]string{"k": "v"}), deployment("web", 0, "nginx:1.27"))
+	first := admin.apply(t, plan, ApplyOptions{Wait: true, Timeout: time.Minute})
+	wantChanges(t, first, "ConfigMap cfg syncd-web created", "Deployment web syncd-web created")
+
+	counter := &dryRunCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	c := newCluster(t, cfg)
+	skip := func(*planner.Object, *unstructured.Unstructured) bool { return true }
+	cs, err := c.applier(t, Options{}).Apply(context.Background(), plan, ApplyOptions{Wait: true, Timeout: time.Minute, Live: unchangedAll{}, Skip: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantChanges(t, cs, "ConfigMap cfg syncd-web unchanged", "Deployment web syncd-web unchanged")
+	for _, ch := range cs.Changes {
+		if ch.Health != "Current" || ch.HealthMessage != "" {
+			t.Errorf("%s: health %q (%q), want Current", ch.Object, ch.Health, ch.HealthMessage)
+		}
+	}
+	if n := counter.patches.Load(); n != 0 {
+		t.Errorf("%d PATCH requests for unchanged objects, want none", n)
 	}
 }

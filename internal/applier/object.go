@@ -44,8 +44,14 @@ type ApplyOptions struct {
 	// so a later run can migrate renamed managers. The ad-hoc
 	// `syncd apply --path` leaves it off.
 	RecordManagers bool
-	// Wait waits for every object to reach kstatus Current, up to Timeout
-	// (default 5 minutes).
+	// SkipValidation applies each object on its own (apps[].validate:
+	// false): without it, the objects of a stage that will be written are
+	// dry-run before its first write, and a refusal writes nothing of the
+	// stage or of later ones.
+	SkipValidation bool
+	// Wait waits, after each stage's writes, until the stage's objects are
+	// kstatus Current (or Failed), up to Timeout (default 5 minutes) from
+	// the end of the stage's writes, before going on to the next stage.
 	Wait    bool
 	Timeout time.Duration
 	// Labels are added to every object's default slice (the inventory's
@@ -81,8 +87,9 @@ type LiveReader interface {
 // applier asks it before reading the object, so a no-op sync of thousands
 // of objects builds no live object at all; it returns the live
 // resourceVersion and true to skip the object. Objects it is unsure of
-// (false) go through Live and Skip as usual. It is not asked when the run
-// waits for health: an unchanged object is still waited for.
+// (false) go through Live and Skip as usual. It is asked when the run
+// waits for health too: an unchanged object is not written, but it is
+// still waited for (an object already Current ends its wait at once).
 type UnchangedReader interface {
 	Unchanged(ctx context.Context, obj *planner.Object) (resourceVersion string, ok bool)
 }
@@ -195,32 +202,50 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 	return out, nil
 }
 
-// apply sends one object's slices and returns one Change per slice.
+// target is one object of a stage between its read and its write: the
+// client of its resource, the live object (nil: it does not exist) and
+// its changes so far. done is set when nothing is left to write: the
+// object is unchanged, or its read failed.
+type target struct {
+	obj     *planner.Object
+	ri      dynamic.ResourceInterface
+	live    *unstructured.Unstructured
+	changes []Change
+	done    bool
+	spent   time.Duration
+}
+
+// apply reads and writes one object and returns one Change per slice
+// (Preview's path: no validation pass, no wait).
 func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
-	start := time.Now()
-	changes := make([]Change, len(obj.Slices))
+	t := r.read(ctx, obj)
+	r.write(ctx, t)
+	return t.changes
+}
+
+// read maps the object's kind and reads it, deciding whether anything is
+// left to write: an object unchanged since syncd last applied it (the
+// UnchangedReader's answer, or Skip on the live object) is done.
+func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
+	t := &target{obj: obj, changes: make([]Change, len(obj.Slices))}
 	for i, s := range obj.Slices {
-		changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
+		t.changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
 	}
 	if len(obj.Slices) == 0 {
-		return changes
+		t.done = true
+		return t
 	}
-	defer func() {
-		for i := range changes {
-			changes[i].Duration = time.Since(start)
-		}
-	}()
+	defer t.timed(time.Now())
 	ri, err := r.resource(obj.Ref)
 	if err != nil {
-		changes[0].Action, changes[0].Err = Failed, err
-		return changes
+		t.fail(err)
+		return t
 	}
-	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil && !r.ao.Wait {
+	t.ri = ri
+	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil {
 		if rv, ok := ur.Unchanged(ctx, obj); ok {
-			for i := range changes {
-				changes[i].Action, changes[i].ResourceVersion = Unchanged, rv
-			}
-			return changes
+			t.unchanged(rv)
+			return t
 		}
 	}
 	var live *unstructured.Unstructured
@@ -229,31 +254,68 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 	} else {
 		live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
 	}
-	var final *unstructured.Unstructured
 	switch {
 	case apierrors.IsNotFound(err):
-		final = r.create(ctx, ri, obj, changes, Created)
 	case err != nil:
-		changes[0].Action, changes[0].Err = Failed, describeError(obj.Ref, "get", err)
+		t.fail(describeError(obj.Ref, "get", err))
 	case r.ao.Skip != nil && r.ao.Skip(obj, live):
-		for i := range changes {
-			changes[i].Action, changes[i].ResourceVersion = Unchanged, live.GetResourceVersion()
-		}
+		t.unchanged(live.GetResourceVersion())
 	default:
-		final = r.update(ctx, ri, obj, live, changes)
+		t.live = live
 	}
+	return t
+}
+
+// write sends the slices of an object read has left something to write
+// for: a create when it does not exist, else an update.
+func (r *objectRun) write(ctx context.Context, t *target) {
+	if t.done {
+		return
+	}
+	defer t.timed(time.Now())
+	var final *unstructured.Unstructured
+	if t.live == nil {
+		final = r.create(ctx, t.ri, t.obj, t.changes, Created)
+	} else {
+		final = r.update(ctx, t.ri, t.obj, t.live, t.changes)
+	}
+	t.done = true
 	if final != nil && !r.a.opts.DryRun {
-		for i := range changes {
-			changes[i].ResourceVersion = final.GetResourceVersion()
+		for i := range t.changes {
+			t.changes[i].ResourceVersion = final.GetResourceVersion()
 		}
 	}
-	if r.ao.Wait && !r.a.opts.DryRun && !failedAny(changes) {
-		health, message := r.a.waitCurrent(ctx, ri, obj.Ref, r.ao.Timeout)
-		for i := range changes {
-			changes[i].Health, changes[i].HealthMessage = health, message
-		}
+}
+
+// timed adds the time since start to the object's changes' Duration.
+func (t *target) timed(start time.Time) {
+	t.spent += time.Since(start)
+	for i := range t.changes {
+		t.changes[i].Duration = t.spent
 	}
-	return changes
+}
+
+// fail marks the object failed with err: nothing is left to write.
+func (t *target) fail(err error) {
+	t.changes[0].Action, t.changes[0].Err = Failed, err
+	t.done = true
+}
+
+// unchanged marks every slice unchanged at resourceVersion rv.
+func (t *target) unchanged(rv string) {
+	for i := range t.changes {
+		t.changes[i].Action, t.changes[i].ResourceVersion = Unchanged, rv
+	}
+	t.done = true
+}
+
+// changesOf returns the targets' changes, in order.
+func changesOf(targets []*target) [][]Change {
+	out := make([][]Change, len(targets))
+	for i, t := range targets {
+		out[i] = t.changes
+	}
+	return out
 }
 
 // create makes an object that does not exist yet. With one slice it is one

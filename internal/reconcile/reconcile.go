@@ -231,6 +231,7 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 		RecordManagers: true,
 		ReleaseHandoff: app.Handoff == config.HandoffRelease,
 		Recreate:       app.Recreate,
+		SkipValidation: !app.Validates(),
 		Wait:           app.Wait,
 	}
 	if app.Timeout != nil {

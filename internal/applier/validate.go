@@ -1,0 +1,117 @@
+package applier
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
+)
+
+// StageRefusedError is the error of an object that kept its stage from
+// being written: the API server refused the dry run of what Git wants of
+// it (or the object could not be mapped or read), so nothing of the stage,
+// and nothing of the stages after it, was applied. Err is the object's
+// own error, naming it and the server's reason.
+type StageRefusedError struct {
+	Stage planner.Stage
+	Err   error
+}
+
+// Error names the object and the server's reason (scrubbed of the values
+// API errors echo) and says what was not applied.
+func (e *StageRefusedError) Error() string {
+	return fmt.Sprintf("%s; nothing of stage %s or of later stages was applied: fix the object in Git", redact.Error(e.Err), e.Stage)
+}
+
+// Unwrap returns the object's error.
+func (e *StageRefusedError) Unwrap() error { return e.Err }
+
+// validates reports whether stages are dry-run before they are written.
+// A dry-run Applier already sends nothing but dry runs, each object's
+// failure is its own answer.
+func (r *objectRun) validates() bool {
+	return !r.ao.SkipValidation && !r.a.opts.DryRun
+}
+
+// validateStage dry-runs, concurrently, every object of one stage that
+// read left something to write for, and reports whether the stage may be
+// written: every dry run was accepted and every object was read. When it
+// returns false, each refused object's change is Failed with a
+// StageRefusedError and the others are left as read said (Skipped, or
+// Unchanged for objects with nothing to write).
+func (r *objectRun) validateStage(ctx context.Context, stage planner.Stage, targets []*target) bool {
+	refusals := make([]error, len(targets))
+	r.a.each(ctx, len(targets), func(octx context.Context, i int) {
+		refusals[i] = r.validate(octx, targets[i])
+	})
+	if ctx.Err() != nil {
+		// Not every object was validated: write nothing. Apply returns
+		// the context's error.
+		return false
+	}
+	ok := true
+	for i, t := range targets {
+		err := refusals[i]
+		if err == nil && len(t.changes) > 0 && t.changes[0].Action == Failed {
+			err = t.changes[0].Err
+		}
+		if err == nil {
+			continue
+		}
+		ok = false
+		t.changes[0].Action, t.changes[0].Err = Failed, &StageRefusedError{Stage: stage, Err: err}
+	}
+	return ok
+}
+
+// validate dry-runs everything Git wants of one object, as the app's
+// default manager and with force (field conflicts with other managers are
+// the policy's to decide when the object is written, not a refusal), and
+// returns the API server's refusal. An object with nothing to write needs
+// no dry run. A change to an immutable field is no refusal when the app
+// allows recreating the object.
+func (r *objectRun) validate(ctx context.Context, t *target) error {
+	if t.done {
+		return nil
+	}
+	s, err := r.whole(t.obj, t.live != nil)
+	if err != nil {
+		return err
+	}
+	_, err = r.a.send(ctx, t.ri, t.obj.Ref, s.Manager, s.Object, true, true)
+	switch {
+	case err == nil:
+		return nil
+	case isImmutable(err) && r.ao.Recreate:
+		return nil
+	case isImmutable(err):
+		return fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", t.obj.Ref, strings.Join(immutableFields(err), ", "), err)
+	}
+	return err
+}
+
+// whole returns the object's slices (as prepare sends them) joined into
+// one under the default manager: every field Git wants, with the managers
+// annotation and the inventory's labels.
+func (r *objectRun) whole(obj *planner.Object, exists bool) (planner.Slice, error) {
+	sl, err := r.prepare(obj, exists)
+	if err != nil {
+		return planner.Slice{}, err
+	}
+	if len(sl) == 1 {
+		return sl[0], nil
+	}
+	fields := fieldpath.NewSet()
+	for _, s := range sl {
+		fields = fields.Union(s.Fields)
+	}
+	next, err := obj.Reslice(sl[0].Manager, fields)
+	if err != nil {
+		return planner.Slice{}, err
+	}
+	return withExtras(obj, next, sl[0]), nil
+}
