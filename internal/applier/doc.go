@@ -34,11 +34,28 @@
 // object (status) do not make an unchanged slice look configured.
 // Change.Changed names what the write changed, as paths, never values.
 //
-// It does not guarantee atomicity across objects: a failure or cancellation
-// part-way leaves earlier objects applied (fields of an object being split
-// or moved are shared or held, never ownerless), and a re-run converges. Within one object, a
-// conflict the policy fails is found by dry runs before any write. It does
-// not prune; that is the inventory's job, after a fully successful apply.
+// Objects are applied in stages (CRDs, namespaces, other cluster-scoped
+// objects, namespaced objects). Before the first write of a stage, every
+// object of it that will be written is dry-run (force, as the default
+// manager, all its slices' fields): when the API server refuses one
+// (validation, admission, RBAC, a missing namespace) or an object cannot
+// be mapped or read, nothing of the stage or of the later stages is
+// written, and each such object fails with a StageRefusedError naming it
+// and the server's reason. Each stage is validated just before it is
+// written, so objects that need an earlier stage's namespace or CRD are
+// no false refusal. ApplyOptions.SkipValidation turns this off. With
+// ApplyOptions.Wait, a stage's objects (unchanged ones too) are waited for
+// with kstatus after the stage's writes, once for the whole stage, up to
+// the app's timeout from the end of the writes.
+//
+// It does not guarantee atomicity across objects beyond that: a dry run
+// accepted can still be followed by a refused write (another writer, a
+// changed admission policy, a conflict the policy fails), and a failure or
+// cancellation part-way through a stage's writes leaves earlier objects
+// applied (fields of an object being split or moved are shared or held,
+// never ownerless); a re-run converges. Within one object, a conflict the
+// policy fails is found by dry runs before any write. It does not prune;
+// that is the inventory's job, after a fully successful apply.
 // Recreate (ApplyOptions.Recreate) deletes in the foreground and so needs
 // the cluster's garbage collector.
 package applier
