@@ -55,6 +55,9 @@ func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prome
 		b := f.pruneBudget
 		opts.PruneBudget = &b
 	}
+	// Apps with serviceAccountName read, delete and patch their members
+	// as that account.
+	opts.Config = cl.config
 	return inventory.New(cl.dynamic, md, cl.mapper, opts)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -36,6 +37,9 @@ operation, subresource and time, and the desired and live values. A field
 another manager took that the app's conflict policy yields to it is
 yielded, not drift. Secret values and fields the app marks sensitive are
 always redacted. Nothing is written, also for apps in drift mode detect.
+An app with serviceAccountName is read as that account: an object it may
+not read is a warning ("not readable by system:serviceaccount:..."), with
+no finding and none of its values (docs/security.md#tenants).
 
 Exit codes: 0 no drift, 2 drift found, 1 error.`,
 		Args: cobra.NoArgs,
@@ -73,7 +77,13 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, err)
 		}
-		live, err := drift.Live(cmd.Context(), cl.dynamic, cl.mapper, rendered.Plan)
+		// Read as the app's identity (its serviceAccountName): a tenant
+		// never sees through syncd what its RBAC does not let it read.
+		dyn, err := runner.Dynamic(app)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		live, unreadable, err := drift.Live(cmd.Context(), dyn, cl.mapper, rendered.Plan)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("app %s: read live objects: %w", app.Name, err))
 		}
@@ -81,6 +91,7 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, err)
 		}
+		opts.Unreadable = drift.Unreadable{By: identity.Name(app), Objects: unreadable}
 		norm, err := runner.Normalizer(app)
 		if err != nil {
 			return withCode(exitError, err)

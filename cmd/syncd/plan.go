@@ -7,9 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -149,26 +147,23 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 	// A real apply labels every object as a member of the app's ApplySet;
 	// without the label the preview would show it being removed.
 	ao.Labels = map[string]string{inventory.LabelPartOf: inventory.AppID(app.Name, f.inventoryNS)}
-	dyn := cl.dynamic
-	if app.ServiceAccountName != "" {
-		// The dry runs go through the same identity as the real apply,
-		// so RBAC denials show up in the preview.
-		rc := rest.CopyConfig(cl.config)
-		rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
-		if dyn, err = dynamic.NewForConfig(rc); err != nil {
-			return nil, nil, fmt.Errorf("app %s: impersonate %s: %w", app.Name, app.ServiceAccountName, err)
-		}
+	// The dry runs, the reads of what is unchanged and the prune
+	// preview go through the same identity as the real apply and prune,
+	// so RBAC denials show up in the preview.
+	dyn, err := runner.Dynamic(app)
+	if err != nil {
+		return nil, nil, err
 	}
 	md, err := metadata.NewForConfig(cl.config)
 	if err != nil {
 		return nil, nil, err
 	}
-	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version, Reserved: reserved})
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version, Reserved: reserved, Config: cl.config})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer inv.Stop()
-	read, same, notes, err := planUnchanged(ctx, inv, app.Name, rendered.Plan)
+	read, same, notes, err := planUnchanged(ctx, inv, app, rendered.Plan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +238,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 // given. read is what was read, for the prune preview; nil when the
 // inventory could not be read (a missing one is read: the app has nothing
 // to prune yet).
-func planUnchanged(ctx context.Context, inv *inventory.Manager, app string, plan *planner.Plan) (read *inventory.Unchanged, same map[inventory.Key]bool, notes []string, err error) {
+func planUnchanged(ctx context.Context, inv *inventory.Manager, app config.App, plan *planner.Plan) (read *inventory.Unchanged, same map[inventory.Key]bool, notes []string, err error) {
 	u, err := inv.Unchanged(ctx, app, plan)
 	switch {
 	case ctx.Err() != nil:
@@ -251,7 +246,7 @@ func planUnchanged(ctx context.Context, inv *inventory.Manager, app string, plan
 	case err != nil:
 		return nil, nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, nil
 	case !u.Exists:
-		return u, nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app, u.Parent)}, nil
+		return u, nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app.Name, u.Parent)}, nil
 	}
 	for _, why := range u.Unlisted {
 		notes = append(notes, fmt.Sprintf("objects were dry-run whose live state could not be compared with the inventory: %s", why))

@@ -61,6 +61,35 @@ type Options struct {
 	// Without it values are compared with Git's text, zero values the
 	// server omits excepted.
 	Normalized Normalized
+	// Unreadable are plan objects the live read was not allowed to read
+	// (Live's unreadable): each is a warning "not readable by <By>", with
+	// no finding and no value of it, instead of a Deleted finding.
+	Unreadable Unreadable
+}
+
+// Unreadable are plan objects whoever read the live objects (By: an
+// app's service account, identity.Name) may not read.
+type Unreadable struct {
+	By      string
+	Objects []planner.ObjectRef
+}
+
+// set returns the unreadable objects by key.
+func (u Unreadable) set() map[objKey]bool {
+	out := make(map[objKey]bool, len(u.Objects))
+	for _, o := range u.Objects {
+		out[keyOf(o)] = true
+	}
+	return out
+}
+
+// warning is the report's line for an unreadable object: its name only.
+func (u Unreadable) warning(ref planner.ObjectRef) string {
+	by := u.By
+	if by == "" {
+		by = "syncd"
+	}
+	return ref.String() + ": not readable by " + by + " (Forbidden): its drift is not checked and none of its values are shown"
 }
 
 // YieldPolicy says whether an app's conflict policy yields the field at
@@ -87,8 +116,13 @@ func Detect(plan *planner.Plan, live map[planner.ObjectRef]*unstructured.Unstruc
 	}
 	d := newDetector(plan, opts)
 	r := &Report{}
+	unreadable := opts.Unreadable.set()
 	for i := range plan.Objects {
 		obj := &plan.Objects[i]
+		if unreadable[keyOf(obj.Ref)] {
+			r.Warnings = append(r.Warnings, opts.Unreadable.warning(obj.Ref))
+			continue
+		}
 		fs, warns := d.object(obj, byKey[keyOf(obj.Ref)])
 		r.Findings = append(r.Findings, fs...)
 		r.Warnings = append(r.Warnings, warns...)

@@ -16,9 +16,13 @@ import (
 
 // Live reads every object of plan with GETs, at most 8 at a time, for
 // Detect. An object that does not exist maps to nil (Detect reports it
-// deleted). Errors name the object.
-func Live(ctx context.Context, client dynamic.Interface, mapper meta.RESTMapper, plan *planner.Plan) (map[planner.ObjectRef]*unstructured.Unstructured, error) {
+// deleted). An object the client may not read (Forbidden: an app's
+// service account outside its RBAC) is not in the map but in unreadable,
+// in plan order: pass it as Options.Unreadable so Detect reports it as
+// unreadable, never as deleted. Other errors name the object.
+func Live(ctx context.Context, client dynamic.Interface, mapper meta.RESTMapper, plan *planner.Plan) (live map[planner.ObjectRef]*unstructured.Unstructured, unreadable []planner.ObjectRef, err error) {
 	objs := make([]*unstructured.Unstructured, len(plan.Objects))
+	forbidden := make([]bool, len(plan.Objects))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i := range plan.Objects {
@@ -37,6 +41,10 @@ func Live(ctx context.Context, client dynamic.Interface, mapper meta.RESTMapper,
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
+			if apierrors.IsForbidden(err) {
+				forbidden[i] = true
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("%s: get: %w", ref, err)
 			}
@@ -45,11 +53,15 @@ func Live(ctx context.Context, client dynamic.Interface, mapper meta.RESTMapper,
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make(map[planner.ObjectRef]*unstructured.Unstructured, len(objs))
 	for i, u := range objs {
+		if forbidden[i] {
+			unreadable = append(unreadable, plan.Objects[i].Ref)
+			continue
+		}
 		out[plan.Objects[i].Ref] = u
 	}
-	return out, nil
+	return out, unreadable, nil
 }

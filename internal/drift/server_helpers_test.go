@@ -82,9 +82,12 @@ func (c *cluster) applyPlan(t testing.TB, plan *planner.Plan, force bool) {
 // live reads every object of plan with Live.
 func (c *cluster) live(t testing.TB, plan *planner.Plan) map[planner.ObjectRef]*unstructured.Unstructured {
 	t.Helper()
-	out, err := Live(context.Background(), c.dyn, c.mapper, plan)
+	out, unreadable, err := Live(context.Background(), c.dyn, c.mapper, plan)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(unreadable) > 0 {
+		t.Fatalf("Live: the test's admin client may not read %v", unreadable)
 	}
 	return out
 }

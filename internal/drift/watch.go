@@ -81,6 +81,11 @@ type WatcherOptions struct {
 	// SetPlan. Default: the applier's forced dry-run apply through the
 	// watcher's client.
 	Normalizer Normalizer
+	// Reader names whom the client reads as (identity.Name of the app:
+	// its service account, or "syncd"), for the warning of an object
+	// whose list or watch the API server forbids (Unreadable): the
+	// watcher never reads it any other way. Default "syncd".
+	Reader string
 }
 
 // Watcher recomputes an app's findings from watch events on the objects
@@ -149,6 +154,9 @@ type group struct {
 	informer cache.SharedIndexInformer
 	cancel   context.CancelFunc
 	synced   bool
+	// forbidden is set when the informer's list or watch was refused
+	// as Forbidden (the reader's RBAC), until it syncs.
+	forbidden bool
 }
 
 // NewWatcher returns a Watcher that reads with client and maps kinds with
@@ -307,7 +315,9 @@ func older(have, want string) bool {
 	return err1 == nil && err2 == nil && h < wv
 }
 
-// Report returns the current findings of every watched object.
+// Report returns the current findings of every watched object, and a
+// warning for each object whose list or watch the API server forbids the
+// reader (WatcherOptions.Reader), with no value of it.
 func (w *Watcher) Report() *Report {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -315,6 +325,16 @@ func (w *Watcher) Report() *Report {
 	for _, fs := range w.current {
 		r.Findings = append(r.Findings, fs...)
 	}
+	unreadable := Unreadable{By: w.opts.Reader}
+	for _, o := range w.objects {
+		if g := w.groups[o.group]; g != nil && g.forbidden && !g.synced {
+			unreadable.Objects = append(unreadable.Objects, o.obj.Ref)
+		}
+	}
+	for _, ref := range unreadable.Objects {
+		r.Warnings = append(r.Warnings, unreadable.warning(ref))
+	}
+	sort.Strings(r.Warnings)
 	r.sort()
 	return r
 }
@@ -386,11 +406,16 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 	gctx, cancel := context.WithCancel(ctx)
 	g := &group{key: k, informer: inf, cancel: cancel}
 	w.groups[k] = g
-	if w.opts.OnError != nil {
-		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		if apierrors.IsForbidden(err) {
+			w.mu.Lock()
+			g.forbidden = true
+			w.mu.Unlock()
+		}
+		if w.opts.OnError != nil {
 			w.opts.OnError(fmt.Errorf("watch %s in namespace %q: %w", k.gvr, k.namespace, err))
-		})
-	}
+		}
+	})
 	handler := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
@@ -412,7 +437,7 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 			return
 		}
 		w.mu.Lock()
-		g.synced = true
+		g.synced, g.forbidden = true, false
 		for ok, o := range w.objects {
 			if o.group == k {
 				w.dirty[ok] = true

@@ -271,7 +271,7 @@ func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &Run{m: f.m, id: inv.ID}
+	run := &Run{m: f.m, id: inv.ID, md: f.m.md}
 	ref := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: f.ns, Name: name}
 	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		wk, _, err := run.resource(ref)
@@ -301,7 +301,7 @@ func (f *fixture) cacheMatches(plan *planner.Plan, timeout time.Duration) error 
 		if err != nil {
 			return false, err
 		}
-		run := &Run{m: f.m, id: inv.ID}
+		run := &Run{m: f.m, id: inv.ID, md: f.m.md}
 		for _, mem := range inv.Members {
 			wk, _, err := run.resource(mem.Ref())
 			if err != nil {

@@ -19,11 +19,13 @@ import (
 )
 
 // watchKey names one metadata-only informer: the members of one ApplySet
-// of one resource in one namespace ("" for cluster-scoped resources).
+// of one resource in one namespace ("" for cluster-scoped resources), as
+// watched by one user (identity.User of the app; "" for syncd's own).
 type watchKey struct {
 	gvr       schema.GroupVersionResource
 	namespace string
 	id        string
+	user      string
 }
 
 // watch is one informer; failed watches (no list/watch permission, a
@@ -38,9 +40,9 @@ type watch struct {
 // tracker keeps metadata-only informers of the members syncd applied, one
 // per resource, namespace and ApplySet, started once per process and
 // label-selected by part-of, so that reading an unchanged object costs no
-// request.
+// request. Each informer lists and watches through the client of the app
+// it is for, so a tenant's watch needs the tenant's own permission.
 type tracker struct {
-	md          metadata.Interface
 	syncTimeout time.Duration
 
 	mu      sync.Mutex
@@ -48,21 +50,22 @@ type tracker struct {
 	done    bool
 }
 
-func newTracker(md metadata.Interface, syncTimeout time.Duration) *tracker {
-	return &tracker{md: md, syncTimeout: syncTimeout, watches: map[watchKey]*watch{}}
+func newTracker(syncTimeout time.Duration) *tracker {
+	return &tracker{syncTimeout: syncTimeout, watches: map[watchKey]*watch{}}
 }
 
-// ensure starts the informer for k unless it runs already, and waits until
+// ensure starts the informer for k, listing and watching through md (the
+// app's client), unless it runs already, and waits until
 // it has listed (at most syncTimeout). A watch that cannot sync is stopped
 // and remembered as failed; its reads then go to the API server.
-func (t *tracker) ensure(ctx context.Context, k watchKey) *watch {
+func (t *tracker) ensure(ctx context.Context, k watchKey, md metadata.Interface) *watch {
 	t.mu.Lock()
 	if w, ok := t.watches[k]; ok || t.done {
 		t.mu.Unlock()
 		return w
 	}
 	selector := labels.Set{LabelPartOf: k.id}.AsSelector().String()
-	inf := metadatainformer.NewFilteredMetadataInformer(t.md, k.gvr, k.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+	inf := metadatainformer.NewFilteredMetadataInformer(md, k.gvr, k.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
 		o.LabelSelector = selector
 	}).Informer()
 	wctx, cancel := context.WithCancel(context.Background())

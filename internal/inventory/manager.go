@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 )
 
 // DefaultConcurrency bounds the reads and deletes the inventory sends at
@@ -45,6 +46,12 @@ type Options struct {
 	// Reserved are syncd's own objects, which prune never deletes; its
 	// InventoryNamespace is always Namespace.
 	Reserved Reserved
+	// Config, when set, is the client config apps with
+	// serviceAccountName read, watch, delete and patch their objects
+	// through, impersonating that account (package identity); without it
+	// such apps' runs fail. The parent Secrets are always read and
+	// written with the Manager's own clients.
+	Config *rest.Config
 }
 
 // Manager keeps the inventories of the apps of one cluster: it reads and
@@ -57,6 +64,8 @@ type Manager struct {
 	store   *store
 	tracker *tracker
 	metrics *metrics
+	// tenants are the clients of apps with serviceAccountName.
+	tenants appClients
 }
 
 // New returns a Manager. dyn, md and mapper are required.
@@ -99,7 +108,7 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 		mapper:  mapper,
 		opts:    opts,
 		store:   &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
-		tracker: newTracker(md, opts.SyncTimeout),
+		tracker: newTracker(opts.SyncTimeout),
 		metrics: m,
 	}, nil
 }

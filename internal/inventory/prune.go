@@ -275,6 +275,9 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 		}
 		return nil
 	}
+	if r.refuseForbidden(ctx, rep, cands) {
+		return nil
+	}
 
 	// Reverse stage order: namespaced objects first, CRDs last; within a
 	// stage, concurrently.
@@ -430,26 +433,26 @@ func (r *Run) remove(ctx context.Context, c *candidate) {
 	live := c.live
 	if c.action == "orphan" {
 		if err := r.orphan(ctx, c); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+			switch {
+			case apierrors.IsConflict(err) || apierrors.IsInvalid(err):
 				c.spare(ReasonChanged, fmt.Sprintf("not orphaned: it changed while being released; retried next run: %v", err))
-			} else {
+			case apierrors.IsForbidden(err):
+				c.spare(ReasonForbidden, r.forbiddenMessage("patch"))
+			default:
 				c.spare(ReasonError, fmt.Sprintf("orphan: %v", err))
 			}
 		}
 		return
 	}
-	uid, rv := live.UID, live.ResourceVersion
-	policy := metav1.DeletePropagationBackground
-	err := c.ri.Delete(ctx, c.mem.Name, metav1.DeleteOptions{
-		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
-		PropagationPolicy: &policy,
-	})
+	err := c.ri.Delete(ctx, c.mem.Name, deleteOptions(live))
 	switch {
 	case err == nil:
 	case apierrors.IsNotFound(err):
 		c.action = "gone"
 	case apierrors.IsConflict(err):
 		c.spare(ReasonChanged, "not deleted: it changed after prune read it; it is checked again on the next run")
+	case apierrors.IsForbidden(err):
+		c.spare(ReasonForbidden, r.forbiddenMessage("delete"))
 	default:
 		c.spare(ReasonError, fmt.Sprintf("delete: %v", err))
 	}
@@ -461,7 +464,16 @@ func (r *Run) remove(ctx context.Context, c *candidate) {
 // apply it changes no value: fields only syncd owned keep their values,
 // owned by no one, as they were before syncd adopted the object.
 func (r *Run) orphan(ctx context.Context, c *candidate) error {
-	live := c.live
+	patch, err := r.orphanPatch(c.live)
+	if err != nil {
+		return err
+	}
+	_, err = c.ri.Patch(ctx, c.mem.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: StoreManager})
+	return err
+}
+
+// orphanPatch is the JSON patch that releases an adopted object.
+func (r *Run) orphanPatch(live *metav1.PartialObjectMetadata) ([]byte, error) {
 	ours := r.ours(live)
 	var keep []metav1.ManagedFieldsEntry
 	for _, e := range live.ManagedFields {
@@ -482,12 +494,7 @@ func (r *Run) orphan(ctx context.Context, c *candidate) error {
 		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + escape(applier.ManagersAnnotationPrefix+trim63(r.app.Name))})
 	}
 	ops = append(ops, map[string]any{"op": "replace", "path": "/metadata/managedFields", "value": mf})
-	patch, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	_, err = c.ri.Patch(ctx, c.mem.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: StoreManager})
-	return err
+	return json.Marshal(ops)
 }
 
 // escape escapes a JSON pointer token.

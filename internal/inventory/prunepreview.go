@@ -24,17 +24,20 @@ import (
 // namespace holding many of them, a GET for the others), and writes
 // nothing. An app syncd never applied has nothing to prune.
 func (m *Manager) PreviewPrune(ctx context.Context, app config.App, plan *planner.Plan, applied bool, read *Unchanged) (*Report, error) {
+	md, err := m.members(app)
+	if err != nil {
+		return nil, err
+	}
 	var prev *loaded
 	if read != nil && read.prev != nil {
 		prev = read.prev
 	} else {
-		var err error
 		if prev, err = m.store.load(ctx, app.Name); err != nil {
 			return nil, err
 		}
 	}
 	r := &Run{
-		m: m, app: app, plan: plan, dryRun: true, id: prev.inv.ID,
+		m: m, app: app, plan: plan, dryRun: true, id: prev.inv.ID, md: md,
 		prev: prev, prevIdx: prev.inv.Index(),
 		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
 	}

@@ -27,6 +27,11 @@ const (
 	ReasonBudget Reason = "budget"
 	// ReasonDisabled: the app sets prune: false.
 	ReasonDisabled Reason = "disabled"
+	// ReasonForbidden: the app's serviceAccountName may not delete (or
+	// patch, to orphan) some object prune would remove, so nothing is
+	// removed; an object whose removal is refused as Forbidden at the
+	// time of the request is spared with it too.
+	ReasonForbidden Reason = "forbidden"
 )
 
 // Guards that spare one object.

@@ -16,6 +16,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -34,6 +35,9 @@ type Run struct {
 	plan   *planner.Plan
 	dryRun bool
 	id     string
+	// md reads, watches, deletes and patches the app's members, as the
+	// app's identity (Manager.members).
+	md metadata.Interface
 
 	prev    *loaded
 	prevIdx map[Key]*Member
@@ -56,12 +60,16 @@ type Run struct {
 // in the inventory before anything is applied, so that an interrupted run
 // never leaves an object syncd created outside the inventory.
 func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan, dryRun bool) (*Run, error) {
+	md, err := m.members(app)
+	if err != nil {
+		return nil, err
+	}
 	prev, err := m.store.load(ctx, app.Name)
 	if err != nil {
 		return nil, err
 	}
 	r := &Run{
-		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID,
+		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: md,
 		prev: prev, prevIdx: prev.inv.Index(),
 		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
 	}
@@ -178,12 +186,12 @@ func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterf
 		r.mappings[gvk] = mapping
 		r.mu.Unlock()
 	}
-	k := watchKey{gvr: mapping.Resource, id: r.id}
+	k := watchKey{gvr: mapping.Resource, id: r.id, user: identity.User(r.app)}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		k.namespace = ref.Namespace
-		return k, r.m.md.Resource(mapping.Resource).Namespace(ref.Namespace), nil
+		return k, r.md.Resource(mapping.Resource).Namespace(ref.Namespace), nil
 	}
-	return k, r.m.md.Resource(mapping.Resource), nil
+	return k, r.md.Resource(mapping.Resource), nil
 }
 
 // prefetch starts the watches of the plan's resources and namespaces and
@@ -207,7 +215,7 @@ func (r *Run) prefetch(ctx context.Context) error {
 			return err
 		}
 		if !r.m.opts.NoWatch {
-			r.m.tracker.ensure(ctx, wk)
+			r.m.tracker.ensure(ctx, wk, r.md)
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -45,17 +46,24 @@ type Unchanged struct {
 // exactly as syncd last applied them, by the same test the daemon uses to
 // skip an apply. It writes nothing and starts no watch.
 //
+// The members are listed as the app's identity (its serviceAccountName,
+// when set), the parent as syncd.
+//
 // A parent that cannot be read is an error; a missing parent is an
 // Unchanged with Exists false. A LIST that fails (no list permission, a
 // kind gone) is noted in Unlisted and its objects are left out: they are
 // treated as changed.
-func (m *Manager) Unchanged(ctx context.Context, app string, plan *planner.Plan) (*Unchanged, error) {
-	l, err := m.store.load(ctx, app)
+func (m *Manager) Unchanged(ctx context.Context, app config.App, plan *planner.Plan) (*Unchanged, error) {
+	md, err := m.members(app)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.store.load(ctx, app.Name)
 	if err != nil {
 		return nil, err
 	}
 	out := &Unchanged{
-		Parent:  m.opts.Namespace + "/" + ParentName(app),
+		Parent:  m.opts.Namespace + "/" + ParentName(app.Name),
 		Exists:  l.exists,
 		Members: len(l.inv.Members),
 		Objects: map[Key]bool{},
@@ -111,7 +119,7 @@ func (m *Manager) Unchanged(ctx context.Context, app string, plan *planner.Plan)
 	for _, k := range order {
 		g := groups[k]
 		eg.Go(func() error {
-			ri := m.md.Resource(g.gvr).Namespace(g.namespace)
+			ri := md.Resource(g.gvr).Namespace(g.namespace)
 			var same []Key
 			err := listAll(ectx, ri, selector, func(live *metav1.PartialObjectMetadata) error {
 				obj := g.objs[live.Name]

@@ -18,11 +18,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
@@ -482,7 +484,11 @@ type appRun struct {
 	// app's declared values: the dry-run apply through the app's own
 	// client (its serviceAccountName), so drift reads never need more
 	// than the app's applies have.
-	norm    drift.Normalizer
+	norm drift.Normalizer
+	// dyn is the app's own client (its serviceAccountName), which the
+	// drift watcher lists and watches through: a tenant's watch needs
+	// the tenant's permission, never syncd's.
+	dyn     dynamic.Interface
 	flaps   *drift.FlapDetector
 	failing bool
 	// alerts pairs drift alerts with their resolutions; only the
@@ -596,7 +602,10 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 			Normalizer: a.norm,
 			Debounce:   d.opts.DriftDebounce,
 			OnChange:   func(ch drift.Change) { a.onDrift(ch) },
-			OnError:    func(err error) { d.log.Warn("drift watch", "app", a.app.Name, "error", err) },
+			OnError: func(err error) {
+				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(a.app), "error", err)
+			},
+			Reader: identity.Name(a.app),
 		}
 		if d.opts.Inventory != nil && !a.app.DetectOnly() {
 			// Watch only the app's members, not every object of the
@@ -605,7 +614,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 			// is by name and namespace only.
 			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, d.opts.Inventory.Namespace())
 		}
-		w, err := drift.NewWatcher(d.opts.Cluster.Dynamic, d.opts.Cluster.Mapper, opts)
+		w, err := drift.NewWatcher(a.dyn, d.opts.Cluster.Mapper, opts)
 		if err != nil {
 			d.log.Error("drift watcher cannot start", "app", a.app.Name, "error", err)
 			return
@@ -682,7 +691,10 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		log.Error("drift settings invalid; nothing applied", "error", err)
 		return err
 	}
-	if ar.norm, err = runner.Normalizer(app); err != nil {
+	if ar.norm, err = runner.Normalizer(app); err == nil {
+		ar.dyn, err = runner.Dynamic(app)
+	}
+	if err != nil {
 		d.finish(app, rev, start, "failed", err, nil)
 		log.Error("drift normalizer cannot be made; nothing applied", "error", err)
 		return err

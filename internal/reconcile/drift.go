@@ -57,7 +57,7 @@ func DriftOptions(app config.App) (drift.Options, error) {
 // serviceAccountName, when set), so the dry run needs no permission the
 // app's applies do not have.
 func (r *Runner) Normalizer(app config.App) (drift.Normalizer, error) {
-	dyn, err := r.dynamicFor(app)
+	dyn, err := r.Dynamic(app)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/source"
@@ -275,7 +276,7 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	r.mu.Lock()
 	ao.Flapping = r.flapping[app.Name]
 	r.mu.Unlock()
-	dyn, err := r.dynamicFor(app)
+	dyn, err := r.Dynamic(app)
 	if err != nil {
 		return nil, err
 	}
@@ -304,18 +305,18 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	return cs, err
 }
 
-// dynamicFor returns the client an app's requests go through: syncd's own,
-// or, with serviceAccountName, one impersonating that service account so
-// the app cannot write outside its RBAC.
-func (r *Runner) dynamicFor(app config.App) (dynamic.Interface, error) {
-	if app.ServiceAccountName == "" {
+// Dynamic returns the client an app's requests for its objects go
+// through (applies, dry runs, health, drift reads and watches): syncd's
+// own, or, with serviceAccountName, one impersonating that service
+// account (package identity), so the app cannot do outside its RBAC.
+func (r *Runner) Dynamic(app config.App) (dynamic.Interface, error) {
+	if identity.User(app) == "" {
 		return r.cluster.Dynamic, nil
 	}
-	if r.cluster.Config == nil {
-		return nil, fmt.Errorf("app %s: serviceAccountName %q needs impersonation, but no client config was given", app.Name, app.ServiceAccountName)
+	cfg, err := identity.Config(r.cluster.Config, app)
+	if err != nil {
+		return nil, err
 	}
-	cfg := rest.CopyConfig(r.cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + app.Namespace + ":" + app.ServiceAccountName}
 	return dynamic.NewForConfig(cfg)
 }
 
