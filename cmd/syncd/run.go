@@ -1,26 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/reconcile"
@@ -45,6 +37,7 @@ type runFlags struct {
 	leaseDuration  time.Duration
 	renewDeadline  time.Duration
 	retryPeriod    time.Duration
+	shutdownGrace  time.Duration
 	shards, shard  int
 	webhookSecret  string
 	logFormat      string
@@ -63,9 +56,13 @@ re-read when it changes; an invalid new config is rejected and the old one
 keeps running.
 
 With --leader-elect (default) only the replica holding the Lease applies;
-the others wait warm and take over within the lease duration. --shards N
---shard K runs only the apps whose name hashes to shard K, under its own
-Lease, so a fleet of apps spreads over replicas.
+the others wait warm and take over within the lease duration. On SIGTERM
+the leader starts nothing new, lets the objects in flight finish (up to
+--shutdown-grace-period) and only then releases the Lease; a Lease lost
+exits 1; a replica that wins the Lease but cannot load the config
+releases it and is not ready until the config loads. --shards N --shard K
+runs only the apps whose name hashes to shard K, under its own Lease
+(NAME-shard-K-of-N), so a fleet of apps spreads over replicas.
 
 HTTP on --listen: /metrics (Prometheus), /healthz, /readyz (ready once the
 first reconcile of every app of this shard finished) and /status (JSON).
@@ -98,10 +95,11 @@ command's exit codes.`,
 	fs.IntVar(&f.concurrency, "concurrency", 8, "objects applied at once within a stage")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "hold a Lease so that only one replica applies")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else syncd-system)")
-	fs.StringVar(&f.leaseName, "leader-elect-name", "syncd", "name of the Lease (\"-shard-K\" is appended when sharding)")
+	fs.StringVar(&f.leaseName, "leader-elect-name", "syncd", "name of the Lease (\"-shard-K-of-N\" is appended when sharding)")
 	fs.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a Lease is valid without renewal (failover time)")
 	fs.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before it gives up")
 	fs.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire or renew")
+	fs.DurationVar(&f.shutdownGrace, "shutdown-grace-period", defaultShutdownGrace, "on SIGTERM, how long the objects in flight may finish before the process exits; the Lease is released only once they did (keep it below the pod's terminationGracePeriodSeconds; 0: no limit)")
 	fs.IntVar(&f.shards, "shards", 1, "number of shards apps are spread over")
 	fs.IntVar(&f.shard, "shard", 0, "the shard this replica runs (0..shards-1)")
 	fs.StringVar(&f.webhookSecret, "webhook-secret-file", "", "file holding the push webhook secret (GitHub/Gitea HMAC key, GitLab token)")
@@ -178,67 +176,3 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	return runElected(ctx, cl, f, log, d.Run)
 }
-
-// runElected runs fn only while this replica holds the Lease, and releases
-// the Lease when ctx ends.
-func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger, fn func(context.Context) error) error {
-	ns := f.leaseNamespace
-	if ns == "" {
-		ns = os.Getenv("POD_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "syncd-system"
-	}
-	name := f.leaseName
-	if f.shards > 1 {
-		name = fmt.Sprintf("%s-shard-%d", name, f.shard)
-	}
-	host, _ := os.Hostname()
-	id := host + "_" + uuid.NewString()[:8]
-	cs, err := kubernetes.NewForConfig(cl.config)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: name},
-		Client:     cs.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
-	runErr := make(chan error, 1)
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   f.leaseDuration,
-		RenewDeadline:   f.renewDeadline,
-		RetryPeriod:     f.retryPeriod,
-		ReleaseOnCancel: true,
-		Name:            name,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				log.Info("leading: applying", "lease", ns+"/"+name, "identity", id)
-				leading.Store(true)
-				defer leading.Store(false)
-				runErr <- fn(ctx)
-			},
-			OnStoppedLeading: func() { log.Info("not leading", "lease", ns+"/"+name, "identity", id) },
-			OnNewLeader: func(identity string) {
-				if identity != id {
-					log.Info("another replica leads; waiting warm", "leader", identity)
-				}
-			},
-		},
-	})
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("leader election: %w", err))
-	}
-	le.Run(ctx)
-	select {
-	case err := <-runErr:
-		return err
-	default:
-		return nil
-	}
-}
-
-// leading is set while this replica holds the Lease (always, without
-// leader election).
-var leading atomic.Bool

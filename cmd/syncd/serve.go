@@ -205,6 +205,12 @@ func statusRoutes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags, gu
 	})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if why := cannotRun.Load(); why != nil {
+			// It won a Lease it could not use and released it: not a
+			// standby another replica can count on.
+			http.Error(w, *why, http.StatusServiceUnavailable)
+			return
+		}
 		if f.leaderElect && !leading.Load() {
 			// A warm standby owns no app yet: it is ready to take over.
 			fmt.Fprintln(w, "ok (standby)")
