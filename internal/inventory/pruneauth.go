@@ -57,7 +57,7 @@ func (r *Run) refuseForbidden(ctx context.Context, rep *Report, cands []*candida
 		byCand[d.c] = d.verb
 	}
 	who := identity.User(r.app)
-	msg := fmt.Sprintf("not pruning: %s (the serviceAccountName of app %s) may not %s; syncd prunes as the app's service account, so nothing was removed: grant it those verbs on those objects, or remove them by hand",
+	msg := fmt.Sprintf("not pruning: %s (the serviceAccountName of app %s) is forbidden to %s; syncd prunes as the app's service account, so nothing was removed: grant it those verbs on those objects, or remove them by hand",
 		who, r.app.Name, strings.Join(what, ", "))
 	rep.Refused = &Refusal{Reason: ReasonForbidden, Message: msg}
 	r.m.metrics.blocked.WithLabelValues(string(ReasonForbidden)).Inc()
