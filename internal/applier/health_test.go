@@ -3,12 +3,18 @@ package applier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/planner"
@@ -127,5 +133,111 @@ func TestWaitKeepsNoOpSkip(t *testing.T) {
 	}
 	if n := counter.patches.Load(); n != 0 {
 		t.Errorf("%d PATCH requests for unchanged objects, want none", n)
+	}
+}
+
+// pathRecorder records the method and path (with the query's labelSelector
+// when set) of every request.
+type pathRecorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *pathRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	line := req.Method + " " + req.URL.Path
+	if sel := req.URL.Query().Get("labelSelector"); sel != "" {
+		line += "?labelSelector=" + sel
+	}
+	p.mu.Lock()
+	p.seen = append(p.seen, line)
+	p.mu.Unlock()
+	return p.next.RoundTrip(req)
+}
+
+// TestWaitListsByLabel: a stage's objects of one resource and namespace
+// are waited for with one LIST by the app's labels, not a GET each, so a
+// no-op sync with wait on stays a handful of requests; an object of the
+// same resource without the label (another app's inventory keeps it) is
+// still read on its own.
+func TestWaitListsByLabel(t *testing.T) {
+	admin := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	var docs []string
+	for i := range listMin + 2 {
+		docs = append(docs, configMap(fmt.Sprintf("cm-%02d", i), map[string]string{"k": "v"}))
+	}
+	plan := admin.plan(t, webApp(ns, "syncd-web"), docs...)
+	labels := map[string]string{"test.syncd.dev/app": "web"}
+	first := admin.apply(t, plan, ApplyOptions{Labels: labels})
+	if !first.OK() {
+		t.Fatalf("first apply: %v%s", changes(first), errs(first))
+	}
+	// cm-00 loses the label, as when another app's inventory keeps it.
+	if _, err := admin.resource(t, configMaps, ns).Patch(context.Background(), "cm-00", types.MergePatchType, []byte(`{"metadata":{"labels":{"test.syncd.dev/app":null}}}`), metav1.PatchOptions{FieldManager: "other"}); err != nil {
+		t.Fatal(err)
+	}
+
+	rec := &pathRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { rec.next = rt; return rec })
+	c := newCluster(t, cfg)
+	skip := func(*planner.Object, *unstructured.Unstructured) bool { return true }
+	cs, err := c.applier(t, Options{}).Apply(context.Background(), plan, ApplyOptions{Wait: true, Timeout: time.Minute, Labels: labels, Live: unchangedAll{}, Skip: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range cs.Changes {
+		if ch.Action != Unchanged || ch.Health != "Current" {
+			t.Errorf("%s %s, health %q (%q), want unchanged and Current", ch.Object, ch.Action, ch.Health, ch.HealthMessage)
+		}
+	}
+	want := []string{
+		"GET /api/v1/namespaces/" + ns + "/configmaps?labelSelector=test.syncd.dev/app=web",
+		"GET /api/v1/namespaces/" + ns + "/configmaps/cm-00",
+	}
+	var got []string
+	for _, r := range rec.seen {
+		if strings.Contains(r, "/namespaces/") {
+			got = append(got, r) // not discovery
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests of a no-op sync with wait on (-want +got):\n%s", diff)
+	}
+}
+
+// TestWaitListForbidden: an identity that may get but not list the
+// objects is still waited for, with a GET each.
+func TestWaitListForbidden(t *testing.T) {
+	ctx := ctxT(t)
+	admin := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	var docs []string
+	for i := range listMin {
+		docs = append(docs, configMap(fmt.Sprintf("cm-%02d", i), map[string]string{"k": "v"}))
+	}
+	plan := admin.plan(t, webApp(ns, "syncd-web"), docs...)
+	labels := map[string]string{"test.syncd.dev/app": "web"}
+	if first := admin.apply(t, plan, ApplyOptions{Labels: labels}); !first.OK() {
+		t.Fatalf("first apply: %v%s", changes(first), errs(first))
+	}
+	cfg, err := env.ServiceAccountConfig(ctx, ns, "syncd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Grant(ctx, ns, "syncd", ns, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, cfg)
+	skip := func(*planner.Object, *unstructured.Unstructured) bool { return true }
+	cs, err := c.applier(t, Options{}).Apply(ctx, plan, ApplyOptions{Wait: true, Timeout: 30 * time.Second, Labels: labels, Live: unchangedAll{}, Skip: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range cs.Changes {
+		if ch.Health != "Current" {
+			t.Errorf("%s: health %q (%q), want Current", ch.Object, ch.Health, ch.HealthMessage)
+		}
 	}
 }
