@@ -294,6 +294,15 @@ func (e *election) drain(ran <-chan runResult, elected <-chan struct{}, releaseA
 		return e.lost(ran, lease)
 	case <-timeout:
 		e.log.Error("in-flight work did not end within the shutdown grace period; exiting without releasing the Lease, which another replica takes once it expires", "lease", lease, "gracePeriod", e.f.shutdownGrace.String())
+		// Until the process exits the Lease stays renewed; should the
+		// work end before that, it is released after all.
+		go func() {
+			select {
+			case <-ran:
+				releaseAndWait()
+			case <-elected:
+			}
+		}()
 		return termUndrained, fmt.Errorf("in-flight work did not end within --shutdown-grace-period %s; the Lease %s is left to expire", e.f.shutdownGrace, lease)
 	}
 }

@@ -450,7 +450,10 @@ func TestRunLeaderSIGTERMWaitsForInFlight(t *testing.T) {
 			lastA = w
 		}
 	}
-	if slow.end.Before(sigterm.Add(2 * time.Second)) {
+	switch {
+	case slow.end.IsZero():
+		t.Errorf("the stopped leader returned while its held apply was still in flight")
+	case slow.end.Before(sigterm.Add(2 * time.Second)):
 		t.Errorf("the held apply was cut: it ended %s after SIGTERM, want about %s", slow.end.Sub(sigterm), delay-500*time.Millisecond)
 	}
 	if returned.Before(lastA.end) {
@@ -489,5 +492,54 @@ func TestRunLeaderSIGTERMWaitsForInFlight(t *testing.T) {
 	}
 	if errors.Is(errA, errLeaseLost) {
 		t.Errorf("the stopped leader reports a lost Lease")
+	}
+}
+
+// TestRunLeaderSIGTERMGraceRunsOut: the leader is stopped while one apply
+// is held 4 s, with a grace period of 1 s. It returns exit 1 after the
+// grace period without releasing the Lease, and the standby cannot take
+// the Lease before the held apply ended (in a process the exit cuts it;
+// here, in-process, the Lease is released once it ended).
+func TestRunLeaderSIGTERMGraceRunsOut(t *testing.T) {
+	fx := newLeaderFixture(t, configMaps(2, "1"))
+	cfgPath := writeConfigFile(t, fx.config)
+	flags := func(grace time.Duration) *runFlags {
+		return &runFlags{leaderElect: true, leaseNamespace: fx.sysNS, leaseName: "syncd", leaseDuration: 4 * time.Second, renewDeadline: 3 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 1, shutdownGrace: grace}
+	}
+	const delay, grace = 4 * time.Second, time.Second
+	a := startSlowReplica(t, fx, cfgPath, flags(grace), delay)
+	select {
+	case <-a.writes.slowStarted:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the leader never applied ConfigMap slow")
+	}
+	holderA := holder(fx.lease(t, "syncd"))
+	b := startSlowReplica(t, fx, cfgPath, flags(20*time.Second), 0)
+	sigterm := time.Now()
+	err := a.stop()
+	took := time.Since(sigterm)
+	t.Logf("stopped leader returned %s after SIGTERM: %v", took, err)
+	var ce *exitCodeError
+	if !errors.As(err, &ce) || ce.code != exitError {
+		t.Errorf("stopped leader returned %v, want exit %d (work outlived the grace period)", err, exitError)
+	}
+	if took < grace || took > delay-time.Second {
+		t.Errorf("stopped leader returned %s after SIGTERM, want after the grace period %s and well before the held apply ends (%s)", took, grace, delay)
+	}
+	if h := holder(fx.lease(t, "syncd")); h != holderA {
+		t.Errorf("Lease holder %q when the grace period ran out, want still %q (not released while the apply is in flight)", h, holderA)
+	}
+	poll(t, "the standby takes over", func() (bool, string) { return len(b.d.Status()) > 0, "" })
+	var slow timedWrite
+	for _, w := range a.writes.list() {
+		if strings.HasSuffix(w.what, "/configmaps/slow") {
+			slow = w
+		}
+	}
+	if slow.end.IsZero() {
+		t.Fatal("the held apply never ended")
+	}
+	if acquired := fx.lease(t, "syncd").Spec.AcquireTime.Time; acquired.Before(slow.end) {
+		t.Errorf("the standby acquired the Lease %s before the held apply ended", slow.end.Sub(acquired))
 	}
 }
