@@ -34,9 +34,10 @@ import (
 //     retry period, and at most the grace period), and exits non-zero, as
 //     controller-runtime does: a restart is a clean candidate.
 //   - A replica that wins the Lease but cannot run (Daemon.Run returns at
-//     once: the config file does not load) releases it, so another
-//     replica can take over, answers /readyz with 503 and why, and becomes
-//     a candidate again when the config file loads.
+//     once: the config file does not load or cannot start) releases it, so
+//     another replica can take over, answers /readyz with 503 and why, and
+//     becomes a candidate again when the config file loads, a lease
+//     duration later at the earliest.
 
 // leaseName is the Lease of a replica: base, or base-shard-K-of-N when
 // apps are spread over N shards. The count is in the name so that the
@@ -98,7 +99,7 @@ func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger,
 		case termStopped:
 			return nil
 		case termCannotRun:
-			msg := fmt.Sprintf("cannot run: %v; the Lease %s/%s was released for another replica, and this one is a candidate again when %s loads", err, e.ns, e.name, f.config)
+			msg := fmt.Sprintf("cannot run: %v; the Lease %s/%s was released for another replica, and this one is a candidate again once %s loads, after at least %s", err, e.ns, e.name, f.config, f.leaseDuration)
 			cannotRun.Store(&msg)
 			log.Error("won the Lease but cannot run; released it", "lease", e.ns+"/"+e.name, "identity", e.id, "error", err)
 			if !e.waitRunnable(ctx) {
@@ -340,15 +341,21 @@ func lostLeaseWait(f *runFlags) time.Duration {
 }
 
 // waitRunnable waits until the config loads (checked every retry
-// period); false when ctx ended first.
+// period), and at least a lease duration, so that the other replicas have
+// the released Lease to themselves for a while (a config that loads may
+// still fail to start here); false when ctx ended first.
 func (e *election) waitRunnable(ctx context.Context) bool {
 	t := time.NewTicker(max(e.f.retryPeriod, 100*time.Millisecond))
 	defer t.Stop()
+	notBefore := time.Now().Add(e.f.leaseDuration)
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
+		}
+		if time.Now().Before(notBefore) {
+			continue
 		}
 		if e.f.config == "" {
 			return true

@@ -223,19 +223,29 @@ func (d *Daemon) Sources() map[string]string {
 }
 
 // Run runs until ctx ends. It returns an error only when the first config
-// cannot be loaded.
+// cannot be loaded or cannot start (a source or a client that cannot be
+// set up from it): a replica holding a Lease
+// then gives it up rather than hold it with nothing running. Once ctx
+// ends nothing new starts; Run returns after the objects in flight
+// finished their steps (package applier).
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg, sum, err := loadConfig(d.opts.ConfigPath)
 	if err != nil {
 		return err
 	}
-	for {
+	for first := true; ; first = false {
 		genCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
+		started := make(chan error, 1)
 		go func() {
 			defer close(done)
-			d.runGeneration(genCtx, cfg)
+			d.runGeneration(genCtx, cfg, started)
 		}()
+		if err := <-started; err != nil && first {
+			cancel()
+			<-done
+			return err
+		}
 		next, nextSum := d.waitConfigChange(ctx, sum)
 		cancel()
 		<-done
@@ -314,11 +324,13 @@ func (w *appWork) done() {
 	}
 }
 
-// runGeneration runs one config until ctx ends.
-func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
+// runGeneration runs one config until ctx ends. It sends on started
+// once, when the config runs or why it cannot (then it returns).
+func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started chan<- error) {
 	runner, err := New(cfg, d.opts.Cluster, d.opts.Options)
 	if err != nil {
 		d.log.Error("config cannot run", "error", err)
+		started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
 		return
 	}
 	notifier, err := alert.New(cfg.Alerts, alert.Options{
@@ -394,6 +406,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 	})
 	if err != nil {
 		d.log.Error("config cannot run", "error", err)
+		started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
 		return
 	}
 	urls := map[string]string{}
@@ -407,6 +420,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config) {
 	d.sources = urls
 	d.ready = true
 	d.mu.Unlock()
+	started <- nil
 	_ = sched.Run(ctx)
 	wg.Wait()
 	for _, q := range queues {
