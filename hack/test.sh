@@ -46,7 +46,8 @@ echo "--- fuzz (bounded)"
 # FuzzKustomizeChecks builds every kustomization the checks accept, so it
 # is slower per execution than the pure decoders.
 for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKustomizeChecks 3000x" \
-  "./internal/config FuzzParse 40000x" "./internal/paths FuzzParse 40000x" "./internal/webhook FuzzHandler 20000x"; do
+  "./internal/config FuzzParse 40000x" "./internal/paths FuzzParse 40000x" "./internal/webhook FuzzHandler 20000x" \
+  "./internal/inventory FuzzDecode 20000x" "./internal/redact FuzzObject 20000x"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$3" "$1"
 done
