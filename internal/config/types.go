@@ -93,6 +93,10 @@ type App struct {
 	// AllowEmpty lets a render with no objects prune every object of the
 	// app; default false: an empty render prunes nothing.
 	AllowEmpty bool `json:"allowEmpty,omitempty"`
+	// AllowRewinds lets a revision that does not descend from the last
+	// applied one (a force-push, a rollback of a pin) prune; default
+	// false: it is applied and reported, and its prune is refused.
+	AllowRewinds bool `json:"allowRewinds,omitempty"`
 	// PruneBudget is the largest share of the app's objects, in percent
 	// (0-100), that one prune may delete; default DefaultPruneBudget.
 	PruneBudget *int `json:"pruneBudget,omitempty"`
