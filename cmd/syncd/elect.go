@@ -42,7 +42,8 @@ import (
 // leaseName is the Lease of a replica: base, or base-shard-K-of-N when
 // apps are spread over N shards. The count is in the name so that the
 // Leases of two shard layouts (a re-shard from 2 to 3 in progress) never
-// share a name while they guard different sets of apps; the Leases of an
+// share a name while they guard different sets of apps, and a leader can
+// tell another layout's Leases from its own (layout.go); the Leases of an
 // old layout are simply abandoned and expire.
 func leaseName(base string, shards, shard int) string {
 	if shards <= 1 {
@@ -171,6 +172,10 @@ func (e *election) term(ctx context.Context) (termEnd, error) {
 				runCtx, stop := context.WithCancel(leadCtx)
 				defer stop()
 				defer context.AfterFunc(ctx, stop)()
+				if !e.waitOtherLayouts(runCtx) {
+					ran <- runResult{stopped: true}
+					return
+				}
 				e.log.Info("leading: applying", "lease", lease, "identity", e.id)
 				leading.Store(true)
 				err := e.fn(runCtx)

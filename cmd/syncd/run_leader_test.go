@@ -543,3 +543,99 @@ func TestRunLeaderSIGTERMGraceRunsOut(t *testing.T) {
 		t.Errorf("the standby acquired the Lease %s before the held apply ended", slow.end.Sub(acquired))
 	}
 }
+
+func TestOtherLayoutBlocks(t *testing.T) {
+	now := time.Now()
+	lease := func(name, holder string, acquired, renewed time.Duration) *coordinationv1.Lease {
+		a, r := metav1.NewMicroTime(now.Add(acquired)), metav1.NewMicroTime(now.Add(renewed))
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To(holder), AcquireTime: &a, RenewTime: &r, LeaseDurationSeconds: ptr.To[int32](15),
+		}}
+	}
+	own := lease("syncd-shard-1-of-3", "me", -time.Second, 0)
+	tests := map[string]struct {
+		l    *coordinationv1.Lease
+		want bool
+	}{
+		"old layout, held, acquired first":     {l: lease("syncd-shard-0-of-2", "x", -time.Hour, -time.Second), want: true},
+		"old release's name, held":             {l: lease("syncd-shard-1", "x", -time.Hour, -time.Second), want: true},
+		"unsharded, held":                      {l: lease("syncd", "x", -time.Hour, -time.Second), want: true},
+		"old layout, expired":                  {l: lease("syncd-shard-0-of-2", "x", -time.Hour, -time.Minute), want: false},
+		"old layout, released":                 {l: lease("syncd-shard-0-of-2", "", -time.Hour, -time.Second), want: false},
+		"other layout acquired after this one": {l: lease("syncd-shard-0-of-2", "x", 0, 0), want: false},
+		"same layout, another shard":           {l: lease("syncd-shard-0-of-3", "x", -time.Hour, -time.Second), want: false},
+		"its own Lease":                        {l: own, want: false},
+		"another base name":                    {l: lease("other-shard-0-of-2", "x", -time.Hour, -time.Second), want: false},
+		"a name only sharing the prefix":       {l: lease("syncd-webhook", "x", -time.Hour, -time.Second), want: false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := otherLayoutBlocks("syncd", 3, own, tt.l, now); got != tt.want {
+				t.Errorf("otherLayoutBlocks(%s) = %v, want %v", tt.l.Name, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunShardLayoutsExcludeEachOther: a replica of a 3-shard layout wins
+// its Lease (syncd-shard-K-of-3) while a leader of the 2-shard layout
+// still renews syncd-shard-0-of-2. It holds its Lease but applies nothing
+// until that Lease is no longer renewed, then applies.
+func TestRunShardLayoutsExcludeEachOther(t *testing.T) {
+	fx := newLeaderFixture(t, configMaps(1, "1"))
+	cs := env.Clientset(t)
+	ctx := context.Background()
+	leases := cs.CoordinationV1().Leases(fx.sysNS)
+	acquired := metav1.NewMicroTime(time.Now().Add(-time.Minute))
+	old, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "syncd-shard-0-of-2"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("old-layout"), LeaseDurationSeconds: ptr.To[int32](2), AcquireTime: &acquired, RenewTime: &acquired},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old layout's leader renews every 500 ms until it stops.
+	renew := func() {
+		now := metav1.NewMicroTime(time.Now())
+		old.Spec.RenewTime = &now
+		if old, err = leases.Update(ctx, old, metav1.UpdateOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	renew()
+	stopOld := make(chan struct{})
+	oldStopped := make(chan struct{})
+	go func() {
+		defer close(oldStopped)
+		for {
+			select {
+			case <-stopOld:
+				return
+			case <-time.After(500 * time.Millisecond):
+				renew()
+			}
+		}
+	}()
+	shard := reconcile.ShardOf("web", 3)
+	name := leaseName("syncd", 3, shard)
+	f := &runFlags{leaderElect: true, leaseNamespace: fx.sysNS, leaseName: "syncd", leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 3, shard: shard, shutdownGrace: 20 * time.Second}
+	r := startSlowReplica(t, fx, writeConfigFile(t, fx.config), f, 0)
+	poll(t, "the new layout's replica holds "+name, func() (bool, string) {
+		h := holder(fx.lease(t, name))
+		return h != "", fmt.Sprintf("holder %q", h)
+	})
+	time.Sleep(3 * time.Second) // several checks while the old layout runs
+	if n := len(r.writes.list()); n != 0 || len(r.d.Status()) != 0 {
+		t.Fatalf("the new layout's replica wrote %d time(s) (status %v) while the old layout's Lease was renewed", n, r.d.Status())
+	}
+	close(stopOld)
+	<-oldStopped
+	stopped := time.Now()
+	poll(t, "the new layout applies once the old Lease expired", func() (bool, string) {
+		_, err := cs.CoreV1().ConfigMaps(fx.ns).Get(ctx, "cm-00", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	if first := r.writes.list()[0]; first.start.Before(stopped.Add(time.Second)) {
+		t.Errorf("the new layout's first write (%s) came %s after the old layout's last renewal, before its Lease (2 s) expired", first.what, first.start.Sub(stopped))
+	}
+}
