@@ -87,9 +87,6 @@ type AppStatus struct {
 	Findings  int       `json:"findings"`
 	LastRun   time.Time `json:"lastRun,omitzero"`
 	Attempts  int       `json:"attempts,omitempty"`
-	// Rewound is set while the app's revision does not descend from the
-	// one last applied and pruned (rewind.go).
-	Rewound *RewindStatus `json:"rewound,omitempty"`
 	// SourceFailures counts the source's consecutive failed polls and
 	// SourceRetry is when it is polled again; both are cleared by a
 	// successful poll.
@@ -511,9 +508,6 @@ type appRun struct {
 	dyn     dynamic.Interface
 	flaps   *drift.FlapDetector
 	failing bool
-	// rewind is the rewind last reported ("from..to"), so each is
-	// alerted once.
-	rewind string
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
 	alerts driftAlerts
@@ -751,14 +745,11 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	case len(cs.Unhealthy()) > 0:
 		u := cs.Unhealthy()[0]
 		result, err = "unhealthy", fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
-	case pruneIncomplete(rendered.Prune) != nil:
-		result, err = "failed", pruneIncomplete(rendered.Prune)
 	}
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
 	}
 	d.finish(app, rev, start, result, err, cs)
-	ar.reportRewind(rendered)
 	if cs != nil {
 		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
 		ar.watch(ctx, rendered.Plan, cs, dopts)
