@@ -745,6 +745,8 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	case len(cs.Unhealthy()) > 0:
 		u := cs.Unhealthy()[0]
 		result, err = "unhealthy", fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
+	case pruneIncomplete(rendered.Prune) != nil:
+		result, err = "failed", pruneIncomplete(rendered.Prune)
 	}
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
