@@ -26,6 +26,10 @@ const (
 	// AnnotationNamespaces lists the namespaces holding members other than
 	// the parent's own.
 	AnnotationNamespaces = "applyset.kubernetes.io/additional-namespaces"
+	// AnnotationRevision is the commit SHA syncd last applied and pruned
+	// for the app; a revision that does not descend from it is a rewind
+	// (see Run.Rewound).
+	AnnotationRevision = "syncd.dev/revision"
 )
 
 // PruneAnnotation, set to PruneAllow on a Namespace, a

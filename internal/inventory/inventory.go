@@ -79,6 +79,9 @@ type Inventory struct {
 	ID      string    `json:"id"`
 	Version int       `json:"version"`
 	Members []*Member `json:"members"`
+	// Revision is the commit SHA last applied and pruned (the parent's
+	// AnnotationRevision, not part of the blob); empty before the first.
+	Revision string `json:"-"`
 }
 
 // Index returns the members by key.

@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 	for i := range r.plan.Objects {
 		inPlan[KeyOf(r.plan.Objects[i].Ref)] = true
 	}
-	next := &Inventory{App: r.app.Name, ID: r.id}
+	next := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision}
 	next.Members = r.applied(cs)
 	var left []*Member
 	for _, mem := range r.prev.inv.Members {
@@ -84,14 +85,30 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 		if len(left) > 0 {
 			refuse(ReasonApplyIncomplete, "not pruning: the apply did not complete ("+cause+"); pruning after a partial apply could delete what the failed objects need")
 		}
+	case len(left) > 0 && r.rewound != "":
+		refuse(ReasonRewound, r.rewound)
 	case len(r.plan.Objects) == 0 && len(left) > 0 && !r.app.AllowEmpty:
 		refuse(ReasonEmptyRender, fmt.Sprintf("not pruning: the render is empty and would delete all %d objects of the app; set allowEmpty: true on app %s if that is intended", len(left), r.app.Name))
 	case len(left) > 0 && !r.app.PruneEnabled():
 		refuse(ReasonDisabled, fmt.Sprintf("not pruning: app %s sets prune: false; the objects stay in the inventory and are pruned once prune is enabled", r.app.Name))
 	case len(left) > 0:
+		changed := r.contended
+		if !changed {
+			var err error
+			if changed, err = r.m.store.changedSince(ctx, r.app.Name, r.prev); err != nil {
+				return rep, err
+			}
+		}
+		if changed {
+			refuse(ReasonInventoryChanged, fmt.Sprintf("not pruning: the inventory of app %s changed while this run applied (another writer, maybe at a newer revision); what it holds is re-read and pruned on the next run", r.app.Name))
+			break
+		}
 		if err := r.prune(ctx, rep, left); err != nil {
 			return rep, err
 		}
+	}
+	if r.advances(rep, cs, applyErr) {
+		next.Revision = r.revision
 	}
 	// Members prune did not remove stay, with their reason.
 	removed := sets.New[Key]()
@@ -116,9 +133,50 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 	if r.dryRun {
 		return rep, nil
 	}
-	wrote, err := r.m.store.save(ctx, r.prev, next)
-	rep.InventoryWritten = wrote
-	return rep, err
+	for attempt := 1; ; attempt++ {
+		wrote, err := r.m.store.save(ctx, r.prev, next)
+		rep.InventoryWritten = wrote
+		if !errors.Is(err, errChanged) || attempt == saveAttempts {
+			return rep, err
+		}
+		// Another writer wrote the inventory since this run read it:
+		// keep every member it records, add this run's, and keep its
+		// revision (it may be the newer one).
+		if err := r.reread(ctx); err != nil {
+			return rep, err
+		}
+		next = mergeInto(r.prev.inv, next)
+	}
+}
+
+// advances reports whether Finish records the run's revision as the last
+// applied and pruned: the apply completed, and the prune was neither
+// refused as a rewind (later runs of the rewound line stay refused) nor
+// because another writer changed the inventory (its revision stays).
+func (r *Run) advances(rep *Report, cs *applier.ChangeSet, applyErr error) bool {
+	if r.revision == "" || applyErr != nil || cs == nil || !cs.OK() {
+		return false
+	}
+	return rep.Refused == nil || rep.Refused.Reason != ReasonRewound && rep.Refused.Reason != ReasonInventoryChanged
+}
+
+// mergeInto returns fresh's members (as the other writer recorded them)
+// plus ours' members fresh lacks, at fresh's revision: a member neither
+// writer dropped on purpose is never lost.
+func mergeInto(fresh, ours *Inventory) *Inventory {
+	out := &Inventory{App: fresh.App, ID: fresh.ID, Revision: fresh.Revision}
+	have := fresh.Index()
+	for _, mem := range fresh.Members {
+		c := *mem
+		out.Members = append(out.Members, &c)
+	}
+	for _, mem := range ours.Members {
+		if have[KeyOf(mem.Ref())] == nil {
+			c := *mem
+			out.Members = append(out.Members, &c)
+		}
+	}
+	return out
 }
 
 // applied returns the plan's members after the apply: the slice hashes

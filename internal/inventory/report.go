@@ -32,6 +32,13 @@ const (
 	// removed; an object whose removal is refused as Forbidden at the
 	// time of the request is spared with it too.
 	ReasonForbidden Reason = "forbidden"
+	// ReasonRewound: the revision does not descend from the one last
+	// applied and pruned (a force-push, a rollback) and the app does not
+	// set allowRewinds.
+	ReasonRewound Reason = "rewound"
+	// ReasonInventoryChanged: another writer changed the inventory while
+	// this run applied (two replicas on one app during a re-shard).
+	ReasonInventoryChanged Reason = "inventory-changed"
 )
 
 // Guards that spare one object.

@@ -44,6 +44,12 @@ type Run struct {
 	// adopted holds the plan objects new to the inventory that existed
 	// before this run without the app's part-of label.
 	adopted map[Key]bool
+	// revision is the commit SHA this run applies (SetRevision); rewound,
+	// when set, refuses the prune as ReasonRewound (Rewound).
+	revision, rewound string
+	// contended is set when another writer changed the inventory while
+	// Begin wrote it: the prune is refused (ReasonInventoryChanged).
+	contended bool
 
 	mu sync.Mutex
 	// known holds what Begin read for objects the watch cache does not
@@ -81,13 +87,32 @@ func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan,
 	}
 	// The superset: every previous member plus every plan object, so a
 	// crash between apply and Finish cannot lose track of a new object.
-	super := &Inventory{App: app.Name, ID: r.id}
-	for _, mem := range prev.inv.Members {
+	// Written only if the parent is still the one read; else read again
+	// and decide again.
+	for attempt := 1; ; attempt++ {
+		_, err := m.store.save(ctx, r.prev, r.superset())
+		if !errors.Is(err, errChanged) || attempt == saveAttempts {
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		}
+		r.contended = true
+		if err := r.reread(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// superset is every member the run read plus every plan object.
+func (r *Run) superset() *Inventory {
+	super := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision}
+	for _, mem := range r.prev.inv.Members {
 		c := *mem
 		super.Members = append(super.Members, &c)
 	}
-	for i := range plan.Objects {
-		obj := &plan.Objects[i]
+	for i := range r.plan.Objects {
+		obj := &r.plan.Objects[i]
 		k := KeyOf(obj.Ref)
 		if r.prevIdx[k] != nil {
 			continue
@@ -98,11 +123,34 @@ func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan,
 			Adopted: r.adopted[k],
 		})
 	}
-	if _, err := m.store.save(ctx, prev, super); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return super
 }
+
+// reread reads the inventory again after another writer changed it.
+func (r *Run) reread(ctx context.Context) error {
+	prev, err := r.m.store.load(ctx, r.app.Name)
+	if err != nil {
+		return err
+	}
+	r.prev, r.prevIdx = prev, prev.inv.Index()
+	return nil
+}
+
+// Revision returns the commit SHA the inventory records as last applied
+// and pruned, as Begin read it; empty before the first.
+func (r *Run) Revision() string { return r.prev.inv.Revision }
+
+// SetRevision sets the commit SHA this run applies. Finish records it as
+// the last applied revision once the apply completed, unless the prune
+// was refused as rewound.
+func (r *Run) SetRevision(sha string) { r.revision = sha }
+
+// Rewound refuses the run's prune (ReasonRewound, with msg): the revision
+// does not descend from the one last applied. The apply goes ahead; the
+// recorded revision stays the last one pruned, so later runs of the
+// rewound line stay refused until a revision descends from it again or
+// the app allows rewinds.
+func (r *Run) Rewound(msg string) { r.rewound = msg }
 
 // ID returns the app's ApplySet ID.
 func (r *Run) ID() string { return r.id }

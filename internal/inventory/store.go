@@ -55,6 +55,9 @@ type loaded struct {
 	// chunks names the chunk Secrets the parent names, in order; empty
 	// for an inline inventory.
 	chunks []string
+	// rv is the parent's resourceVersion as read or last written: every
+	// write of the parent is conditional on it (see errChanged).
+	rv string
 }
 
 func (s *store) where(app string) string {
@@ -99,7 +102,12 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 	if got := u.GetLabels()[LabelID]; got != id {
 		return nil, fmt.Errorf("%s: label %s is %q, want %q; fix or delete the label (syncd restores it)", where, LabelID, got, id)
 	}
-	l := &loaded{exists: true, ann: ann, uid: u.GetUID()}
+	l := &loaded{exists: true, ann: ann, uid: u.GetUID(), rv: u.GetResourceVersion()}
+	defer func() {
+		if l.inv != nil {
+			l.inv.Revision = ann[AnnotationRevision]
+		}
+	}()
 	enc, _, _ := unstructured.NestedString(u.Object, "data", DataKey)
 	if enc == "" {
 		l.inv = &Inventory{App: app, ID: id, Version: FormatVersion}
@@ -181,6 +189,9 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 	if ns := inv.Namespaces(s.namespace); ns != "" {
 		ann[AnnotationNamespaces] = ns
 	}
+	if inv.Revision != "" {
+		ann[AnnotationRevision] = inv.Revision
+	}
 	if prev != nil && prev.exists && bytes.Equal(prev.blob, blob) && sameAnnotations(prev.ann, ann) {
 		return false, nil
 	}
@@ -192,11 +203,11 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 	if s.chunked(blob) {
 		uid := prev.uid
 		if !prev.exists || uid == "" {
-			u, err := s.applyParent(ctx, inv, ann, nil)
+			u, err := s.applyParent(ctx, inv, ann, nil, prev.rv)
 			if err != nil {
 				return false, err
 			}
-			uid = u.GetUID()
+			uid, prev.rv = u.GetUID(), u.GetResourceVersion()
 		}
 		idx, err := s.writeChunks(ctx, inv, blob, uid)
 		if err != nil {
@@ -209,12 +220,12 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 			chunks = append(chunks, c.Name)
 		}
 	}
-	u, err := s.applyParent(ctx, inv, ann, data)
+	u, err := s.applyParent(ctx, inv, ann, data, prev.rv)
 	if err != nil {
 		return false, err
 	}
 	old := prev.chunks
-	prev.exists, prev.blob, prev.ann, prev.uid, prev.chunks = true, blob, ann, u.GetUID(), chunks
+	prev.exists, prev.blob, prev.ann, prev.uid, prev.chunks, prev.rv = true, blob, ann, u.GetUID(), chunks, u.GetResourceVersion()
 	if len(old) == 0 && len(chunks) == 0 {
 		return true, nil
 	}
@@ -236,8 +247,10 @@ func (s *store) chunked(blob []byte) bool {
 }
 
 // applyParent writes the parent with its labels and annotations and, when
-// data is not nil, data as its DataKey.
-func (s *store) applyParent(ctx context.Context, inv *Inventory, ann map[string]string, data []byte) (*unstructured.Unstructured, error) {
+// data is not nil, data as its DataKey. With rv set the write is
+// conditional on it: a parent another writer changed since fails with
+// errChanged.
+func (s *store) applyParent(ctx context.Context, inv *Inventory, ann map[string]string, data []byte, rv string) (*unstructured.Unstructured, error) {
 	annAny := map[string]any{}
 	for k, v := range ann {
 		annAny[k] = v
@@ -253,14 +266,42 @@ func (s *store) applyParent(ctx context.Context, inv *Inventory, ann map[string]
 		},
 		"type": SecretType,
 	}
+	if rv != "" {
+		obj["metadata"].(map[string]any)["resourceVersion"] = rv
+	}
 	if data != nil {
 		obj["data"] = map[string]any{DataKey: base64.StdEncoding.EncodeToString(data)}
 	}
 	u, err := s.apply(ctx, ParentName(inv.App), obj)
+	if apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("%s: write: %w (%v)", s.where(inv.App), errChanged, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: write: %w", s.where(inv.App), err)
 	}
 	return u, nil
+}
+
+// errChanged says the parent changed since this writer read it: another
+// writer (a second replica during a re-shard, a syncd apply by hand) wrote
+// the inventory. The writer re-reads it and decides again.
+var errChanged = errors.New("the inventory changed since it was read (another writer)")
+
+// saveAttempts bounds the re-reads and re-decisions of a write that found
+// the parent changed.
+const saveAttempts = 5
+
+// changedSince reports whether the parent is no longer the one prev read
+// or last wrote (one metadata GET).
+func (s *store) changedSince(ctx context.Context, app string, prev *loaded) (bool, error) {
+	pom, err := s.md.Resource(secrets).Namespace(s.namespace).Get(ctx, ParentName(app), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return prev.exists, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: read before prune: %w", s.where(app), err)
+	}
+	return !prev.exists || pom.ResourceVersion != prev.rv, nil
 }
 
 // apply server-side applies a Secret of the store's namespace as
