@@ -87,6 +87,9 @@ type AppStatus struct {
 	Findings  int       `json:"findings"`
 	LastRun   time.Time `json:"lastRun,omitzero"`
 	Attempts  int       `json:"attempts,omitempty"`
+	// Rewound is set while the app's revision does not descend from the
+	// one last applied and pruned (rewind.go).
+	Rewound *RewindStatus `json:"rewound,omitempty"`
 	// SourceFailures counts the source's consecutive failed polls and
 	// SourceRetry is when it is polled again; both are cleared by a
 	// successful poll.
@@ -508,6 +511,9 @@ type appRun struct {
 	dyn     dynamic.Interface
 	flaps   *drift.FlapDetector
 	failing bool
+	// rewind is the rewind last reported ("from..to"), so each is
+	// alerted once.
+	rewind string
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
 	alerts driftAlerts
@@ -752,6 +758,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
 	}
 	d.finish(app, rev, start, result, err, cs)
+	ar.reportRewind(rendered)
 	if cs != nil {
 		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
 		ar.watch(ctx, rendered.Plan, cs, dopts)

@@ -15,6 +15,9 @@ type Metrics struct {
 	SourceNextPoll    *prometheus.GaugeVec
 	LastSuccess       *prometheus.GaugeVec
 	DriftFindings     *prometheus.GaugeVec
+	// SourceRewinds counts the rewinds an app met (a revision not
+	// descending from the one last applied and pruned).
+	SourceRewinds *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: a new
@@ -61,7 +64,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "syncd_drift_findings",
 			Help: "Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
 		}, []string{"app", "class"}),
+		SourceRewinds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncd_source_rewinds_total",
+			Help: "Revisions of an app that did not descend from the one last applied and pruned (force-push, rollback); their prune is refused unless the app sets allowRewinds.",
+		}, []string{"app"}),
 	}
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds)
 	return m
 }

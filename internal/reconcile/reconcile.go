@@ -129,6 +129,9 @@ type Rendered struct {
 	// Prune reports what the prune after the apply did (nil without an
 	// inventory or when the apply never started).
 	Prune *inventory.Report
+	// Rewind is set when the revision does not descend from the one the
+	// inventory records as last applied and pruned.
+	Rewind *Rewind
 }
 
 // Render resolves the app's revision (polling its source) unless dir is
@@ -288,6 +291,9 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if r.opts.Inventory != nil {
 		if run, err = r.opts.Inventory.Begin(ctx, app, rendered.Plan, dryRun); err != nil {
 			return nil, err
+		}
+		if !dryRun && rendered.Revision.SHA != "" {
+			rendered.Rewind = r.checkRewind(ctx, app, run, rendered.Revision)
 		}
 		ao = run.Hooks(ao)
 	}
