@@ -164,8 +164,18 @@ type syncdTool struct {
 }
 
 func newSyncd(b *testing.B, ns string) tool {
+	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, PruneBudget: ptr(25)})
+}
+
+// newSyncdNoValidate is syncd with the stage validation off (an app's
+// validate: false), to measure what the validating dry runs cost.
+func newSyncdNoValidate(b *testing.B, ns string) tool {
+	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, PruneBudget: ptr(25), Validate: ptr(false)})
+}
+
+func newSyncdApp(b *testing.B, app config.App) tool {
 	t := &syncdTool{}
-	s, err := syncdrun.New(restConfig(&t.c), config.App{Name: "bench", Namespace: ns, PruneBudget: ptr(25)}, concurrency)
+	s, err := syncdrun.New(restConfig(&t.c), app, concurrency)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -373,6 +383,7 @@ func BenchmarkCompare(b *testing.B) {
 		mk   func(*testing.B, string) tool
 	}{
 		{"syncd", newSyncd},
+		{"syncd-novalidate", newSyncdNoValidate},
 		{"raw", newRaw},
 		{"kubectl", newKubectl},
 		{"flux", newFlux},

@@ -6,8 +6,11 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -33,11 +36,17 @@ type Syncd struct {
 // discovery REST mapper (an experiment for the memory benchmark).
 var CacheMappings = false
 
-// New returns a Syncd for app (its namespace also holds the parent) with
-// the given applier concurrency.
+// New returns a Syncd for app with the given applier concurrency. Its
+// inventory lives in a namespace of its own, "<app namespace>-inventory"
+// (created if missing), as in a real install: everything in the inventory
+// namespace is syncd's own, and prune never deletes it.
 func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
+		return nil, err
+	}
+	invNS := app.Namespace + "-inventory"
+	if err := ensureNamespace(context.Background(), dyn, invNS); err != nil {
 		return nil, err
 	}
 	md, err := metadata.NewForConfig(cfg)
@@ -53,7 +62,7 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 	if CacheMappings {
 		s.mapper = &cachingMapper{DeferredDiscoveryRESTMapper: dm, cache: map[string]*meta.RESTMapping{}}
 	}
-	if s.inv, err = inventory.New(dyn, md, s.mapper, inventory.Options{Namespace: app.Namespace, Concurrency: concurrency}); err != nil {
+	if s.inv, err = inventory.New(dyn, md, s.mapper, inventory.Options{Namespace: invNS, Concurrency: concurrency}); err != nil {
 		return nil, err
 	}
 	if s.applier, err = applier.New(dyn, s.mapper, applier.Options{Concurrency: concurrency}); err != nil {
@@ -94,7 +103,7 @@ func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true}))
+	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true, SkipValidation: !s.App.Validates()}))
 	rep, ferr := run.Finish(ctx, cs, err)
 	if err == nil {
 		err = ferr
@@ -108,4 +117,14 @@ func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured
 		return cs, rep, fmt.Errorf("apply not OK")
 	}
 	return cs, rep, err
+}
+
+// ensureNamespace creates the namespace name unless it exists.
+func ensureNamespace(ctx context.Context, dyn dynamic.Interface, name string) error {
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	_, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("inventory namespace %s: %w", name, err)
+	}
+	return nil
 }
