@@ -109,6 +109,11 @@ func (a *appRun) reportRewind(rendered *Rendered) {
 	d.setStatus(app.Name, func(s *AppStatus) {
 		s.Rewound = &RewindStatus{From: rw.From, To: rw.To, Ancestry: string(rw.Ancestry), Allowed: rw.Allowed, Since: now}
 	})
+	if !rw.Allowed {
+		// The refused prune sends its own prune alert (reason rewound)
+		// naming what it holds; a second one here would say it twice.
+		return
+	}
 	a.notify(alert.Event{Type: config.EventPrune, App: app.Name, Revision: rw.To, Time: now,
 		Summary: "app " + app.Name + ": " + rw.what() + "; " + outcome})
 }
