@@ -104,6 +104,14 @@ func (t takeover) empty() bool { return len(t.from) == 0 }
 
 var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", lastAppliedAnnotation)
 
+// lastAppliedAndAbove is the last-applied annotation and the maps around
+// it: what a client-side apply entry holds for its own bookkeeping.
+var lastAppliedAndAbove = fieldpath.NewSet(
+	fieldpath.MakePathOrDie("metadata"),
+	fieldpath.MakePathOrDie("metadata", "annotations"),
+	lastAppliedPath,
+)
+
 // planTakeover works out, on an object the app's managers (ours) have
 // just applied (or, in a dry run, would apply), which fields of legacy
 // managers they share: each such field leaves the legacy manager's entry
@@ -204,7 +212,7 @@ func onlyStructure(rest, structure *fieldpath.Set, clientSide bool) bool {
 		switch {
 		case !only:
 		case structure.Has(p):
-		case clientSide && hasPrefix(lastAppliedPath, p):
+		case clientSide && lastAppliedAndAbove.Has(p):
 		default:
 			only = false
 		}

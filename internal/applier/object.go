@@ -164,7 +164,7 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 			if !s.Fields.Has(replicasPath) {
 				continue
 			}
-			ns, err := obj.Reslice(s.Manager, subtract(s.Fields, []fieldpath.Path{replicasPath}))
+			ns, err := obj.Reslice(s.Manager, s.Fields.RecursiveDifference(fieldpath.NewSet(replicasPath)))
 			if err != nil {
 				return nil, err
 			}
@@ -765,7 +765,7 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s *planner
 		return false
 	}
 	if len(drop) > 0 {
-		ns, err := obj.Reslice(s.Manager, subtract(s.Fields, drop))
+		ns, err := obj.Reslice(s.Manager, s.Fields.RecursiveDifference(fieldpath.NewSet(drop...)))
 		if err != nil {
 			c.Action, c.Err = Failed, err
 			return false

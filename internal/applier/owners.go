@@ -118,29 +118,3 @@ func managerList(obj *planner.Object) string {
 	}
 	return strings.Join(names, ",")
 }
-
-// subtract removes every path of drop, and everything below it, from set.
-func subtract(set *fieldpath.Set, drop []fieldpath.Path) *fieldpath.Set {
-	out := fieldpath.NewSet()
-	set.Iterate(func(p fieldpath.Path) {
-		for _, d := range drop {
-			if hasPrefix(p, d) {
-				return
-			}
-		}
-		out.Insert(p.Copy())
-	})
-	return out
-}
-
-func hasPrefix(p, prefix fieldpath.Path) bool {
-	if len(p) < len(prefix) {
-		return false
-	}
-	for i := range prefix {
-		if !p[i].Equals(prefix[i]) {
-			return false
-		}
-	}
-	return true
-}

@@ -123,7 +123,7 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	}
 	drop, dropLabels := r.previewDrops(fields, p.Changes)
 	if len(sl) > 1 || len(drop) > 0 {
-		next, err := obj.Reslice(s.Manager, subtract(fields, drop))
+		next, err := obj.Reslice(s.Manager, fields.RecursiveDifference(fieldpath.NewSet(drop...)))
 		if err != nil {
 			p.AfterErr = err
 			return
