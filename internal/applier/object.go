@@ -433,11 +433,11 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		}
 	}
 	ours := func(m string) bool {
-		m = strings.TrimSuffix(m, HandoffSuffix)
-		if current[m] {
+		base, _ := HandoffOwner(m)
+		if current[string(base)] {
 			return true
 		}
-		return slices.Contains(old, planner.FieldManager(m))
+		return slices.Contains(old, base)
 	}
 	desiredAll := fieldpath.NewSet()
 	for _, s := range sl {
@@ -558,7 +558,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 	// nobody else owns and that the server would reset rather than delete.
 	for i, s := range sl {
 		othersAfter := own.ownedExcept(func(m string) bool {
-			return m == string(s.Manager) || strings.HasSuffix(m, HandoffSuffix) || slices.Contains(old, planner.FieldManager(m))
+			return m == string(s.Manager) || isHandoff(m) || slices.Contains(old, planner.FieldManager(m))
 		})
 		for j, o := range sl {
 			if j != i {
@@ -665,10 +665,10 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 	// once when the app says handoff: release.
 	final := decodeOwnership(last)
 	for _, e := range final.entries {
-		if !strings.HasSuffix(e.manager, HandoffSuffix) || !ours(e.manager) {
+		if !isHandoff(e.manager) || !ours(e.manager) {
 			continue
 		}
-		others := final.ownedExcept(func(m string) bool { return strings.HasSuffix(m, HandoffSuffix) })
+		others := final.ownedExcept(isHandoff)
 		if !r.ao.ReleaseHandoff && !e.set.Leaves().Difference(others).Empty() {
 			continue
 		}

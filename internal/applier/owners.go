@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -19,13 +20,25 @@ import (
 // fight over it.
 const ManagersAnnotationPrefix = "managers.syncd.dev/"
 
-// HandoffSuffix names the manager that holds fields a manager dropped until
-// someone else owns them: "<manager>-handoff".
-const HandoffSuffix = "-handoff"
-
-// HandoffManager returns the handoff manager of m.
+// HandoffManager returns the handoff manager of m, the manager that holds
+// fields m dropped until someone else owns them: m with
+// config.HandoffSuffix ("<manager>-handoff"), a suffix config reserves so
+// no user manager ends in it.
 func HandoffManager(m planner.FieldManager) planner.FieldManager {
-	return m + HandoffSuffix
+	return m + config.HandoffSuffix
+}
+
+// HandoffOwner returns the manager whose handoff manager m is and true,
+// or m itself and false when m is no handoff manager.
+func HandoffOwner(m string) (planner.FieldManager, bool) {
+	base, ok := strings.CutSuffix(m, config.HandoffSuffix)
+	return planner.FieldManager(base), ok
+}
+
+// isHandoff reports whether m is a handoff manager.
+func isHandoff(m string) bool {
+	_, ok := HandoffOwner(m)
+	return ok
 }
 
 // ownership is the live managedFields of one object, decoded.

@@ -2,18 +2,14 @@ package drift
 
 import (
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
-
-// HandoffSuffix is appended to a syncd manager's name to make the manager
-// that holds fields which left Git until another writer takes them.
-const HandoffSuffix = "-handoff"
 
 // FieldRef names one field of one object and the manager involved, for the
 // Yielded and HandoffPending options.
@@ -187,8 +183,8 @@ func (d *detector) isSyncd(m string) bool { return d.managers[m] }
 // isHandoff reports whether m is the handoff manager of one of syncd's
 // managers.
 func (d *detector) isHandoff(m string) bool {
-	base, ok := strings.CutSuffix(m, HandoffSuffix)
-	return ok && d.managers[base]
+	base, ok := applier.HandoffOwner(m)
+	return ok && d.managers[string(base)]
 }
 
 // redact hides f's values when package redact's rules hide the field at
@@ -467,7 +463,8 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 		f := base
 		f.Class = class
 		f.Path = path
-		f.DeclaredBy = strings.TrimSuffix(manager, HandoffSuffix)
+		declaredBy, _ := applier.HandoffOwner(manager)
+		f.DeclaredBy = string(declaredBy)
 		if p != nil {
 			f.Owners = owners(entries, p)
 			f.Live, _ = lookupLive(live.Object, p, secret)

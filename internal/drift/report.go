@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -247,7 +249,7 @@ func (f Finding) Sentence() string {
 	case Yielded:
 		return f.Path + " was yielded to " + orUnknown(f.Culprit) + " (information)"
 	case HandoffPending:
-		return f.Path + " left Git and is held by " + f.DeclaredBy + HandoffSuffix + " until another writer takes it (information)"
+		return f.Path + " left Git and is held by " + string(applier.HandoffManager(planner.FieldManager(f.DeclaredBy))) + " until another writer takes it (information)"
 	}
 	return f.Path + ": " + string(f.Class)
 }
