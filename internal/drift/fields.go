@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"syncd.dev/syncd/internal/paths"
 )
 
 // entry is one decoded managedFields entry.
@@ -209,83 +211,11 @@ func keyValue(key value.FieldList, name string) (value.Value, bool) {
 	return nil, false
 }
 
-// lookup returns the value at path in an unstructured object.
+// lookup returns the value at path in an unstructured object. A keyed
+// list item that omits a key field the schema defaults (a port's
+// protocol) is matched when no item has the whole key.
 func lookup(obj any, path fieldpath.Path) (any, bool) {
-	cur := obj
-	for _, pe := range path {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if cur, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Key != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return nil, false
-			}
-			item, ok := findItem(l, *pe.Key)
-			if !ok {
-				return nil, false
-			}
-			cur = item
-		case pe.Value != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if value.Equals(value.NewValueInterface(item), *pe.Value) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, ok := cur.([]any)
-			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
-				return nil, false
-			}
-			cur = l[*pe.Index]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// findItem finds the item of an associative list with the given key. An
-// item that omits a key field the schema defaults (a port's protocol) is
-// matched in a second pass, when no item has the whole key.
-func findItem(l []any, key value.FieldList) (any, bool) {
-	for _, lenient := range []bool{false, true} {
-		for _, item := range l {
-			m, ok := item.(map[string]any)
-			if ok && itemHasKey(m, key, lenient) {
-				return item, true
-			}
-		}
-	}
-	return nil, false
-}
-
-func itemHasKey(item map[string]any, key value.FieldList, lenient bool) bool {
-	for _, f := range key {
-		v, ok := item[f.Name]
-		if !ok && lenient {
-			continue
-		}
-		if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
-			return false
-		}
-	}
-	return true
+	return paths.LookupWith(obj, path, paths.LookupOptions{OmittedKeyFields: true})
 }
 
 // lookupLive is lookup on a live object, except that a Secret's

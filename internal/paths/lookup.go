@@ -5,70 +5,97 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
+// LookupOptions change how LookupWith finds keyed list items.
+type LookupOptions struct {
+	// OmittedKeyFields also matches, when no item of an associative list
+	// has the whole key, the first item whose key fields match except for
+	// those it omits: the schema defaults them (a port's protocol), so a
+	// declared object may leave out what the live one holds.
+	OmittedKeyFields bool
+}
+
 // Lookup returns the value at path in an unstructured object (maps, lists
 // and scalars as decoded from JSON), following keyed list items, set items
-// and indexes the way the API server names them.
+// and indexes the way the API server names them. A keyed item matches
+// only with its whole key; an index outside the list (negative, or past
+// its end) finds nothing.
 func Lookup(v any, path fieldpath.Path) (any, bool) {
+	return LookupWith(v, path, LookupOptions{})
+}
+
+// LookupWith is Lookup with options.
+func LookupWith(v any, path fieldpath.Path, o LookupOptions) (any, bool) {
 	for _, pe := range path {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if v, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, ok := v.([]any)
-			if !ok || *pe.Index >= len(l) {
-				return nil, false
-			}
-			v = l[*pe.Index]
-		case pe.Value != nil:
-			l, ok := v.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if value.Equals(value.NewValueInterface(item), *pe.Value) {
-					v, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Key != nil:
-			l, ok := v.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				m, ok := item.(map[string]any)
-				if !ok {
-					continue
-				}
-				all := true
-				for _, f := range *pe.Key {
-					if !value.Equals(value.NewValueInterface(m[f.Name]), f.Value) {
-						all = false
-						break
-					}
-				}
-				if all {
-					v, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		default:
+		var ok bool
+		if v, ok = step(v, pe, o); !ok {
 			return nil, false
 		}
 	}
 	return v, true
+}
+
+// step returns the value pe names inside v.
+func step(v any, pe fieldpath.PathElement, o LookupOptions) (any, bool) {
+	if pe.FieldName != nil {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v, ok = m[*pe.FieldName]
+		return v, ok
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case pe.Index != nil:
+		if *pe.Index < 0 || *pe.Index >= len(l) {
+			return nil, false
+		}
+		return l[*pe.Index], true
+	case pe.Value != nil:
+		for _, item := range l {
+			if value.Equals(value.NewValueInterface(item), *pe.Value) {
+				return item, true
+			}
+		}
+		return nil, false
+	case pe.Key != nil:
+		return keyedItem(l, *pe.Key, o.OmittedKeyFields)
+	}
+	return nil, false
+}
+
+// keyedItem finds the item of an associative list with the given key;
+// with omitted, in a second pass, one that omits key fields.
+func keyedItem(l []any, key value.FieldList, omitted bool) (any, bool) {
+	passes := []bool{false}
+	if omitted {
+		passes = append(passes, true)
+	}
+	for _, skipOmitted := range passes {
+		for _, item := range l {
+			m, ok := item.(map[string]any)
+			if ok && hasKey(m, key, skipOmitted) {
+				return item, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// hasKey reports whether item holds every field of key with its value;
+// with skipOmitted, fields item does not hold are not compared.
+func hasKey(item map[string]any, key value.FieldList, skipOmitted bool) bool {
+	for _, f := range key {
+		v, ok := item[f.Name]
+		if !ok && skipOmitted {
+			continue
+		}
+		if !value.Equals(value.NewValueInterface(v), f.Value) {
+			return false
+		}
+	}
+	return true
 }
