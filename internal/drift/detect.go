@@ -314,191 +314,276 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 	return other
 }
 
-// object returns the findings of one object.
+// object returns the findings of one object, and a warning for each of
+// its managedFields entries that could not be decoded.
 func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) ([]Finding, []string) {
-	ref := obj.Ref
-	base := Finding{App: d.app, Object: objectOf(ref), Ref: ref}
-	if len(obj.Slices) > 0 {
-		base.DeclaredBy = string(obj.Slices[0].Manager)
-	}
+	base := d.baseFinding(obj)
 	if live == nil {
 		f := base
 		f.Class = Deleted
 		f.Owners = []Owner{}
 		return []Finding{f}, nil
 	}
-	entries, errs := decodeManagedFields(live)
-	var warns []string
+	c := d.newObjectCheck(obj, live, base)
+	c.unmanaged()
+	for _, l := range c.leaves {
+		c.declaredLeaf(l)
+	}
+	c.handoffFields()
+	c.listedFields()
+	return c.out, c.warns
+}
+
+// baseFinding is what every finding of obj shares: the app, the object and
+// the manager of its first slice.
+func (d *detector) baseFinding(obj *planner.Object) Finding {
+	base := Finding{App: d.app, Object: objectOf(obj.Ref), Ref: obj.Ref}
+	if len(obj.Slices) > 0 {
+		base.DeclaredBy = string(obj.Slices[0].Manager)
+	}
+	return base
+}
+
+// objectCheck is the detection of one live object: what its phases share
+// and the findings they add.
+type objectCheck struct {
+	d       *detector
+	obj     *planner.Object
+	ref     planner.ObjectRef
+	live    *unstructured.Unstructured
+	base    Finding
+	entries []entry
+	warns   []string
+	secret  bool
+	leaves  []declared
+	// present is set when one of syncd's managers owns something on the
+	// object.
+	present bool
+	out     []Finding
+	// reported are the paths that have a finding other than Flapping.
+	reported map[string]bool
+}
+
+func (d *detector) newObjectCheck(obj *planner.Object, live *unstructured.Unstructured, base Finding) *objectCheck {
+	c := &objectCheck{d: d, obj: obj, ref: obj.Ref, live: live, base: base,
+		secret: isSecret(obj.Ref), leaves: declaredLeaves(obj), reported: map[string]bool{}}
+	var errs []error
+	c.entries, errs = decodeManagedFields(live)
 	for _, err := range errs {
-		warns = append(warns, ref.String()+": "+err.Error())
+		c.warns = append(c.warns, c.ref.String()+": "+err.Error())
 	}
-	secret := isSecret(ref)
-	leaves := declaredLeaves(obj)
-	var out []Finding
-	add := func(f Finding, p fieldpath.Path) {
-		if f.Owners == nil {
-			f.Owners = []Owner{}
-		}
-		f.Differs = !d.sameValue(ref, f.DeclaredBy, p, f.Desired, f.Live)
-		d.redact(&f, p)
-		out = append(out, f)
-	}
-
-	// Unmanaged: syncd's managers are all gone from the object and
-	// take-overs do not explain it (managedFields were wiped, or the object
-	// was never applied by syncd). A field owned by nobody whose value is
-	// still there is then folded into the object-level finding.
-	present := false
-	for _, e := range entries {
+	for _, e := range c.entries {
 		if d.isSyncd(e.Manager) {
-			present = true
+			c.present = true
 		}
 	}
-	unexplained := func(l declared) bool {
-		if present || len(l.owners(entries)) > 0 {
-			return false
-		}
-		_, ok := lookupLive(live.Object, l.path, secret)
-		return ok
-	}
-	if !present && len(leaves) > 0 {
-		emit := len(entries) == 0
-		for _, l := range leaves {
-			emit = emit || unexplained(l)
-		}
-		if emit {
-			f := base
-			f.Class = Unmanaged
-			for _, e := range entries {
-				f.Owners = append(f.Owners, e.Owner)
-			}
-			sortOwners(f.Owners)
-			f.Culprit = d.culprit(f.Owners)
-			add(f, nil)
-		}
-	}
+	return c
+}
 
-	reported := map[string]bool{}
-	for _, l := range leaves {
-		if unexplained(l) {
-			continue
+// add completes f (owners, whether the values differ, redaction) and adds
+// it to the object's findings.
+func (c *objectCheck) add(f Finding, p fieldpath.Path) {
+	if f.Owners == nil {
+		f.Owners = []Owner{}
+	}
+	f.Differs = !c.d.sameValue(c.ref, f.DeclaredBy, p, f.Desired, f.Live)
+	c.d.redact(&f, p)
+	c.out = append(c.out, f)
+}
+
+// unexplained reports whether the declared leaf l is owned by nobody while
+// no syncd manager is on the object, and its value is still there: it is
+// folded into the Unmanaged finding.
+func (c *objectCheck) unexplained(l declared) bool {
+	if c.present || len(l.owners(c.entries)) > 0 {
+		return false
+	}
+	_, ok := lookupLive(c.live.Object, l.path, c.secret)
+	return ok
+}
+
+// unmanaged adds the Unmanaged finding: syncd's managers are all gone from
+// the object and take-overs do not explain it (managedFields were wiped,
+// or the object was never applied by syncd). A field owned by nobody whose
+// value is still there is then folded into the object-level finding.
+func (c *objectCheck) unmanaged() {
+	if c.present || len(c.leaves) == 0 {
+		return
+	}
+	emit := len(c.entries) == 0
+	for _, l := range c.leaves {
+		emit = emit || c.unexplained(l)
+	}
+	if !emit {
+		return
+	}
+	f := c.base
+	f.Class = Unmanaged
+	for _, e := range c.entries {
+		f.Owners = append(f.Owners, e.Owner)
+	}
+	sortOwners(f.Owners)
+	f.Culprit = c.d.culprit(f.Owners)
+	c.add(f, nil)
+}
+
+// declaredLeaf adds the findings of one field Git declares: Flapping when
+// the flap detector says so, and the class classify gives it.
+func (c *objectCheck) declaredLeaf(l declared) {
+	if c.unexplained(l) {
+		return
+	}
+	f := c.base
+	f.Path = l.str
+	f.DeclaredBy = l.manager
+	f.Owners = l.owners(c.entries)
+	if l.empty && len(f.Owners) == 0 {
+		// Nobody owns the empty map or list itself: keys were put
+		// in it (by the applier, a controller), which Git's {} or
+		// [] does not contradict, and they have owners of their own.
+		return
+	}
+	f.Culprit = c.d.culprit(f.Owners)
+	f.Desired, _ = lookup(c.obj.Desired.Object, l.path)
+	f.Live, _ = lookupLive(c.live.Object, l.path, c.secret)
+	if ff, ok := c.d.flapping(f); ok {
+		c.add(ff, l.path)
+	}
+	class, culprit, ok := c.d.classify(l, f)
+	if !ok {
+		return
+	}
+	f.Class, f.Culprit = class, culprit
+	c.reported[l.str] = true
+	c.add(f, l.path)
+}
+
+// flapping returns the Flapping finding of the declared field f, when the
+// flap detector reports it as flapping. Its culprit is the other side of
+// the fight, whoever owns the field right now, so the finding's Key stays
+// the same.
+func (d *detector) flapping(f Finding) (Finding, bool) {
+	if d.opts.Flaps == nil || !d.opts.Flaps.Flapping(f.Ref, f.Path) {
+		return Finding{}, false
+	}
+	f.Class = Flapping
+	f.Culprit = ""
+	for _, m := range d.opts.Flaps.Owners(f.Ref, f.Path) {
+		if !d.isSyncd(m) && !d.isHandoff(m) {
+			f.Culprit = m
+			break
 		}
-		f := base
-		f.Path = l.str
-		f.DeclaredBy = l.manager
-		f.Owners = l.owners(entries)
-		if l.empty && len(f.Owners) == 0 {
-			// Nobody owns the empty map or list itself: keys were put
-			// in it (by the applier, a controller), which Git's {} or
-			// [] does not contradict, and they have owners of their own.
-			continue
+	}
+	return f, true
+}
+
+// classify decides the class and culprit of the declared leaf l, whose
+// finding f has its owners, culprit and values; ok is false when l is not
+// a finding (syncd owns it with Git's value, or it is a key field shared
+// with another manager).
+func (d *detector) classify(l declared, f Finding) (class Class, culprit string, ok bool) {
+	if y, listed := d.yielded[keyOf(f.Ref)][l.str]; listed {
+		if f.Culprit == "" {
+			return Yielded, string(y.Manager), true
 		}
-		f.Culprit = d.culprit(f.Owners)
-		f.Desired, _ = lookup(obj.Desired.Object, l.path)
-		f.Live, _ = lookupLive(live.Object, l.path, secret)
-		k := keyOf(ref)
-		if d.opts.Flaps != nil && d.opts.Flaps.Flapping(ref, l.str) {
-			ff := f
-			ff.Class = Flapping
-			// The culprit is the other side of the fight, whoever owns
-			// the field right now, so the finding's Key stays the same.
-			ff.Culprit = ""
-			for _, m := range d.opts.Flaps.Owners(ref, l.str) {
-				if !d.isSyncd(m) && !d.isHandoff(m) {
-					ff.Culprit = m
-					break
-				}
-			}
-			add(ff, l.path)
+		return Yielded, f.Culprit, true
+	}
+	syncdOwns, handoffOwns := false, false
+	for _, o := range f.Owners {
+		syncdOwns = syncdOwns || d.isSyncd(o.Manager)
+		handoffOwns = handoffOwns || d.isHandoff(o.Manager)
+	}
+	if !syncdOwns {
+		if handoffOwns {
+			return HandoffPending, f.Culprit, true
 		}
-		if y, ok := d.yielded[k][l.str]; ok {
-			f.Class = Yielded
-			if f.Culprit == "" {
-				f.Culprit = string(y.Manager)
-			}
-			add(f, l.path)
-			reported[l.str] = true
-			continue
-		}
-		syncdOwns, handoffOwns := false, false
-		for _, o := range f.Owners {
-			syncdOwns = syncdOwns || d.isSyncd(o.Manager)
-			handoffOwns = handoffOwns || d.isHandoff(o.Manager)
-		}
-		yieldTo := ""
-		if !syncdOwns && !handoffOwns {
-			yieldTo = d.yieldedTo(ref, f.Owners, l.path)
-		}
-		switch {
-		case !syncdOwns && handoffOwns:
-			f.Class = HandoffPending
-		case yieldTo != "":
+		if to := d.yieldedTo(f.Ref, f.Owners, l.path); to != "" {
 			// The conflict policy gives the field to this manager: the
 			// applier yields it rather than take it back.
-			f.Class = Yielded
-			f.Culprit = yieldTo
-		case !syncdOwns:
-			f.Class = TakenOver
-		case f.Culprit != "":
-			if isKeyLeaf(l.path) {
-				continue
-			}
-			f.Class = Shared
-		case !d.sameValue(ref, l.manager, l.path, f.Desired, f.Live):
-			f.Class = ValueDrift
-		default:
+			return Yielded, to, true
+		}
+		return TakenOver, f.Culprit, true
+	}
+	switch {
+	case f.Culprit != "":
+		if isKeyLeaf(l.path) {
+			return "", "", false
+		}
+		return Shared, f.Culprit, true
+	case !d.sameValue(f.Ref, l.manager, l.path, f.Desired, f.Live):
+		return ValueDrift, f.Culprit, true
+	default:
+		return "", "", false
+	}
+}
+
+// extra adds a finding of class for a field that is not among the declared
+// leaves, once per path: held by the handoff manager of one of syncd's
+// managers, or listed by the caller as yielded to or held by manager. p is
+// nil when the field is not on the live object.
+func (c *objectCheck) extra(class Class, manager, path string, p fieldpath.Path) {
+	if c.reported[path] {
+		return
+	}
+	c.reported[path] = true
+	f := c.base
+	f.Class = class
+	f.Path = path
+	declaredBy, _ := applier.HandoffOwner(manager)
+	f.DeclaredBy = string(declaredBy)
+	if p != nil {
+		f.Owners = owners(c.entries, p)
+		f.Live, _ = lookupLive(c.live.Object, p, c.secret)
+	}
+	f.Culprit = c.d.culprit(f.Owners)
+	if f.Culprit == "" && class == Yielded {
+		f.Culprit = manager
+	}
+	c.add(f, p)
+}
+
+// handoffFields adds the fields held by handoff managers: they left Git,
+// so they are not among the declared leaves.
+func (c *objectCheck) handoffFields() {
+	for _, e := range c.entries {
+		if !c.d.isHandoff(e.Manager) {
 			continue
 		}
-		reported[l.str] = true
-		add(f, l.path)
-	}
-
-	// Fields held by handoff managers (they left Git, so they are not
-	// among the declared leaves), and the fields the caller listed.
-	extra := func(class Class, manager, path string, p fieldpath.Path) {
-		if reported[path] {
-			return
-		}
-		reported[path] = true
-		f := base
-		f.Class = class
-		f.Path = path
-		declaredBy, _ := applier.HandoffOwner(manager)
-		f.DeclaredBy = string(declaredBy)
-		if p != nil {
-			f.Owners = owners(entries, p)
-			f.Live, _ = lookupLive(live.Object, p, secret)
-		}
-		f.Culprit = d.culprit(f.Owners)
-		if f.Culprit == "" && class == Yielded {
-			f.Culprit = manager
-		}
-		add(f, p)
-	}
-	livePaths := map[string]fieldpath.Path{}
-	for _, e := range entries {
 		for p := range e.set.Leaves().All() {
-			s := p.String()
-			if _, ok := livePaths[s]; !ok {
-				livePaths[s] = p.Copy()
-			}
-			if d.isHandoff(e.Manager) {
-				extra(HandoffPending, e.Manager, s, livePaths[s])
-			}
+			c.extra(HandoffPending, e.Manager, p.String(), p.Copy())
 		}
 	}
+}
+
+// listedFields adds the fields the caller listed as HandoffPending or
+// Yielded (Options), in path order.
+func (c *objectCheck) listedFields() {
+	live := c.livePaths()
 	for _, m := range []struct {
 		class Class
 		refs  map[string]FieldRef
-	}{{HandoffPending, d.handoff[keyOf(ref)]}, {Yielded, d.yielded[keyOf(ref)]}} {
+	}{{HandoffPending, c.d.handoff[keyOf(c.ref)]}, {Yielded, c.d.yielded[keyOf(c.ref)]}} {
 		paths := make([]string, 0, len(m.refs))
 		for p := range m.refs {
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)
 		for _, p := range paths {
-			extra(m.class, string(m.refs[p].Manager), p, livePaths[p])
+			c.extra(m.class, string(m.refs[p].Manager), p, live[p])
 		}
 	}
-	return out, warns
+}
+
+// livePaths returns every leaf some manager owns on the object, by its
+// string form.
+func (c *objectCheck) livePaths() map[string]fieldpath.Path {
+	out := map[string]fieldpath.Path{}
+	for _, e := range c.entries {
+		for p := range e.set.Leaves().All() {
+			if _, ok := out[p.String()]; !ok {
+				out[p.String()] = p.Copy()
+			}
+		}
+	}
+	return out
 }
