@@ -235,15 +235,57 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 	for i, mem := range left {
 		cands[i] = &candidate{mem: mem}
 	}
-	// Read every candidate's metadata (managedFields, labels,
-	// annotations, UID, resourceVersion): one paginated LIST per resource
-	// and namespace holding many candidates, a GET for the others.
-	type group struct {
-		wk    watchKey
-		ri    metadata.ResourceInterface
-		cands []*candidate
+	if err := r.readCandidates(ctx, cands); err != nil {
+		return err
 	}
-	groups := map[watchKey]*group{}
+	if r.refuseBudget(rep, cands) || r.refuseForbidden(ctx, rep, cands) {
+		return nil
+	}
+	return r.removeByStage(ctx, rep, cands)
+}
+
+// candidateGroup is the candidates of one resource and namespace, read
+// together.
+type candidateGroup struct {
+	ri    metadata.ResourceInterface
+	cands []*candidate
+}
+
+// readCandidates reads every candidate's metadata (managedFields, labels,
+// annotations, UID, resourceVersion) and decides about it: one paginated
+// LIST per resource and namespace holding many candidates, a GET for the
+// others.
+func (r *Run) readCandidates(ctx context.Context, cands []*candidate) error {
+	groups, order := r.groupCandidates(cands)
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.m.opts.Concurrency)
+	for _, wk := range order {
+		g := groups[wk]
+		if len(g.cands) >= listThreshold {
+			eg.Go(func() error {
+				r.listGroup(ectx, g)
+				return nil
+			})
+			continue
+		}
+		for _, c := range g.cands {
+			eg.Go(func() error {
+				r.read(ectx, c)
+				return nil
+			})
+		}
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// groupCandidates groups the candidates by resource and namespace, in the
+// order first seen. A candidate whose kind is gone is gone; one whose
+// resource cannot be resolved is spared.
+func (r *Run) groupCandidates(cands []*candidate) (map[watchKey]*candidateGroup, []watchKey) {
+	groups := map[watchKey]*candidateGroup{}
 	var order []watchKey
 	for _, c := range cands {
 		wk, ri, err := r.resource(c.mem.Ref())
@@ -259,59 +301,46 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 		c.ri = ri
 		g := groups[wk]
 		if g == nil {
-			g = &group{wk: wk, ri: ri}
+			g = &candidateGroup{ri: ri}
 			groups[wk] = g
 			order = append(order, wk)
 		}
 		g.cands = append(g.cands, c)
 	}
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.SetLimit(r.m.opts.Concurrency)
-	for _, wk := range order {
-		g := groups[wk]
-		if len(g.cands) >= listThreshold {
-			eg.Go(func() error {
-				byName := make(map[string]*candidate, len(g.cands))
-				for _, c := range g.cands {
-					byName[c.mem.Name] = c
-				}
-				err := listAll(ectx, g.ri, LabelPartOf+"="+r.id, func(live *metav1.PartialObjectMetadata) error {
-					if c := byName[live.Name]; c != nil {
-						c.live = live
-						r.decide(c)
-						delete(byName, c.mem.Name)
-					}
-					return nil
-				})
-				if err != nil {
-					for _, c := range byName {
-						c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
-					}
-					return nil
-				}
-				// Not listed: gone, or no longer labelled; a GET tells.
-				for _, c := range byName {
-					r.read(ectx, c)
-				}
-				return nil
-			})
-			continue
-		}
-		for _, c := range g.cands {
-			eg.Go(func() error {
-				r.read(ectx, c)
-				return nil
-			})
-		}
-	}
-	if err := eg.Wait(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return groups, order
+}
 
-	// The budget counts deletions against the app's size before this run.
+// listGroup reads a group's candidates with one paginated LIST of the
+// app's objects, and those not listed with a GET each.
+func (r *Run) listGroup(ctx context.Context, g *candidateGroup) {
+	byName := make(map[string]*candidate, len(g.cands))
+	for _, c := range g.cands {
+		byName[c.mem.Name] = c
+	}
+	err := listAll(ctx, g.ri, LabelPartOf+"="+r.id, func(live *metav1.PartialObjectMetadata) error {
+		if c := byName[live.Name]; c != nil {
+			c.live = live
+			r.decide(c)
+			delete(byName, c.mem.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range byName {
+			c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
+		}
+		return
+	}
+	// Not listed: gone, or no longer labelled; a GET tells.
+	for _, c := range byName {
+		r.read(ctx, c)
+	}
+}
+
+// refuseBudget refuses the whole prune, sparing every candidate, when it
+// would delete more than the prune budget's share of the app's objects.
+// The budget counts deletions against the app's size before this run.
+func (r *Run) refuseBudget(rep *Report, cands []*candidate) bool {
 	deletes := 0
 	for _, c := range cands {
 		if c.action == "delete" {
@@ -323,22 +352,23 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 		budget = *r.m.opts.PruneBudget
 	}
 	total := len(r.prev.inv.Members)
-	if deletes*100 > budget*total {
-		msg := fmt.Sprintf("not pruning: it would delete %d of the app's %d objects (%d%%), more than the prune budget of %d%%; if that is intended, raise pruneBudget on app %s or run once with --prune-budget=%d",
-			deletes, total, deletes*100/total, budget, r.app.Name, (deletes*100+total-1)/total)
-		rep.Refused = &Refusal{Reason: ReasonBudget, Message: msg}
-		r.m.metrics.blocked.WithLabelValues(string(ReasonBudget)).Inc()
-		for _, c := range cands {
-			rep.Spared = append(rep.Spared, Spared{Object: c.mem.Ref(), Reason: ReasonBudget, Message: msg})
-		}
-		return nil
+	if deletes*100 <= budget*total {
+		return false
 	}
-	if r.refuseForbidden(ctx, rep, cands) {
-		return nil
+	msg := fmt.Sprintf("not pruning: it would delete %d of the app's %d objects (%d%%), more than the prune budget of %d%%; if that is intended, raise pruneBudget on app %s or run once with --prune-budget=%d",
+		deletes, total, deletes*100/total, budget, r.app.Name, (deletes*100+total-1)/total)
+	rep.Refused = &Refusal{Reason: ReasonBudget, Message: msg}
+	r.m.metrics.blocked.WithLabelValues(string(ReasonBudget)).Inc()
+	for _, c := range cands {
+		rep.Spared = append(rep.Spared, Spared{Object: c.mem.Ref(), Reason: ReasonBudget, Message: msg})
 	}
+	return true
+}
 
-	// Reverse stage order: namespaced objects first, CRDs last; within a
-	// stage, concurrently.
+// removeByStage removes the candidates in reverse stage order (namespaced
+// objects first, CRDs last; within a stage, concurrently) and fills the
+// report, also when ctx ends between stages.
+func (r *Run) removeByStage(ctx context.Context, rep *Report, cands []*candidate) error {
 	slices.SortStableFunc(cands, func(a, b *candidate) int {
 		if a.mem.Stage != b.mem.Stage {
 			return int(b.mem.Stage) - int(a.mem.Stage)
@@ -356,18 +386,7 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 		for end < len(cands) && cands[end].mem.Stage == cands[start].mem.Stage {
 			end++
 		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(r.m.opts.Concurrency)
-		for _, c := range cands[start:end] {
-			if c.action != "delete" && c.action != "orphan" || r.dryRun {
-				continue
-			}
-			g.Go(func() error {
-				r.remove(gctx, c)
-				return nil
-			})
-		}
-		_ = g.Wait()
+		r.removeStage(ctx, cands[start:end])
 		if err := ctx.Err(); err != nil {
 			r.collect(rep, cands)
 			return err
@@ -376,6 +395,23 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 	}
 	r.collect(rep, cands)
 	return nil
+}
+
+// removeStage deletes or orphans, concurrently, the candidates of one
+// stage prune decided to remove; nothing in a dry run.
+func (r *Run) removeStage(ctx context.Context, stage []*candidate) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.m.opts.Concurrency)
+	for _, c := range stage {
+		if c.action != "delete" && c.action != "orphan" || r.dryRun {
+			continue
+		}
+		g.Go(func() error {
+			r.remove(gctx, c)
+			return nil
+		})
+	}
+	_ = g.Wait()
 }
 
 // read reads one candidate with a GET and decides about it.
