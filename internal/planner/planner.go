@@ -193,148 +193,253 @@ func parseKind(s string) (schema.GroupKind, error) {
 // them in place and the plan's Desired objects are those same maps (a
 // render of 10,000 objects would otherwise be held twice while syncing).
 // Pass copies to keep the rendered objects as they were.
+//
+// Its phases run in order: collect the render's CRDs, admit every
+// manifest, split the admitted objects between managers, warn about split
+// paths that matched nothing, and order the objects for applying.
 func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error) {
-	var errs ManifestErrors
-	fail := func(m Manifest, obj *unstructured.Unstructured, err error) {
-		errs = append(errs, &ManifestError{File: m.File, Index: m.Index, Item: m.Item, Object: describe(obj), Err: err})
+	run := p.newPlanRun()
+	run.collectCRDs(manifests)
+	items, err := run.admit(ctx, manifests)
+	if err != nil {
+		return nil, err
 	}
-	plan := &Plan{App: p.app.Name, Revision: p.opts.Revision}
+	if len(run.errs) > 0 {
+		return nil, run.errs
+	}
+	matched, err := run.splitObjects(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	if len(run.errs) > 0 {
+		return nil, run.errs
+	}
+	run.warnUnmatchedPaths(matched)
+	run.plan.Objects = ordered(items)
+	return run.plan, nil
+}
 
-	// CRDs first: the kinds they define may be used by other manifests.
-	crds := map[schema.GroupKind]*renderedCRD{}
-	var lookup *schemaLookup
-	if p.opts.Schemas != nil {
-		lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]*gvDocument{}}
+// planRun is the state the phases of one Plan call share.
+type planRun struct {
+	p    *Planner
+	plan *Plan
+	errs ManifestErrors
+	// crds are the CustomResourceDefinitions of the render, by the kind
+	// they define.
+	crds map[schema.GroupKind]*renderedCRD
+	// lookup fetches cluster schemas for kinds unknown offline; nil when
+	// Options.Schemas is.
+	lookup *schemaLookup
+}
+
+// planned is one admitted manifest and the object it becomes.
+type planned struct {
+	m   Manifest
+	obj Object
+}
+
+func (p *Planner) newPlanRun() *planRun {
+	r := &planRun{
+		p:    p,
+		plan: &Plan{App: p.app.Name, Revision: p.opts.Revision},
+		crds: map[schema.GroupKind]*renderedCRD{},
 	}
+	if p.opts.Schemas != nil {
+		r.lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]*gvDocument{}}
+	}
+	return r
+}
+
+// fail records a problem with one manifest.
+func (r *planRun) fail(m Manifest, obj *unstructured.Unstructured, err error) {
+	r.errs = append(r.errs, &ManifestError{File: m.File, Index: m.Index, Item: m.Item, Object: describe(obj), Err: err})
+}
+
+// warn records a warning about one object.
+func (r *planRun) warn(ref ObjectRef, origin, message string) {
+	r.plan.Warnings = append(r.plan.Warnings, Warning{Object: ref.String() + " (" + origin + ")", Message: message})
+}
+
+// collectCRDs parses the render's CRDs first: the kinds they define may be
+// used by other manifests. Two CRDs defining one kind is an error.
+func (r *planRun) collectCRDs(manifests []Manifest) {
 	for _, m := range manifests {
 		if m.Object == nil || m.Object.GroupVersionKind().GroupKind() != crdGK {
 			continue
 		}
 		c, err := parseCRD(m.Object)
 		if err != nil {
-			fail(m, m.Object, err)
+			r.fail(m, m.Object, err)
 			continue
 		}
 		c.origin = m.Origin()
-		if prev, ok := crds[c.gk]; ok {
-			fail(m, m.Object, fmt.Errorf("kind %s is also defined by the CustomResourceDefinition at %s", c.gk, prev.origin))
+		if prev, ok := r.crds[c.gk]; ok {
+			r.fail(m, m.Object, fmt.Errorf("kind %s is also defined by the CustomResourceDefinition at %s", c.gk, prev.origin))
 			continue
 		}
-		crds[c.gk] = c
+		r.crds[c.gk] = c
 	}
+}
 
-	type planned struct {
-		m   Manifest
-		obj Object
-	}
+// admit sanitizes, scopes and de-duplicates every manifest, and returns
+// those that pass in render order. Only a cancelled ctx is returned as an
+// error; problems with manifests are recorded.
+func (r *planRun) admit(ctx context.Context, manifests []Manifest) ([]planned, error) {
 	var items []planned
 	seen := map[ObjectRef]string{}
 	for _, m := range manifests {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if m.Object == nil {
-			fail(m, nil, errors.New("no object"))
-			continue
+		if it, ok := r.admitOne(ctx, m, seen); ok {
+			items = append(items, it)
 		}
-		obj := m.Object
-		warns, err := sanitize(obj)
-		if err != nil {
-			fail(m, obj, err)
-			continue
-		}
-		gvk := obj.GroupVersionKind()
-		namespaced, scopeWarn, err := p.namespaced(gvk, crds)
-		if err != nil {
-			fail(m, obj, err)
-			continue
-		}
-		if scopeWarn != "" {
-			warns = append(warns, scopeWarn)
-		}
-		if namespaced {
-			if obj.GetNamespace() == "" {
-				if p.app.Namespace == "" {
-					fail(m, obj, fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", gvk.Kind))
-					continue
-				}
-				obj.SetNamespace(p.app.Namespace)
-			}
-		} else if obj.GetNamespace() != "" {
-			fail(m, obj, fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", gvk.Kind, obj.GetNamespace()))
-			continue
-		}
-		if hasStatusSubresource(ctx, gvk, crds, lookup) {
-			if st, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); found {
-				if !isEmpty(st) {
-					warns = append(warns, "status is set by controllers through the status subresource and is not applied; it was removed from the apply configuration")
-				}
-				delete(obj.Object, "status")
-			}
-		}
-		ref := RefOf(obj)
-		key := ref
-		key.Version = ""
-		if prev, ok := seen[key]; ok {
-			fail(m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
-			continue
-		}
-		seen[key] = m.Origin()
-		for _, w := range warns {
-			plan.Warnings = append(plan.Warnings, Warning{Object: ref.String() + " (" + m.Origin() + ")", Message: w})
-		}
-		items = append(items, planned{m: m, obj: Object{
-			Ref:     ref,
-			Stage:   stageOf(ref.GroupKind(), namespaced),
-			Origin:  m.Origin(),
-			Desired: obj,
-		}})
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
+	return items, nil
+}
 
-	// Split every object between managers.
-	matched := make([][]bool, len(p.rules))
-	for i, r := range p.rules {
-		matched[i] = make([]bool, len(r.paths))
+// admitOne admits one manifest, or records why not. seen maps the objects
+// admitted so far (without their version) to their origins.
+func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]string) (planned, bool) {
+	if m.Object == nil {
+		r.fail(m, nil, errors.New("no object"))
+		return planned{}, false
+	}
+	obj := m.Object
+	warns, err := sanitize(obj)
+	if err != nil {
+		r.fail(m, obj, err)
+		return planned{}, false
+	}
+	gvk := obj.GroupVersionKind()
+	namespaced, scopeWarn, err := r.p.namespaced(gvk, r.crds)
+	if err != nil {
+		r.fail(m, obj, err)
+		return planned{}, false
+	}
+	if scopeWarn != "" {
+		warns = append(warns, scopeWarn)
+	}
+	if err := r.p.placeNamespace(obj, namespaced); err != nil {
+		r.fail(m, obj, err)
+		return planned{}, false
+	}
+	if w := r.stripStatus(ctx, obj); w != "" {
+		warns = append(warns, w)
+	}
+	ref := RefOf(obj)
+	key := ref
+	key.Version = ""
+	if prev, ok := seen[key]; ok {
+		r.fail(m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
+		return planned{}, false
+	}
+	seen[key] = m.Origin()
+	for _, w := range warns {
+		r.warn(ref, m.Origin(), w)
+	}
+	return planned{m: m, obj: Object{
+		Ref:     ref,
+		Stage:   stageOf(ref.GroupKind(), namespaced),
+		Origin:  m.Origin(),
+		Desired: obj,
+	}}, true
+}
+
+// placeNamespace gives a namespaced object without a namespace the app's,
+// and refuses a namespace on a cluster-scoped object.
+func (p *Planner) placeNamespace(obj *unstructured.Unstructured, namespaced bool) error {
+	kind := obj.GetKind()
+	if !namespaced {
+		if obj.GetNamespace() != "" {
+			return fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", kind, obj.GetNamespace())
+		}
+		return nil
+	}
+	if obj.GetNamespace() != "" {
+		return nil
+	}
+	if p.app.Namespace == "" {
+		return fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", kind)
+	}
+	obj.SetNamespace(p.app.Namespace)
+	return nil
+}
+
+// stripStatus removes status from an object whose kind writes it through
+// the status subresource (an apply would ignore it), and returns a warning
+// when the removed status was not empty.
+func (r *planRun) stripStatus(ctx context.Context, obj *unstructured.Unstructured) (warning string) {
+	if !hasStatusSubresource(ctx, obj.GroupVersionKind(), r.crds, r.lookup) {
+		return ""
+	}
+	st, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	if !found {
+		return ""
+	}
+	if !isEmpty(st) {
+		warning = "status is set by controllers through the status subresource and is not applied; it was removed from the apply configuration"
+	}
+	delete(obj.Object, "status")
+	return warning
+}
+
+// splitObjects types every admitted object and splits it between
+// managers, in place. It returns, per rule and path, whether the path
+// matched a field of any object. Only a cancelled ctx is returned as an
+// error; problems with objects are recorded.
+func (r *planRun) splitObjects(ctx context.Context, items []planned) ([][]bool, error) {
+	matched := make([][]bool, len(r.p.rules))
+	for i, rl := range r.p.rules {
+		matched[i] = make([]bool, len(rl.paths))
 	}
 	crdConverters := map[schema.GroupKind]managedfields.TypeConverter{}
 	for i := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		it := &items[i]
-		tv, deduced, warn, err := p.toTyped(ctx, it.obj.Desired, crds, crdConverters, lookup)
-		if err != nil {
-			fail(it.m, it.obj.Desired, err)
-			continue
-		}
-		if warn != "" {
-			plan.Warnings = append(plan.Warnings, Warning{Object: it.obj.Ref.String() + " (" + it.obj.Origin + ")", Message: warn})
-		}
-		slices, err := p.split(it.obj.Desired, tv, deduced, matched)
-		if err != nil {
-			fail(it.m, it.obj.Desired, err)
-			continue
-		}
-		it.obj.Slices = slices
-		it.obj.Typed = tv
-		it.obj.deduced = deduced
+		r.splitOne(ctx, &items[i], crdConverters, matched)
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	return matched, nil
+}
+
+// splitOne types and splits one object, or records why it cannot be.
+func (r *planRun) splitOne(ctx context.Context, it *planned, crdConverters map[schema.GroupKind]managedfields.TypeConverter, matched [][]bool) {
+	tv, deduced, warn, err := r.p.toTyped(ctx, it.obj.Desired, r.crds, crdConverters, r.lookup)
+	if err != nil {
+		r.fail(it.m, it.obj.Desired, err)
+		return
 	}
-	for i, r := range p.rules {
+	if warn != "" {
+		r.warn(it.obj.Ref, it.obj.Origin, warn)
+	}
+	slices, err := r.p.split(it.obj.Desired, tv, deduced, matched)
+	if err != nil {
+		r.fail(it.m, it.obj.Desired, err)
+		return
+	}
+	it.obj.Slices = slices
+	it.obj.Typed = tv
+	it.obj.deduced = deduced
+}
+
+// warnUnmatchedPaths warns about every split path that matched no field
+// of any object: a typo, or a rule for kinds the render lacks.
+func (r *planRun) warnUnmatchedPaths(matched [][]bool) {
+	for i, rl := range r.p.rules {
 		for j, ok := range matched[i] {
 			if !ok {
-				plan.Warnings = append(plan.Warnings, Warning{Message: fmt.Sprintf(
+				r.plan.Warnings = append(r.plan.Warnings, Warning{Message: fmt.Sprintf(
 					"app %q: split[%d] (manager %s): path %s matches no field of any object; check the path and the rule's kinds",
-					p.app.Name, r.index, r.manager, r.paths[j])})
+					r.p.app.Name, rl.index, rl.manager, rl.paths[j])})
 			}
 		}
 	}
+}
 
+// ordered returns the objects in apply order: by stage, then by
+// reference.
+func ordered(items []planned) []Object {
 	sort.SliceStable(items, func(i, j int) bool {
 		a, b := items[i].obj, items[j].obj
 		if a.Stage != b.Stage {
@@ -342,11 +447,11 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 		}
 		return a.Ref.Less(b.Ref)
 	})
-	plan.Objects = make([]Object, len(items))
+	objs := make([]Object, len(items))
 	for i, it := range items {
-		plan.Objects[i] = it.obj
+		objs[i] = it.obj
 	}
-	return plan, nil
+	return objs
 }
 
 // namespaced returns whether objects of gvk are namespaced, and a warning
