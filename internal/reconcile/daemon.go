@@ -71,12 +71,31 @@ type DaemonOptions struct {
 	Clock  clock.WithTicker
 }
 
+// Result is how an app's last reconcile ended, as /status shows it.
+type Result string
+
+// Results of a reconcile.
+const (
+	// ResultPending: the app has not finished its first reconcile.
+	ResultPending Result = "pending"
+	// ResultOK: applied (or, in drift mode detect, watched) in full.
+	ResultOK Result = "ok"
+	// ResultConflicts: objects were blocked by field conflicts.
+	ResultConflicts Result = "conflicts"
+	// ResultFailed: the app could not be rendered, set up (drift
+	// settings, normalizer) or applied, its prune was incomplete, or its
+	// source failed before its first reconcile.
+	ResultFailed Result = "failed"
+	// ResultUnhealthy: objects were not healthy when the wait ended.
+	ResultUnhealthy Result = "unhealthy"
+)
+
 // AppStatus is what /status shows for one app.
 type AppStatus struct {
 	App      string `json:"app"`
 	Source   string `json:"source"`
 	Revision string `json:"revision,omitempty"`
-	Result   string `json:"result"` // pending, ok, conflicts, failed, unhealthy
+	Result   Result `json:"result"`
 	// Mode is "detect" for an app in drift mode detect (nothing is
 	// applied; Objects counts the objects watched), empty otherwise.
 	Mode      string    `json:"mode,omitempty"`
@@ -196,7 +215,7 @@ func (d *Daemon) Ready() bool {
 		return false
 	}
 	for _, s := range d.status {
-		if s.Result == "pending" {
+		if s.Result == ResultPending {
 			return false
 		}
 	}
@@ -365,7 +384,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 		appsBySource[app.Source] = append(appsBySource[app.Source], app)
 		keep[app.Name] = true
 		if _, ok := d.status[app.Name]; !ok {
-			d.status[app.Name] = &AppStatus{App: app.Name, Source: app.Source, Result: "pending"}
+			d.status[app.Name] = &AppStatus{App: app.Name, Source: app.Source, Result: ResultPending}
 		}
 	}
 	for name := range d.status {
@@ -458,8 +477,8 @@ func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, 
 			d.setStatus(app.Name, func(s *AppStatus) {
 				s.Error = redact.Error(ev.Err)
 				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
-				if s.Result == "pending" {
-					s.Result = "failed"
+				if s.Result == ResultPending {
+					s.Result = ResultFailed
 				}
 			})
 		}
@@ -704,13 +723,13 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		if d.opts.Inventory != nil {
 			d.opts.Inventory.Refuse(app.Name, inventory.ReasonRenderFailed, err)
 		}
-		d.finish(app, rev, start, "failed", err, nil)
+		d.finish(app, rev, start, ResultFailed, err, nil)
 		log.Error("render failed; nothing applied, nothing pruned", "error", err)
 		return err
 	}
 	dopts, err := DriftOptions(app)
 	if err != nil {
-		d.finish(app, rev, start, "failed", err, nil)
+		d.finish(app, rev, start, ResultFailed, err, nil)
 		log.Error("drift settings invalid; nothing applied", "error", err)
 		return err
 	}
@@ -718,7 +737,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		ar.dyn, err = runner.Dynamic(app)
 	}
 	if err != nil {
-		d.finish(app, rev, start, "failed", err, nil)
+		d.finish(app, rev, start, ResultFailed, err, nil)
 		log.Error("drift normalizer cannot be made; nothing applied", "error", err)
 		return err
 	}
@@ -727,7 +746,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		// The watcher reports every difference, objects Git declares
 		// that do not exist included.
 		log.Info("drift mode detect: watching, not applying", "objects", len(rendered.Plan.Objects))
-		d.finish(app, rev, start, "ok", nil, nil)
+		d.finish(app, rev, start, ResultOK, nil, nil)
 		d.setStatus(app.Name, func(s *AppStatus) {
 			s.Mode, s.Objects, s.Changed, s.Conflicts = config.DriftDetect, len(rendered.Plan.Objects), 0, 0
 		})
@@ -740,19 +759,19 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	if cs == nil {
 		ar.release()
 	}
-	result := "ok"
+	result := ResultOK
 	switch {
 	case err != nil:
-		result = "failed"
+		result = ResultFailed
 	case len(cs.Failures()) > 0:
-		result, err = "failed", fmt.Errorf("%d object(s) failed: %w", len(cs.Failures()), cs.Failures()[0].Err)
+		result, err = ResultFailed, fmt.Errorf("%d object(s) failed: %w", len(cs.Failures()), cs.Failures()[0].Err)
 	case len(cs.Conflicts()) > 0:
-		result, err = "conflicts", fmt.Errorf("%d object(s) blocked by field conflicts: %w", len(cs.Conflicts()), cs.Conflicts()[0].Err)
+		result, err = ResultConflicts, fmt.Errorf("%d object(s) blocked by field conflicts: %w", len(cs.Conflicts()), cs.Conflicts()[0].Err)
 	case len(cs.Unhealthy()) > 0:
 		u := cs.Unhealthy()[0]
-		result, err = "unhealthy", fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
+		result, err = ResultUnhealthy, fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
 	case pruneIncomplete(rendered.Prune) != nil:
-		result, err = "failed", pruneIncomplete(rendered.Prune)
+		result, err = ResultFailed, pruneIncomplete(rendered.Prune)
 	}
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
@@ -773,7 +792,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		}
 	}
 	if err != nil {
-		log.Error("reconcile failed", "result", result, "error", err)
+		log.Error("reconcile failed", "result", string(result), "error", err)
 		return err
 	}
 	log.Info("reconciled", "duration", d.opts.Clock.Since(start).String())
@@ -793,19 +812,19 @@ func (d *Daemon) event(app config.App, eventType, reason, format string, args ..
 	d.opts.Events.Eventf(ref, eventType, reason, "%s", redact.Sprintf(format, args...))
 }
 
-func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result string, err error, cs *applier.ChangeSet) {
+func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result Result, err error, cs *applier.ChangeSet) {
 	switch {
-	case result == "failed":
+	case result == ResultFailed:
 		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", shortSHA(rev.SHA), err)
-	case result == "conflicts":
+	case result == ResultConflicts:
 		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", shortSHA(rev.SHA), err)
-	case result == "unhealthy":
+	case result == ResultUnhealthy:
 		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "revision %s: %v", shortSHA(rev.SHA), err)
 	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}
-	d.m.ReconcileDuration.WithLabelValues(app.Name, result).Observe(d.opts.Clock.Since(start).Seconds())
-	if result == "ok" {
+	d.m.ReconcileDuration.WithLabelValues(app.Name, string(result)).Observe(d.opts.Clock.Since(start).Seconds())
+	if result == ResultOK {
 		d.m.LastSuccess.WithLabelValues(app.Name).Set(float64(d.opts.Clock.Now().Unix()))
 	}
 	counts := map[applier.Action]int{}
