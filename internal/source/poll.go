@@ -349,87 +349,35 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	if fresh {
 		depth = s.cloneDepth(hasPrev)
 	}
-	if ferr := s.fetch(ctx, repo, creds, tgt, depth); ferr != nil {
-		removeTempPacks(s.repoDir())
-		e := s.transportError("fetch", ferr, creds)
-		// A broken cache can fail a fetch with what looks like a network
-		// error (a truncated pack reads as an unexpected EOF): check.
-		if e.Kind == KindFetch || e.Kind == KindUnreachable {
-			if herr := checkHealth(repo); herr != nil {
-				return Revision{}, 0, fmt.Errorf("%w (fetch failed: %s)", herr, e.Err.Error()), nil
-			}
-		}
-		return Revision{}, 0, nil, e
+	if corrupt, err := s.fetchTarget(ctx, repo, creds, tgt, depth); corrupt != nil || err != nil {
+		return Revision{}, 0, corrupt, err
 	}
-
-	// The ref may have moved since it was listed: trust what was fetched.
-	want := tgt.commit
-	if tgt.ref != "" {
-		ref, rerr := repo.Reference(localRef(tgt.ref), true)
-		if rerr != nil {
-			return Revision{}, 0, fmt.Errorf("read fetched ref %s: %w", localRef(tgt.ref), rerr), nil
-		}
-		want = ref.Hash()
-		if tagObj, terr := repo.TagObject(want); terr == nil {
-			c, cerr := tagObj.Commit()
-			if cerr != nil {
-				return Revision{}, 0, nil, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %s does not point to a commit: %w", tgt.tag, cerr), "point the tag at a commit")
-			}
-			want = c.Hash
-		}
-	}
-	commit, cerr := repo.CommitObject(want)
-	if cerr != nil {
-		if tgt.ref == "" && errors.Is(cerr, plumbing.ErrObjectNotFound) {
-			return Revision{}, 0, nil, s.newError(KindRefNotFound, "resolve",
-				fmt.Errorf("commit %s is not reachable from any branch or tag", want),
-				"the previous revision stays in force; check git.commit")
-		}
-		return Revision{}, 0, fmt.Errorf("read commit %s: %w", want, cerr), nil
+	commit, corrupt, err := s.fetchedCommit(repo, tgt)
+	if corrupt != nil || err != nil {
+		return Revision{}, 0, corrupt, err
 	}
 
 	change = Updated
 	if refetch {
 		change = Rewritten
 	}
-	switch {
-	case s.guardsAncestry() && hasPrev && prev.SHA != commit.Hash.String():
-		switch a := ancestryOf(repo, commit.Hash, plumbing.NewHash(prev.SHA)); {
-		case a == unknown && !fresh:
-			// The server assumed history the cache lacks: clone the
-			// whole history (cloneDepth) and look again.
-			closeRepo()
-			if err := s.resetRepo(); err != nil {
-				return Revision{}, 0, nil, err
-			}
-			return s.update(ctx, creds, tgt, prev, hasPrev, refetch)
-		case a != descends:
-			return Revision{}, 0, nil, s.rewriteRefused(commit.Hash, prev.SHA, a)
+	next, err := s.checkHistory(repo, tgt, commit, prev, hasPrev, fresh, refetch)
+	if err != nil {
+		return Revision{}, 0, nil, err
+	}
+	if next != historyOK {
+		closeRepo()
+		if err := s.resetRepo(); err != nil {
+			return Revision{}, 0, nil, err
 		}
-	case !refetch && hasPrev && !fresh && prev.SHA != commit.Hash.String() && tgt.ref != "":
-		if !reaches(repo, commit.Hash, plumbing.NewHash(prev.SHA)) {
-			// A rewrite: objects the new tree shares with older history
-			// were not sent. Start the cache over.
-			closeRepo()
-			if err := s.resetRepo(); err != nil {
-				return Revision{}, 0, nil, err
-			}
-			return s.update(ctx, creds, tgt, prev, hasPrev, true)
-		}
+		return s.update(ctx, creds, tgt, prev, hasPrev, next == historyRewritten || refetch)
 	}
 
 	signer, verr := s.verify(repo, tgt, commit)
 	if verr != nil {
 		return Revision{}, 0, nil, verr
 	}
-
-	tree, terr := commit.Tree()
-	var dir string
-	if terr == nil {
-		dir, corrupt, err = s.checkout(repo, commit.Hash, tree, prevTree(repo, prev, hasPrev), prev.Dir)
-	} else {
-		corrupt = fmt.Errorf("read tree of %s: %w", want, terr)
-	}
+	dir, corrupt, err := s.checkoutCommit(repo, commit, prev, hasPrev)
 	if corrupt != nil && errors.Is(corrupt, plumbing.ErrObjectNotFound) && !fresh && !refetch && tgt.ref != "" {
 		// The server assumed history the shallow cache lacks (a merge of
 		// an old branch): fetch the target afresh.
@@ -446,6 +394,106 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	if tgt.ref != "" {
 		dropOtherRefs(repo, localRef(tgt.ref))
 	}
+	return s.revisionOf(tgt, commit, signer, dir), change, nil, nil
+}
+
+// fetchTarget fetches tgt into repo at the given depth. A failed fetch
+// leaves no half-written pack; one that looks like a network error is
+// reported as corrupt when the cache turns out broken.
+func (s *Source) fetchTarget(ctx context.Context, repo *git.Repository, creds credentials, tgt target, depth int) (corrupt, err error) {
+	ferr := s.fetch(ctx, repo, creds, tgt, depth)
+	if ferr == nil {
+		return nil, nil
+	}
+	removeTempPacks(s.repoDir())
+	e := s.transportError("fetch", ferr, creds)
+	// A broken cache can fail a fetch with what looks like a network
+	// error (a truncated pack reads as an unexpected EOF): check.
+	if e.Kind == KindFetch || e.Kind == KindUnreachable {
+		if herr := checkHealth(repo); herr != nil {
+			return fmt.Errorf("%w (fetch failed: %s)", herr, e.Err.Error()), nil
+		}
+	}
+	return nil, e
+}
+
+// fetchedCommit reads the commit fetched for tgt. The ref may have moved
+// since it was listed: it trusts what was fetched, peeling a tag.
+func (s *Source) fetchedCommit(repo *git.Repository, tgt target) (commit *object.Commit, corrupt, err error) {
+	want := tgt.commit
+	if tgt.ref != "" {
+		ref, rerr := repo.Reference(localRef(tgt.ref), true)
+		if rerr != nil {
+			return nil, fmt.Errorf("read fetched ref %s: %w", localRef(tgt.ref), rerr), nil
+		}
+		want = ref.Hash()
+		if tagObj, terr := repo.TagObject(want); terr == nil {
+			c, cerr := tagObj.Commit()
+			if cerr != nil {
+				return nil, nil, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %s does not point to a commit: %w", tgt.tag, cerr), "point the tag at a commit")
+			}
+			want = c.Hash
+		}
+	}
+	commit, cerr := repo.CommitObject(want)
+	if cerr != nil {
+		if tgt.ref == "" && errors.Is(cerr, plumbing.ErrObjectNotFound) {
+			return nil, nil, s.newError(KindRefNotFound, "resolve",
+				fmt.Errorf("commit %s is not reachable from any branch or tag", want),
+				"the previous revision stays in force; check git.commit")
+		}
+		return nil, fmt.Errorf("read commit %s: %w", want, cerr), nil
+	}
+	return commit, nil, nil
+}
+
+// historyCheck is what update does after checking how the fetched commit
+// relates to the previous revision.
+type historyCheck int
+
+const (
+	// historyOK: go on to check the commit out.
+	historyOK historyCheck = iota
+	// historyIncomplete: the server assumed history the cache lacks; clone
+	// the whole history (cloneDepth) and look again.
+	historyIncomplete
+	// historyRewritten: a rewrite; objects the new tree shares with older
+	// history were not sent, so start the cache over.
+	historyRewritten
+)
+
+// checkHistory decides whether the fetched commit can be checked out from
+// this cache, must be fetched again into an empty one, or (when the source
+// guards ancestry) is refused as a rewrite.
+func (s *Source) checkHistory(repo *git.Repository, tgt target, commit *object.Commit, prev Revision, hasPrev, fresh, refetch bool) (historyCheck, error) {
+	switch {
+	case s.guardsAncestry() && hasPrev && prev.SHA != commit.Hash.String():
+		switch a := ancestryOf(repo, commit.Hash, plumbing.NewHash(prev.SHA)); {
+		case a == unknown && !fresh:
+			return historyIncomplete, nil
+		case a != descends:
+			return historyOK, s.rewriteRefused(commit.Hash, prev.SHA, a)
+		}
+	case !refetch && hasPrev && !fresh && prev.SHA != commit.Hash.String() && tgt.ref != "":
+		if !reaches(repo, commit.Hash, plumbing.NewHash(prev.SHA)) {
+			return historyRewritten, nil
+		}
+	}
+	return historyOK, nil
+}
+
+// checkoutCommit checks the commit's tree out; a tree that cannot be read
+// is a corrupt cache.
+func (s *Source) checkoutCommit(repo *git.Repository, commit *object.Commit, prev Revision, hasPrev bool) (dir string, corrupt, err error) {
+	tree, terr := commit.Tree()
+	if terr != nil {
+		return "", fmt.Errorf("read tree of %s: %w", commit.Hash, terr), nil
+	}
+	return s.checkout(repo, commit.Hash, tree, prevTree(repo, prev, hasPrev), prev.Dir)
+}
+
+// revisionOf is the revision of a commit checked out into dir.
+func (s *Source) revisionOf(tgt target, commit *object.Commit, signer, dir string) Revision {
 	return Revision{
 		Source:     s.name,
 		URL:        s.displayURL,
@@ -457,7 +505,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		Subject:    subject(commit.Message),
 		Signer:     signer,
 		Dir:        dir,
-	}, change, nil, nil
+	}
 }
 
 // resetRepo deletes the cached repository so the next update clones
