@@ -355,29 +355,8 @@ func (v *validator) verify(p string, g GitSource) {
 }
 
 func (v *validator) app(p string, a App, c *Config) {
-	if a.Name == "" {
-		v.errorf(p+".name", "name is required; it becomes part of the app's manager and object names")
-	} else {
-		v.dnsLabel(p+".name", "app name (lowercase letters, digits and -, at most 63)", a.Name)
-	}
-
-	switch {
-	case a.Source == "":
-		v.errorf(p+".source", "source is required; set it to the name of one of the sources")
-	case !slices.ContainsFunc(c.Sources, func(s Source) bool { return s.Name == a.Source }):
-		names := make([]string, 0, len(c.Sources))
-		for _, s := range c.Sources {
-			if s.Name != "" {
-				names = append(names, s.Name)
-			}
-		}
-		if len(names) == 0 {
-			v.errorf(p+".source", "unknown source %q; no sources are declared, add one under sources", a.Source)
-		} else {
-			v.errorf(p+".source", "unknown source %q; declared sources: %s", a.Source, strings.Join(names, ", "))
-		}
-	}
-
+	v.appName(p, a.Name)
+	v.appSource(p, a.Source, c.Sources)
 	if a.Path != "" {
 		if prob := treePathProblem(a.Path); prob != "" {
 			v.errorf(p+".path", "%s", prob)
@@ -386,90 +365,149 @@ func (v *validator) app(p string, a App, c *Config) {
 	if a.Namespace != "" {
 		v.dnsLabel(p+".namespace", "namespace", a.Namespace)
 	}
-	switch a.Handoff {
+	v.handoff(p, a.Handoff)
+	v.migrate(p+".migrate", a.Migrate, c)
+	v.timeout(p, a)
+	v.serviceAccount(p, a)
+	v.splits(p, a)
+	v.pruning(p, a)
+	v.driftMode(p, a.Drift.Mode)
+	v.sensitive(p, a.Sensitive)
+	v.conflicts(p+".conflicts", a.Conflicts)
+}
+
+func (v *validator) appName(p, name string) {
+	if name == "" {
+		v.errorf(p+".name", "name is required; it becomes part of the app's manager and object names")
+		return
+	}
+	v.dnsLabel(p+".name", "app name (lowercase letters, digits and -, at most 63)", name)
+}
+
+// appSource checks that an app names one of the declared sources.
+func (v *validator) appSource(p, source string, sources []Source) {
+	switch {
+	case source == "":
+		v.errorf(p+".source", "source is required; set it to the name of one of the sources")
+	case !slices.ContainsFunc(sources, func(s Source) bool { return s.Name == source }):
+		names := make([]string, 0, len(sources))
+		for _, s := range sources {
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
+		}
+		if len(names) == 0 {
+			v.errorf(p+".source", "unknown source %q; no sources are declared, add one under sources", source)
+		} else {
+			v.errorf(p+".source", "unknown source %q; declared sources: %s", source, strings.Join(names, ", "))
+		}
+	}
+}
+
+func (v *validator) handoff(p, mode string) {
+	switch mode {
 	case "", HandoffHold, HandoffRelease:
 	default:
-		v.errorf(p+".handoff", "%q is not a handoff mode; use hold (default) or release", a.Handoff)
+		v.errorf(p+".handoff", "%q is not a handoff mode; use hold (default) or release", mode)
 	}
-	v.migrate(p+".migrate", a.Migrate, c)
+}
+
+// timeout checks an app's wait timeout, which only means something with
+// wait.
+func (v *validator) timeout(p string, a App) {
 	if a.Timeout != nil && a.Timeout.Duration <= 0 {
 		v.errorf(p+".timeout", "timeout must be a positive duration such as 5m")
 	}
 	if a.Timeout != nil && !a.Wait {
 		v.errorf(p+".timeout", "timeout only applies with wait: true; set wait: true or drop timeout")
 	}
-	if a.ServiceAccountName != "" {
-		v.dnsLabel(p+".serviceAccountName", "service account name", a.ServiceAccountName)
-		if a.Namespace == "" {
-			v.errorf(p+".serviceAccountName", "the service account is looked up in the app's namespace: set namespace too")
-		}
-	}
+}
 
-	def := a.DefaultManager()
+// serviceAccount checks the name of the service account an app applies
+// as, which is looked up in the app's namespace.
+func (v *validator) serviceAccount(p string, a App) {
+	if a.ServiceAccountName == "" {
+		return
+	}
+	v.dnsLabel(p+".serviceAccountName", "service account name", a.ServiceAccountName)
+	if a.Namespace == "" {
+		v.errorf(p+".serviceAccountName", "the service account is looked up in the app's namespace: set namespace too")
+	}
+}
+
+// splits checks an app's split rules; splitManager checks their managers.
+func (v *validator) splits(p string, a App) {
+	// Without a name the app has no default manager to collide with (the
+	// missing name is its own error).
+	def := ""
+	if a.Name != "" {
+		def = a.DefaultManager()
+	}
 	splits := map[string]int{}
 	for i, s := range a.Split {
 		sp := index(p+".split", i)
-		switch {
-		case s.Manager == "":
-			v.errorf(sp+".manager", "manager is required; it owns the fields this rule splits off")
-		case s.Manager == def && a.Name != "":
-			v.errorf(sp+".manager", "%q is the app's default manager; a split manager must differ from it or the split does nothing", s.Manager)
-		default:
-			if first, dup := splits[s.Manager]; dup {
-				v.errorf(sp+".manager", "%q is also the manager of split[%d] of this app; merge the two rules or rename one", s.Manager, first)
-			} else {
-				splits[s.Manager] = i
-			}
-		}
-		for j, k := range s.Kinds {
-			if prob := kindProblem(k); prob != "" {
-				v.errorf(index(sp+".kinds", j), "%s", prob)
-			}
-		}
+		v.splitManager(sp, s.Manager, i, def, splits)
+		v.kinds(sp+".kinds", s.Kinds)
 		if len(s.Paths) == 0 {
 			v.errorf(sp+".paths", "paths is required; list the fields this manager owns, e.g. .spec.replicas")
 		}
-		for j, fp := range s.Paths {
-			if prob := fieldPathProblem(fp); prob != "" {
-				v.errorf(index(sp+".paths", j), "%s", prob)
-			}
+		v.fieldPaths(sp+".paths", s.Paths)
+	}
+}
+
+// splitManager checks the manager of split[i]: required, not the app's
+// default manager def ("" when it has none), and not the manager of an earlier rule (splits maps
+// each manager seen so far to its rule's index, and gains this one).
+func (v *validator) splitManager(sp, manager string, i int, def string, splits map[string]int) {
+	switch {
+	case manager == "":
+		v.errorf(sp+".manager", "manager is required; it owns the fields this rule splits off")
+	case manager == def:
+		v.errorf(sp+".manager", "%q is the app's default manager; a split manager must differ from it or the split does nothing", manager)
+	default:
+		if first, dup := splits[manager]; dup {
+			v.errorf(sp+".manager", "%q is also the manager of split[%d] of this app; merge the two rules or rename one", manager, first)
+		} else {
+			splits[manager] = i
 		}
 	}
+}
 
+// pruning checks how much and in what way an app may delete.
+func (v *validator) pruning(p string, a App) {
 	if a.PruneBudget != nil && (*a.PruneBudget < 0 || *a.PruneBudget > 100) {
 		v.errorf(p+".pruneBudget", "%d is not a percentage; use 0 to 100 (the largest share of the app's objects one prune may delete; default %d)", *a.PruneBudget, DefaultPruneBudget)
 	}
 	if a.Adopted != "" && a.Adopted != AdoptedOrphan && a.Adopted != AdoptedDelete {
 		v.errorf(p+".adopted", "%q is not an adopted action; use %s (default: leave the object, remove syncd's label and managers) or %s", a.Adopted, AdoptedOrphan, AdoptedDelete)
 	}
+}
 
-	switch a.Drift.Mode {
+func (v *validator) driftMode(p, mode string) {
+	switch mode {
 	case "", DriftCorrect, DriftDetect:
 	default:
-		v.errorf(p+".drift.mode", "%q is not a drift mode; use %s (default: apply and correct drift under the conflict policy) or %s (never write to the cluster, only report drift)", a.Drift.Mode, DriftCorrect, DriftDetect)
+		v.errorf(p+".drift.mode", "%q is not a drift mode; use %s (default: apply and correct drift under the conflict policy) or %s (never write to the cluster, only report drift)", mode, DriftCorrect, DriftDetect)
 	}
-	for i, s := range a.Sensitive {
+}
+
+func (v *validator) sensitive(p string, rules []SensitiveRule) {
+	for i, s := range rules {
 		sp := index(p+".sensitive", i)
-		for j, k := range s.Kinds {
-			if prob := kindProblem(k); prob != "" {
-				v.errorf(index(sp+".kinds", j), "%s", prob)
-			}
-		}
+		v.kinds(sp+".kinds", s.Kinds)
 		if len(s.Paths) == 0 {
 			v.errorf(sp+".paths", "paths is required; list the fields whose values must never be printed, e.g. .data.password")
 		}
-		for j, fp := range s.Paths {
-			if prob := fieldPathProblem(fp); prob != "" {
-				v.errorf(index(sp+".paths", j), "%s", prob)
-			}
-		}
+		v.fieldPaths(sp+".paths", s.Paths)
 	}
+}
 
-	cp := p + ".conflicts"
-	if a.Conflicts.Default != "" && !validAction(a.Conflicts.Default) {
-		v.errorf(cp+".default", "%q is not a conflict action; use fail, force or yield", a.Conflicts.Default)
+// conflicts checks an app's conflict policy; cp is its field.
+func (v *validator) conflicts(cp string, c ConflictPolicy) {
+	if c.Default != "" && !validAction(c.Default) {
+		v.errorf(cp+".default", "%q is not a conflict action; use fail, force or yield", c.Default)
 	}
-	for i, r := range a.Conflicts.Rules {
+	for i, r := range c.Rules {
 		rp := index(cp+".rules", i)
 		switch {
 		case r.Action == "":
@@ -477,25 +515,36 @@ func (v *validator) app(p string, a App, c *Config) {
 		case !validAction(r.Action):
 			v.errorf(rp+".action", "%q is not a conflict action; use fail, force or yield", r.Action)
 		}
-		for j, k := range r.Kinds {
-			if prob := kindProblem(k); prob != "" {
-				v.errorf(index(rp+".kinds", j), "%s", prob)
-			}
+		v.kinds(rp+".kinds", r.Kinds)
+		v.globs(rp+".names", r.Names)
+		v.fieldPaths(rp+".paths", r.Paths)
+		v.globs(rp+".managers", r.Managers)
+	}
+}
+
+// kinds checks a list of kinds; field is the list's.
+func (v *validator) kinds(field string, kinds []string) {
+	for j, k := range kinds {
+		if prob := kindProblem(k); prob != "" {
+			v.errorf(index(field, j), "%s", prob)
 		}
-		for j, n := range r.Names {
-			if prob := globProblem(n); prob != "" {
-				v.errorf(index(rp+".names", j), "%s", prob)
-			}
+	}
+}
+
+// fieldPaths checks a list of field paths; field is the list's.
+func (v *validator) fieldPaths(field string, fieldPaths []string) {
+	for j, fp := range fieldPaths {
+		if prob := fieldPathProblem(fp); prob != "" {
+			v.errorf(index(field, j), "%s", prob)
 		}
-		for j, fp := range r.Paths {
-			if prob := fieldPathProblem(fp); prob != "" {
-				v.errorf(index(rp+".paths", j), "%s", prob)
-			}
-		}
-		for j, m := range r.Managers {
-			if prob := globProblem(m); prob != "" {
-				v.errorf(index(rp+".managers", j), "%s", prob)
-			}
+	}
+}
+
+// globs checks a list of glob patterns; field is the list's.
+func (v *validator) globs(field string, patterns []string) {
+	for j, g := range patterns {
+		if prob := globProblem(g); prob != "" {
+			v.errorf(index(field, j), "%s", prob)
 		}
 	}
 }
