@@ -149,86 +149,17 @@ func New(src config.Source, opts Options) (*Source, error) {
 		return nil, fmt.Errorf("%s: %w", field("url"), err)
 	}
 	s.displayURL = disp
-
-	n := 0
-	for _, v := range []string{g.Branch, g.Tag, g.Semver, g.Commit} {
-		if v != "" {
-			n++
-		}
+	if err := s.setRef(g, field); err != nil {
+		return nil, err
 	}
-	if n != 1 {
-		return nil, fmt.Errorf("%s: set exactly one of branch, tag, semver and commit (%d set)", field("branch|tag|semver|commit"), n)
+	if err := checkTiming(g, field); err != nil {
+		return nil, err
 	}
-	switch {
-	case g.Branch != "":
-		s.kind, s.refName = refBranch, g.Branch
-		if strings.HasPrefix(g.Branch, "refs/") {
-			return nil, fmt.Errorf("%s: %q: give the branch name without refs/heads/", field("branch"), g.Branch)
-		}
-	case g.Tag != "":
-		s.kind, s.refName = refTag, g.Tag
-		if strings.HasPrefix(g.Tag, "refs/") {
-			return nil, fmt.Errorf("%s: %q: give the tag name without refs/tags/", field("tag"), g.Tag)
-		}
-	case g.Semver != "":
-		s.kind, s.refName = refSemver, g.Semver
-		c, err := semver.NewConstraint(g.Semver)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), g.Semver, err)
-		}
-		s.constraint = c
-	case g.Commit != "":
-		s.kind, s.refName = refCommit, strings.ToLower(g.Commit)
-		if !fullSHARE.MatchString(s.refName) {
-			return nil, fmt.Errorf("%s: %q must be a full 40-character hex SHA", field("commit"), g.Commit)
-		}
+	if err := checkAuth(g, scheme, field); err != nil {
+		return nil, err
 	}
-
-	if (g.Interval == nil) == (g.Schedule == "") {
-		return nil, fmt.Errorf("%s: set exactly one of interval and schedule", field("interval|schedule"))
-	}
-	if g.Interval != nil && g.Interval.Duration <= 0 {
-		return nil, fmt.Errorf("%s: %s must be positive", field("interval"), g.Interval.Duration)
-	}
-	if g.Schedule != "" {
-		if _, err := parseSchedule(g.Schedule); err != nil {
-			return nil, fmt.Errorf("%s: %q: %w", field("schedule"), g.Schedule, err)
-		}
-	}
-
-	if a := g.Auth; a != nil {
-		if a.TokenFile != "" && a.SSHKeyFile != "" {
-			return nil, fmt.Errorf("%s: set tokenFile or sshKeyFile, not both", field("auth"))
-		}
-		if a.TokenFile != "" && scheme != "http" && scheme != "https" {
-			return nil, fmt.Errorf("%s: tokenFile needs an http(s) url, got %s", field("auth.tokenFile"), scheme)
-		}
-		if a.SSHKeyFile != "" && scheme != "ssh" {
-			return nil, fmt.Errorf("%s: sshKeyFile needs an ssh url, got %s", field("auth.sshKeyFile"), scheme)
-		}
-		if a.SSHKeyFile != "" && a.KnownHostsFile == "" {
-			return nil, fmt.Errorf("%s: is required with sshKeyFile (host keys are always checked)", field("auth.knownHostsFile"))
-		}
-	}
-	if scheme == "ssh" && (g.Auth == nil || g.Auth.SSHKeyFile == "") {
-		return nil, fmt.Errorf("%s: an ssh url needs git.auth.sshKeyFile and git.auth.knownHostsFile", field("auth.sshKeyFile"))
-	}
-	if v := g.Verify; v != nil {
-		switch v.Mode {
-		case config.VerifyHead:
-		case config.VerifyTag:
-			if s.kind != refTag && s.kind != refSemver {
-				return nil, fmt.Errorf("%s: mode %q needs a tag or semver ref", field("verify.mode"), v.Mode)
-			}
-		default:
-			return nil, fmt.Errorf("%s: %q must be %q or %q", field("verify.mode"), v.Mode, config.VerifyHead, config.VerifyTag)
-		}
-		if v.KeysFile == "" {
-			return nil, fmt.Errorf("%s: is required when verify is set", field("verify.keysFile"))
-		}
-		if v.AllowRewrites && s.kind != refBranch {
-			return nil, fmt.Errorf("%s: applies to branch sources only; remove it", field("verify.allowRewrites"))
-		}
+	if err := s.checkVerify(g.Verify, field); err != nil {
+		return nil, err
 	}
 
 	s.dir = filepath.Join(opts.CacheDir, src.Name)
@@ -236,6 +167,110 @@ func New(src config.Source, opts Options) (*Source, error) {
 		return nil, fmt.Errorf("source %q: create cache directory: %w", src.Name, err)
 	}
 	return s, nil
+}
+
+// setRef checks that exactly one of branch, tag, semver and commit is set,
+// and well formed, and records it as the ref the source follows. field
+// names a field of the source's git section in errors.
+func (s *Source) setRef(g config.GitSource, field func(string) string) error {
+	n := 0
+	for _, v := range []string{g.Branch, g.Tag, g.Semver, g.Commit} {
+		if v != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: set exactly one of branch, tag, semver and commit (%d set)", field("branch|tag|semver|commit"), n)
+	}
+	switch {
+	case g.Branch != "":
+		s.kind, s.refName = refBranch, g.Branch
+		if strings.HasPrefix(g.Branch, "refs/") {
+			return fmt.Errorf("%s: %q: give the branch name without refs/heads/", field("branch"), g.Branch)
+		}
+	case g.Tag != "":
+		s.kind, s.refName = refTag, g.Tag
+		if strings.HasPrefix(g.Tag, "refs/") {
+			return fmt.Errorf("%s: %q: give the tag name without refs/tags/", field("tag"), g.Tag)
+		}
+	case g.Semver != "":
+		s.kind, s.refName = refSemver, g.Semver
+		c, err := semver.NewConstraint(g.Semver)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), g.Semver, err)
+		}
+		s.constraint = c
+	case g.Commit != "":
+		s.kind, s.refName = refCommit, strings.ToLower(g.Commit)
+		if !fullSHARE.MatchString(s.refName) {
+			return fmt.Errorf("%s: %q must be a full 40-character hex SHA", field("commit"), g.Commit)
+		}
+	}
+	return nil
+}
+
+// checkTiming checks that exactly one of interval and schedule is set, and
+// well formed.
+func checkTiming(g config.GitSource, field func(string) string) error {
+	if (g.Interval == nil) == (g.Schedule == "") {
+		return fmt.Errorf("%s: set exactly one of interval and schedule", field("interval|schedule"))
+	}
+	if g.Interval != nil && g.Interval.Duration <= 0 {
+		return fmt.Errorf("%s: %s must be positive", field("interval"), g.Interval.Duration)
+	}
+	if g.Schedule != "" {
+		if _, err := parseSchedule(g.Schedule); err != nil {
+			return fmt.Errorf("%s: %q: %w", field("schedule"), g.Schedule, err)
+		}
+	}
+	return nil
+}
+
+// checkAuth checks that the credentials configured fit the url's scheme:
+// a token for http(s), a key and known hosts for ssh (which needs them).
+func checkAuth(g config.GitSource, scheme string, field func(string) string) error {
+	if a := g.Auth; a != nil {
+		if a.TokenFile != "" && a.SSHKeyFile != "" {
+			return fmt.Errorf("%s: set tokenFile or sshKeyFile, not both", field("auth"))
+		}
+		if a.TokenFile != "" && scheme != "http" && scheme != "https" {
+			return fmt.Errorf("%s: tokenFile needs an http(s) url, got %s", field("auth.tokenFile"), scheme)
+		}
+		if a.SSHKeyFile != "" && scheme != "ssh" {
+			return fmt.Errorf("%s: sshKeyFile needs an ssh url, got %s", field("auth.sshKeyFile"), scheme)
+		}
+		if a.SSHKeyFile != "" && a.KnownHostsFile == "" {
+			return fmt.Errorf("%s: is required with sshKeyFile (host keys are always checked)", field("auth.knownHostsFile"))
+		}
+	}
+	if scheme == "ssh" && (g.Auth == nil || g.Auth.SSHKeyFile == "") {
+		return fmt.Errorf("%s: an ssh url needs git.auth.sshKeyFile and git.auth.knownHostsFile", field("auth.sshKeyFile"))
+	}
+	return nil
+}
+
+// checkVerify checks the verify section (nil: not set) against the ref
+// kind setRef recorded.
+func (s *Source) checkVerify(v *config.GitVerify, field func(string) string) error {
+	if v == nil {
+		return nil
+	}
+	switch v.Mode {
+	case config.VerifyHead:
+	case config.VerifyTag:
+		if s.kind != refTag && s.kind != refSemver {
+			return fmt.Errorf("%s: mode %q needs a tag or semver ref", field("verify.mode"), v.Mode)
+		}
+	default:
+		return fmt.Errorf("%s: %q must be %q or %q", field("verify.mode"), v.Mode, config.VerifyHead, config.VerifyTag)
+	}
+	if v.KeysFile == "" {
+		return fmt.Errorf("%s: is required when verify is set", field("verify.keysFile"))
+	}
+	if v.AllowRewrites && s.kind != refBranch {
+		return fmt.Errorf("%s: applies to branch sources only; remove it", field("verify.allowRewrites"))
+	}
+	return nil
 }
 
 // Name returns the source's config name.
