@@ -49,7 +49,10 @@ type WatcherOptions struct {
 	// not block for long: later events wait for it. Required.
 	OnChange func(Change)
 	// OnError, when set, is called with watch errors (the informers
-	// retry by themselves). It may be called from several goroutines.
+	// retry by themselves), and with each of the detector's warnings on
+	// an object (a managedFields entry it cannot decode) when it first
+	// appears; Report keeps the warnings while they hold. It may be
+	// called from several goroutines.
 	OnError func(error)
 	// Debounce is how long after the first event on an object its
 	// findings are recomputed; events within that time are folded into
@@ -108,9 +111,12 @@ type Watcher struct {
 	index   map[groupKey]map[string]objKey // store key → object
 	groups  map[groupKey]*group
 	current map[objKey][]Finding
-	armed   map[objKey]bool
-	dirty   map[objKey]bool
-	regroup bool
+	// warnings are the detector's warnings of each object at its last
+	// recomputation (managedFields entries it could not decode).
+	warnings map[objKey][]string
+	armed    map[objKey]bool
+	dirty    map[objKey]bool
+	regroup  bool
 	// held stops recomputation (Hold); expect holds the resourceVersion
 	// the caller's own apply left on an object (Applied): an older cached
 	// copy is not recomputed.
@@ -196,15 +202,16 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 	}
 	return &Watcher{
 		client: client, mapper: mapper, opts: opts, sel: sel,
-		expect:  map[objKey]string{},
-		norm:    map[normKey]normResult{},
-		asking:  map[normKey]bool{},
-		signal:  make(chan struct{}, 1),
-		objects: map[objKey]*watched{},
-		groups:  map[groupKey]*group{},
-		current: map[objKey][]Finding{},
-		armed:   map[objKey]bool{},
-		dirty:   map[objKey]bool{},
+		expect:   map[objKey]string{},
+		norm:     map[normKey]normResult{},
+		asking:   map[normKey]bool{},
+		signal:   make(chan struct{}, 1),
+		objects:  map[objKey]*watched{},
+		groups:   map[groupKey]*group{},
+		current:  map[objKey][]Finding{},
+		warnings: map[objKey][]string{},
+		armed:    map[objKey]bool{},
+		dirty:    map[objKey]bool{},
 	}, nil
 }
 
@@ -315,15 +322,19 @@ func older(have, want string) bool {
 	return err1 == nil && err2 == nil && h < wv
 }
 
-// Report returns the current findings of every watched object, and a
-// warning for each object whose list or watch the API server forbids the
-// reader (WatcherOptions.Reader), with no value of it.
+// Report returns the current findings of every watched object, the
+// detector's warnings on them (as Detect's), and a warning for each object
+// whose list or watch the API server forbids the reader
+// (WatcherOptions.Reader), with no value of it.
 func (w *Watcher) Report() *Report {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := &Report{}
 	for _, fs := range w.current {
 		r.Findings = append(r.Findings, fs...)
+	}
+	for _, ws := range w.warnings {
+		r.Warnings = append(r.Warnings, ws...)
 	}
 	unreadable := Unreadable{By: w.opts.Reader}
 	for _, o := range w.objects {
@@ -502,18 +513,46 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 // is set or syncd applied them: the object may exist outside the watch, or
 // the watch may lag behind the apply.
 func (w *Watcher) process(ctx context.Context) {
+	reads, plan, ok := w.missingReads()
+	if !ok {
+		return
+	}
+	fetched := w.readMissing(ctx, reads)
 	w.mu.Lock()
-	if w.held {
+	if w.held || w.plan != plan {
+		// A new plan or a hold came in meanwhile: it poked the loop.
 		w.mu.Unlock()
 		return
 	}
-	type read struct {
-		k   objKey
-		ri  dynamic.ResourceInterface
-		obj *unstructured.Unstructured
-		err error
+	changes, asks, warns := w.recompute(fetched)
+	w.mu.Unlock()
+	for _, c := range changes {
+		w.opts.OnChange(c)
 	}
-	var reads []read
+	if w.opts.OnError != nil {
+		for _, warn := range warns {
+			w.opts.OnError(errors.New(warn))
+		}
+	}
+	w.normalize(ctx, asks)
+}
+
+// missingRead is a GET of a plan object missing from the cache.
+type missingRead struct {
+	k  objKey
+	ri dynamic.ResourceInterface
+}
+
+// missingReads returns the reads of the dirty objects a synced informer
+// does not hold but that may exist (a label selector is set, or syncd
+// applied them), and the plan they belong to; ok is false while the
+// watcher is held.
+func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held {
+		return nil, nil, false
+	}
 	for k := range w.dirty {
 		wo := w.objects[k]
 		if wo == nil {
@@ -534,116 +573,170 @@ func (w *Watcher) process(ctx context.Context) {
 		if wo.group.namespace != "" {
 			ri = w.client.Resource(wo.group.gvr).Namespace(wo.group.namespace)
 		}
-		reads = append(reads, read{k: k, ri: ri})
+		reads = append(reads, missingRead{k: k, ri: ri})
 	}
-	plan := w.plan
-	w.mu.Unlock()
+	return reads, w.plan, true
+}
+
+// readMissing does the reads, without the lock, and returns what they
+// found: nil for an object that does not exist. A failed read is reported
+// to OnError and left out.
+func (w *Watcher) readMissing(ctx context.Context, reads []missingRead) map[objKey]*unstructured.Unstructured {
 	fetched := map[objKey]*unstructured.Unstructured{}
-	for i := range reads {
-		r := &reads[i]
+	for _, r := range reads {
 		wo := w.objectOf(r.k)
 		if wo == nil {
 			continue
 		}
-		r.obj, r.err = r.ri.Get(ctx, wo.obj.Ref.Name, metav1.GetOptions{})
+		got, err := r.ri.Get(ctx, wo.obj.Ref.Name, metav1.GetOptions{})
 		switch {
-		case apierrors.IsNotFound(r.err):
+		case apierrors.IsNotFound(err):
 			fetched[r.k] = nil
-		case r.err != nil:
+		case err != nil:
 			if w.opts.OnError != nil && ctx.Err() == nil {
-				w.opts.OnError(fmt.Errorf("%s: read an object missing from the watch: %w", wo.obj.Ref, r.err))
+				w.opts.OnError(fmt.Errorf("%s: read an object missing from the watch: %w", wo.obj.Ref, err))
 			}
 		default:
-			fetched[r.k] = r.obj
+			fetched[r.k] = got
 		}
 	}
+	return fetched
+}
 
-	w.mu.Lock()
-	if w.held || w.plan != plan {
-		// A new plan or a hold came in meanwhile: it poked the loop.
-		w.mu.Unlock()
-		return
-	}
+// recompute recomputes the dirty objects in key order and records their
+// findings and warnings. It returns the changes to publish, the slices to
+// ask the Normalizer about, and the warnings that were not there at the
+// object's previous recomputation. w.mu is held.
+func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (changes []Change, asks []normKey, newWarns []string) {
 	keys := make([]objKey, 0, len(w.dirty))
 	for k := range w.dirty {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
-	var changes []Change
-	var asks []normKey
 	for _, k := range keys {
 		wo := w.objects[k]
 		var fs []Finding
+		var warns []string
 		var ref planner.ObjectRef
 		if wo != nil {
-			g := w.groups[wo.group]
-			if g == nil || !g.synced {
-				continue // recomputed when the informer has synced
-			}
 			ref = wo.obj.Ref
-			var live, outside *unstructured.Unstructured
-			if item, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
-				live, _ = item.(*unstructured.Unstructured)
-			}
-			exp, expecting := w.expect[k]
-			if live == nil && (w.sel != nil || expecting) {
-				got, ok := fetched[k]
-				if !ok {
-					continue // not read (an error, or it left the cache meanwhile); retried on the next event
-				}
-				switch {
-				case got == nil:
-					delete(w.expect, k) // deleted since the apply
-				case w.sel == nil || w.sel.Matches(labels.Set(got.GetLabels())):
-					continue // in the watch: its event is on the way
-				default:
-					delete(w.expect, k)
-					outside = got
-				}
-			}
-			if live != nil && expecting {
-				if older(live.GetResourceVersion(), exp) {
-					continue // the watch has not delivered syncd's own write yet; its event will
-				}
-				delete(w.expect, k)
-			}
-			if outside != nil {
-				fs, _ = w.det.object(wo.obj, outside)
-				fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
-			} else {
-				fs, _ = w.det.object(wo.obj, live)
-			}
-			if ask, wait := w.toNormalize(k, wo, fs); wait {
-				// Published once the server said how it stores the
-				// values; the object stays dirty until then.
-				asks = append(asks, ask...)
+			var ask []normKey
+			var ready bool
+			fs, warns, ask, ready = w.findingsOf(k, wo, fetched)
+			asks = append(asks, ask...)
+			if !ready {
 				continue
 			}
-			r := &Report{Findings: fs}
-			r.sort()
-			fs = r.Findings
 		}
 		delete(w.dirty, k)
-		c := diff(w.current[k], fs)
-		if len(fs) == 0 {
-			delete(w.current, k)
-		} else {
-			w.current[k] = fs
+		newWarns = append(newWarns, w.keepWarnings(k, warns)...)
+		if c, ok := w.keepFindings(k, fs); ok {
+			if wo == nil && len(c.Resolved) > 0 {
+				ref = c.Resolved[0].Ref
+			}
+			c.App, c.Revision, c.Object, c.At = w.plan.App, w.plan.Revision, ref, w.opts.Clock.Now()
+			changes = append(changes, c)
 		}
-		if len(c.New) == 0 && len(c.Resolved) == 0 {
-			continue
-		}
-		if wo == nil && len(c.Resolved) > 0 {
-			ref = c.Resolved[0].Ref
-		}
-		c.App, c.Revision, c.Object, c.At = w.plan.App, w.plan.Revision, ref, w.opts.Clock.Now()
-		changes = append(changes, c)
 	}
-	w.mu.Unlock()
-	for _, c := range changes {
-		w.opts.OnChange(c)
+	return changes, asks, newWarns
+}
+
+// findingsOf returns the findings and warnings of the plan object k,
+// sorted; ready is false when they cannot be published yet (the informer
+// has not synced, the copy to judge is not there yet, or the Normalizer
+// is asked first: asks) and the object stays dirty. w.mu is held.
+func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstructured.Unstructured) (fs []Finding, warns []string, asks []normKey, ready bool) {
+	g := w.groups[wo.group]
+	if g == nil || !g.synced {
+		return nil, nil, nil, false // recomputed when the informer has synced
 	}
-	w.normalize(ctx, asks)
+	live, outside, ok := w.copyToJudge(k, wo, g, fetched)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	if outside != nil {
+		fs, warns = w.det.object(wo.obj, outside)
+		fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
+	} else {
+		fs, warns = w.det.object(wo.obj, live)
+	}
+	if ask, wait := w.toNormalize(k, wo, fs); wait {
+		// Published once the server said how it stores the values; the
+		// object stays dirty until then.
+		return nil, nil, ask, false
+	}
+	r := &Report{Findings: fs}
+	r.sort()
+	return r.Findings, warns, nil, true
+}
+
+// copyToJudge decides which copy of the plan object k its findings are
+// computed from: live, the informer's (nil: deleted), or outside, read
+// with a GET because it is out of a label-selected watch. ok is false
+// when neither may be judged yet: the read failed, the object's event is
+// on the way, or the cached copy is older than syncd's own apply. It ends
+// the wait for an applied version once it is delivered. w.mu is held.
+func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live, outside *unstructured.Unstructured, ok bool) {
+	if item, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
+		live, _ = item.(*unstructured.Unstructured)
+	}
+	exp, expecting := w.expect[k]
+	if live == nil && (w.sel != nil || expecting) {
+		got, read := fetched[k]
+		if !read {
+			return nil, nil, false // not read (an error, or it left the cache meanwhile); retried on the next event
+		}
+		switch {
+		case got == nil:
+			delete(w.expect, k) // deleted since the apply
+		case w.sel == nil || w.sel.Matches(labels.Set(got.GetLabels())):
+			return nil, nil, false // in the watch: its event is on the way
+		default:
+			delete(w.expect, k)
+			outside = got
+		}
+	}
+	if live != nil && expecting {
+		if older(live.GetResourceVersion(), exp) {
+			return nil, nil, false // the watch has not delivered syncd's own write yet; its event will
+		}
+		delete(w.expect, k)
+	}
+	return live, outside, true
+}
+
+// keepFindings records fs as the current findings of k and returns the
+// change from the previous ones; ok is false when nothing changed. w.mu
+// is held.
+func (w *Watcher) keepFindings(k objKey, fs []Finding) (Change, bool) {
+	c := diff(w.current[k], fs)
+	if len(fs) == 0 {
+		delete(w.current, k)
+	} else {
+		w.current[k] = fs
+	}
+	return c, len(c.New) > 0 || len(c.Resolved) > 0
+}
+
+// keepWarnings records warns as the current warnings of k (Report) and
+// returns those that were not among the previous ones. w.mu is held.
+func (w *Watcher) keepWarnings(k objKey, warns []string) []string {
+	was := map[string]bool{}
+	for _, s := range w.warnings[k] {
+		was[s] = true
+	}
+	var added []string
+	for _, s := range warns {
+		if !was[s] {
+			added = append(added, s)
+		}
+	}
+	if len(warns) == 0 {
+		delete(w.warnings, k)
+	} else {
+		w.warnings[k] = warns
+	}
+	return added
 }
 
 // objectOf returns the watched object of k, nil when it left the plan.
