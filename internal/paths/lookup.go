@@ -48,41 +48,55 @@ func step(v any, pe fieldpath.PathElement, o LookupOptions) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	switch {
-	case pe.Index != nil:
-		if *pe.Index < 0 || *pe.Index >= len(l) {
-			return nil, false
-		}
-		return l[*pe.Index], true
-	case pe.Value != nil:
-		for _, item := range l {
-			if value.Equals(value.NewValueInterface(item), *pe.Value) {
-				return item, true
-			}
-		}
-		return nil, false
-	case pe.Key != nil:
-		return keyedItem(l, *pe.Key, o.OmittedKeyFields)
+	if i := itemIndex(l, pe, o); i >= 0 {
+		return l[i], true
 	}
 	return nil, false
 }
 
-// keyedItem finds the item of an associative list with the given key;
+// ItemIndex returns the index of the item of l that pe names (an index, a
+// set value or a whole key, as the API server names list items), or -1
+// when there is none: a negative index or one past the end finds nothing.
+// It is the one rule Lookup and every other walker over field paths use.
+func ItemIndex(l []any, pe fieldpath.PathElement) int {
+	return itemIndex(l, pe, LookupOptions{})
+}
+
+func itemIndex(l []any, pe fieldpath.PathElement, o LookupOptions) int {
+	switch {
+	case pe.Index != nil:
+		if *pe.Index < 0 || *pe.Index >= len(l) {
+			return -1
+		}
+		return *pe.Index
+	case pe.Value != nil:
+		for i, item := range l {
+			if value.Equals(value.NewValueInterface(item), *pe.Value) {
+				return i
+			}
+		}
+	case pe.Key != nil:
+		return keyedIndex(l, *pe.Key, o.OmittedKeyFields)
+	}
+	return -1
+}
+
+// keyedIndex finds the item of an associative list with the given key;
 // with omitted, in a second pass, one that omits key fields.
-func keyedItem(l []any, key value.FieldList, omitted bool) (any, bool) {
+func keyedIndex(l []any, key value.FieldList, omitted bool) int {
 	passes := []bool{false}
 	if omitted {
 		passes = append(passes, true)
 	}
 	for _, skipOmitted := range passes {
-		for _, item := range l {
+		for i, item := range l {
 			m, ok := item.(map[string]any)
 			if ok && hasKey(m, key, skipOmitted) {
-				return item, true
+				return i
 			}
 		}
 	}
-	return nil, false
+	return -1
 }
 
 // hasKey reports whether item holds every field of key with its value;

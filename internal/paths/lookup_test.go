@@ -57,3 +57,30 @@ func TestLookup(t *testing.T) {
 		})
 	}
 }
+
+func TestItemIndex(t *testing.T) {
+	l := []any{map[string]any{"name": "a", "port": int64(80)}, map[string]any{"name": "b"}, "x"}
+	idx := func(i int) fieldpath.PathElement { return fieldpath.PathElement{Index: &i} }
+	key := func(name string) fieldpath.PathElement {
+		return fieldpath.PathElement{Key: fieldpath.KeyByFields("name", name)}
+	}
+	x := value.NewValueInterface("x")
+	tests := map[string]struct {
+		pe   fieldpath.PathElement
+		want int
+	}{
+		"index":          {idx(1), 1},
+		"negative index": {idx(-2), -1},
+		"past the end":   {idx(3), -1},
+		"whole key":      {key("b"), 1},
+		"missing key":    {key("c"), -1},
+		"set value":      {fieldpath.PathElement{Value: &x}, 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ItemIndex(l, tc.pe); got != tc.want {
+				t.Errorf("ItemIndex = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // Pointer returns the JSON pointer (RFC 6901, as JSON patches use) of the
@@ -29,7 +28,7 @@ func Pointer(v any, path fieldpath.Path) (string, bool) {
 			if !ok {
 				return "", false
 			}
-			i := itemIndex(l, pe)
+			i := ItemIndex(l, pe)
 			if i < 0 {
 				return "", false
 			}
@@ -38,38 +37,4 @@ func Pointer(v any, path fieldpath.Path) (string, bool) {
 		}
 	}
 	return b.String(), true
-}
-
-// itemIndex returns the index of the list item pe names, or -1.
-func itemIndex(l []any, pe fieldpath.PathElement) int {
-	switch {
-	case pe.Index != nil:
-		if *pe.Index < len(l) {
-			return *pe.Index
-		}
-	case pe.Value != nil:
-		for i, item := range l {
-			if value.Equals(value.NewValueInterface(item), *pe.Value) {
-				return i
-			}
-		}
-	case pe.Key != nil:
-		for i, item := range l {
-			m, ok := item.(map[string]any)
-			if !ok {
-				continue
-			}
-			all := true
-			for _, f := range *pe.Key {
-				if !value.Equals(value.NewValueInterface(m[f.Name]), f.Value) {
-					all = false
-					break
-				}
-			}
-			if all {
-				return i
-			}
-		}
-	}
-	return -1
 }

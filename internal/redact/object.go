@@ -10,7 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"syncd.dev/syncd/internal/paths"
 )
 
 // GroupKindOf returns the group and kind an object (decoded JSON) declares.
@@ -197,7 +198,7 @@ func resolve(root map[string]any, p fieldpath.Path) ([]step, bool) {
 		if !ok {
 			return nil, false
 		}
-		i := itemIndex(l, pe)
+		i := paths.ItemIndex(l, pe)
 		if i < 0 {
 			return nil, false
 		}
@@ -205,44 +206,6 @@ func resolve(root map[string]any, p fieldpath.Path) ([]step, bool) {
 		out = append(out, step{index: i, list: true})
 	}
 	return out, true
-}
-
-// itemIndex returns the index of the list item pe names, -1 when none.
-func itemIndex(l []any, pe fieldpath.PathElement) int {
-	switch {
-	case pe.Index != nil:
-		if *pe.Index < len(l) {
-			return *pe.Index
-		}
-	case pe.Value != nil:
-		for i, item := range l {
-			if value.Equals(value.NewValueInterface(item), *pe.Value) {
-				return i
-			}
-		}
-	case pe.Key != nil:
-		for i, item := range l {
-			if keyMatches(item, *pe.Key) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// keyMatches reports whether item, a list item, has every key field of key.
-func keyMatches(item any, key value.FieldList) bool {
-	mp, ok := item.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, f := range key {
-		got, ok := mp[f.Name]
-		if !ok || !value.Equals(value.NewValueInterface(got), f.Value) {
-			return false
-		}
-	}
-	return true
 }
 
 func get(root map[string]any, steps []step) (any, bool) {
