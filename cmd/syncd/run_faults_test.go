@@ -12,13 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
 
-	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
@@ -169,27 +163,7 @@ apps:
 			t.Errorf("ConfigMap %s was deleted and created again across the kill (uid %s → %s)", name, before[name].UID, cm.UID)
 		}
 	}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	invm, err := inventory.New(dyn, md, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), inventory.Options{Namespace: sysNS, NoWatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer invm.Stop()
-	inv, err := invm.Load(ctx, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := loadInventory(t, ctx, sysNS, "web")
 	var members, wantMembers []string
 	for _, m := range inv.Members {
 		members = append(members, m.Name)

@@ -324,27 +324,7 @@ apps:
 		}
 	}
 	// The inventory holds exactly the commit's objects.
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	invm, err := inventory.New(dyn, md, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), inventory.Options{Namespace: sysNS, NoWatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer invm.Stop()
-	inv, err := invm.Load(ctx, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := loadInventory(t, ctx, sysNS, "web")
 	var members, wantMembers []string
 	for _, m := range inv.Members {
 		members = append(members, m.Name)
@@ -417,4 +397,32 @@ func ownedBy(cm corev1.ConfigMap, manager string) string {
 		managers = append(managers, mf.Manager+"/"+string(mf.Operation))
 	}
 	return fmt.Sprintf("no Apply entry of manager %s (managers: %v)", manager, managers)
+}
+
+// loadInventory reads app's inventory from namespace ns as syncd stores
+// it, with a Manager of its own (no watch).
+func loadInventory(t *testing.T, ctx context.Context, ns, app string) *inventory.Inventory {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadata.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invm, err := inventory.New(dyn, md, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), inventory.Options{Namespace: ns, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer invm.Stop()
+	inv, err := invm.Load(ctx, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }
