@@ -134,22 +134,7 @@ func TestFaultEtcdRestartMidSync(t *testing.T) {
 	})
 	rig.reqs.mu.Unlock()
 
-	sha2, err := rig.repo.Commit("keep changed, gone removed, 200 new", map[string][]byte{
-		"app/keep.yaml": []byte(configMaps(rig.ns, "keep", 30, "2")),
-		"app/gone.yaml": nil,
-		"app/new.yaml":  []byte(configMaps(rig.ns, "new", 200, "2")),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rig.d.Trigger("repo"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopped:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the sync of the new commit never reached its 20th new object; status=%+v", rig.status())
-	}
+	sha2 := rig.pushChangedRevision(t, stopped)
 	eventually(t, "the API server reports its storage down", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

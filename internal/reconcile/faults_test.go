@@ -237,6 +237,31 @@ func (r *faultRig) stop() {
 	})
 }
 
+// pushChangedRevision commits the fault tests' second revision (keep
+// changed, gone removed, 200 new ConfigMaps), triggers the source, and
+// waits until the fault the test armed has fired (stopped is closed at the
+// 20th new object). It returns the revision.
+func (r *faultRig) pushChangedRevision(t *testing.T, stopped <-chan struct{}) string {
+	t.Helper()
+	sha, err := r.repo.Commit("keep changed, gone removed, 200 new", map[string][]byte{
+		"app/keep.yaml": []byte(configMaps(r.ns, "keep", 30, "2")),
+		"app/gone.yaml": nil,
+		"app/new.yaml":  []byte(configMaps(r.ns, "new", 200, "2")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Trigger("repo"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the sync of the new commit never reached its 20th new object; status=%+v", r.status())
+	}
+	return sha
+}
+
 func (r *faultRig) status() reconcile.AppStatus {
 	for _, s := range r.d.Status() {
 		if s.App == "web" {
@@ -484,22 +509,7 @@ func TestDaemonAPIServerRestart(t *testing.T) {
 	}
 	rig.reqs.mu.Unlock()
 
-	sha2, err := rig.repo.Commit("keep changed, gone removed, 200 new", map[string][]byte{
-		"app/keep.yaml": []byte(configMaps(rig.ns, "keep", 30, "2")),
-		"app/gone.yaml": nil,
-		"app/new.yaml":  []byte(configMaps(rig.ns, "new", 200, "2")),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rig.d.Trigger("repo"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopped:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the sync of the new commit never reached its 20th new object; status=%+v", rig.status())
-	}
+	sha2 := rig.pushChangedRevision(t, stopped)
 	eventually(t, "failed sync reported while the API server is down", func() (bool, string) {
 		s := rig.status()
 		return s.Result == "failed" && s.Revision == sha2, fmt.Sprintf("status=%+v", s)
