@@ -93,6 +93,10 @@ type listener struct {
 	name string
 	srv  *http.Server
 	ln   net.Listener
+	// https is decided once, at listen: http.Server.Serve may fill in a
+	// TLSConfig of its own (for HTTP/2) on a plain listener, so the
+	// server's field cannot tell afterwards.
+	https bool
 }
 
 // httpServers are the running listeners of `syncd run`.
@@ -132,10 +136,11 @@ func (s *httpServers) listen(flag, addr string, srv *http.Server) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, addr, err)
 	}
-	if srv.TLSConfig != nil {
+	https := srv.TLSConfig != nil
+	if https {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
-	s.list = append(s.list, listener{name: flag, srv: srv, ln: ln})
+	s.list = append(s.list, listener{name: flag, srv: srv, ln: ln, https: https})
 	return nil
 }
 
@@ -143,7 +148,7 @@ func (s *httpServers) listen(flag, addr string, srv *http.Server) error {
 func (s *httpServers) tls(flag string) bool {
 	for _, l := range s.list {
 		if l.name == flag {
-			return l.srv.TLSConfig != nil
+			return l.https
 		}
 	}
 	return false
