@@ -1,14 +1,13 @@
 package applier
 
 import (
-	"bytes"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
+	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -20,29 +19,28 @@ import (
 // fight over it.
 const ManagersAnnotationPrefix = "managers.syncd.dev/"
 
-// HandoffManager returns the handoff manager of m, the manager that holds
-// fields m dropped until someone else owns them: m with
-// config.HandoffSuffix ("<manager>-handoff"), a suffix config reserves so
-// no user manager ends in it.
+// HandoffManager returns the handoff manager of m (ownership.HandoffManager).
 func HandoffManager(m planner.FieldManager) planner.FieldManager {
-	return m + config.HandoffSuffix
+	return owner.HandoffManager(m)
 }
 
 // HandoffOwner returns the manager whose handoff manager m is and true,
-// or m itself and false when m is no handoff manager.
+// or m itself and false when m is no handoff manager
+// (ownership.HandoffOwner).
 func HandoffOwner(m string) (planner.FieldManager, bool) {
-	base, ok := strings.CutSuffix(m, config.HandoffSuffix)
+	base, ok := owner.HandoffOwner(m)
 	return planner.FieldManager(base), ok
 }
 
 // isHandoff reports whether m is a handoff manager.
 func isHandoff(m string) bool {
-	_, ok := HandoffOwner(m)
-	return ok
+	return owner.IsHandoff(m)
 }
 
-// ownership is the live managedFields of one object, decoded.
+// ownership is the live managedFields of one object, decoded by the
+// ownership package; entries is the applier's view of its entries.
 type ownership struct {
+	decoded owner.Ownership
 	entries []ownerEntry
 }
 
@@ -53,16 +51,13 @@ type ownerEntry struct {
 	set         *fieldpath.Set
 }
 
+// decodeOwnership decodes u's managedFields. Entries that do not decode
+// (decoded.Invalid) are skipped: the applier moves only fields it can
+// read, and the drift detector reports the entries it cannot.
 func decodeOwnership(u *unstructured.Unstructured) ownership {
-	var o ownership
-	for _, e := range u.GetManagedFields() {
-		set := &fieldpath.Set{}
-		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-				continue
-			}
-		}
-		o.entries = append(o.entries, ownerEntry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, set: set})
+	o := ownership{decoded: owner.Decode(u)}
+	for _, e := range o.decoded.Entries {
+		o.entries = append(o.entries, ownerEntry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, set: e.Set})
 	}
 	return o
 }
@@ -70,34 +65,18 @@ func decodeOwnership(u *unstructured.Unstructured) ownership {
 // applied returns the set manager m owns through Apply on the main
 // resource (empty when none).
 func (o ownership) applied(m planner.FieldManager) *fieldpath.Set {
-	for _, e := range o.entries {
-		if e.manager == string(m) && e.operation == metav1.ManagedFieldsOperationApply && e.subresource == "" {
-			return e.set
-		}
-	}
-	return fieldpath.NewSet()
+	return o.decoded.Applied(string(m))
 }
 
 // has reports whether m has an entry of any kind.
 func (o ownership) has(m string) bool {
-	for _, e := range o.entries {
-		if e.manager == m {
-			return true
-		}
-	}
-	return false
+	return o.decoded.Has(m)
 }
 
 // ownedExcept returns the union of every entry's set except those whose
 // manager is in skip.
 func (o ownership) ownedExcept(skip func(string) bool) *fieldpath.Set {
-	out := fieldpath.NewSet()
-	for _, e := range o.entries {
-		if !skip(e.manager) {
-			out = out.Union(e.set)
-		}
-	}
-	return out
+	return o.decoded.OwnedExcept(skip)
 }
 
 // managersAnnotation returns the annotation key for an app.

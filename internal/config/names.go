@@ -16,9 +16,9 @@ import (
 const MaxManagerLength = 128
 
 // HandoffSuffix ends the name of the applier's handoff manager; user
-// managers may not end with it. It is the one definition: the applier
-// names and recognises handoff managers with it (applier.HandoffManager,
-// applier.HandoffOwner).
+// managers may not end with it. It is the one definition:
+// ownership.HandoffManager and ownership.HandoffOwner name and recognise
+// handoff managers with it.
 const HandoffSuffix = "-handoff"
 
 var (
