@@ -15,7 +15,6 @@ import (
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/redact"
 )
 
 type planFlags struct {
@@ -124,36 +123,11 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	return planExit(report)
 }
 
-// planReport renders the app, dry-runs what changed since syncd last
-// applied it and builds the report; it also returns the plan's warnings.
+// planReport previews the app through the library (reconcile.Runner.Preview)
+// with the clients and inventory the command line asks for; it also
+// returns the plan's warnings.
 func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFlags) (*preview.Report, []planner.Warning, error) {
 	reserved := reservedFor(f.inventoryNS)
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved})
-	if err != nil {
-		return nil, nil, err
-	}
-	app, err := runner.App(f.app)
-	if err != nil {
-		return nil, nil, err
-	}
-	rendered, err := runner.Render(ctx, app, f.path)
-	if err != nil {
-		return nil, nil, err
-	}
-	ao, err := reconcile.ApplyOptions(app)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A real apply labels every object as a member of the app's ApplySet;
-	// without the label the preview would show it being removed.
-	ao.Labels = map[string]string{inventory.LabelPartOf: inventory.AppID(app.Name, f.inventoryNS)}
-	// The dry runs, the reads of what is unchanged and the prune
-	// preview go through the same identity as the real apply and prune,
-	// so RBAC denials show up in the preview.
-	dyn, err := runner.Dynamic(app)
-	if err != nil {
-		return nil, nil, err
-	}
 	md, err := metadata.NewForConfig(cl.config)
 	if err != nil {
 		return nil, nil, err
@@ -163,100 +137,15 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 		return nil, nil, err
 	}
 	defer inv.Stop()
-	read, same, notes, err := planUnchanged(ctx, inv, app, rendered.Plan)
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv})
 	if err != nil {
 		return nil, nil, err
 	}
-	dry := *rendered.Plan
-	dry.Objects = nil
-	for _, obj := range rendered.Plan.Objects {
-		if !same[inventory.KeyOf(obj.Ref)] {
-			dry.Objects = append(dry.Objects, obj)
-		}
-	}
-	memo := newDryRunClient(dyn)
-	if err := memo.prime(ctx, cl.mapper, &dry, f.concurrency); err != nil {
-		return nil, nil, err
-	}
-	ap, err := applier.New(memo, cl.mapper, applier.Options{DryRun: true, Concurrency: f.concurrency})
+	app, err := runner.App(f.app)
 	if err != nil {
 		return nil, nil, err
 	}
-	dried, err := ap.Preview(ctx, &dry, ao)
-	if err != nil {
-		return nil, nil, fmt.Errorf("app %s: dry run: %w", app.Name, err)
-	}
-	// Back to plan order, the objects not dry-run in their place.
-	previews := make([]applier.ObjectPreview, 0, len(rendered.Plan.Objects))
-	for i := range rendered.Plan.Objects {
-		obj := &rendered.Plan.Objects[i]
-		if same[inventory.KeyOf(obj.Ref)] {
-			previews = append(previews, applier.ObjectPreview{Object: obj})
-			continue
-		}
-		previews = append(previews, dried[0])
-		dried = dried[1:]
-	}
-	popts := preview.Options{
-		NotDryRun: func(obj *planner.Object) bool { return same[inventory.KeyOf(obj.Ref)] },
-		Notes:     notes,
-	}
-	sens, err := redact.ForApp(app)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sens != nil {
-		popts.Sensitive = sens
-	}
-	report, err := preview.Build(app.Name, rendered.Plan.Revision, previews, popts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("app %s: %w", app.Name, err)
-	}
-	if read == nil {
-		report.Notes = append(report.Notes, "prune is not previewed: the inventory could not be read")
-		return report, rendered.Plan.Warnings, nil
-	}
-	// The prune runs only after an apply that completes: a blocking
-	// conflict or a refused object refuses it, as it would for real.
-	pruned, err := inv.PreviewPrune(ctx, app, rendered.Plan, !report.Blocked() && report.Summary.Errors == 0, read)
-	if err != nil {
-		report.Notes = append(report.Notes, fmt.Sprintf("prune is not previewed: %v", err))
-		return report, rendered.Plan.Warnings, nil
-	}
-	report.AddPrune(pruned)
-	return report, rendered.Plan.Warnings, nil
-}
-
-// planUnchanged returns the plan objects that need no dry run because
-// they are exactly as syncd last applied them: the app's inventory (one
-// GET of its parent) records their slices' hashes and the resourceVersion
-// right after that apply, and one metadata LIST per resource and namespace
-// of the app's members shows that resourceVersion still live. When the
-// inventory is missing or cannot be read, every object is dry-run and the
-// notes say why. HorizontalPodAutoscalers are always dry-run: the applier
-// decides what to send of the workloads they scale from the HPAs it is
-// given. read is what was read, for the prune preview; nil when the
-// inventory could not be read (a missing one is read: the app has nothing
-// to prune yet).
-func planUnchanged(ctx context.Context, inv *inventory.Manager, app config.App, plan *planner.Plan) (read *inventory.Unchanged, same map[inventory.Key]bool, notes []string, err error) {
-	u, err := inv.Unchanged(ctx, app, plan)
-	switch {
-	case ctx.Err() != nil:
-		return nil, nil, nil, ctx.Err()
-	case err != nil:
-		return nil, nil, []string{fmt.Sprintf("every object was dry-run: %v", err)}, nil
-	case !u.Exists:
-		return u, nil, []string{fmt.Sprintf("every object was dry-run: app %s has no inventory (Secret %s not found: syncd has not applied it yet, or --inventory-namespace is not the daemon's)", app.Name, u.Parent)}, nil
-	}
-	for _, why := range u.Unlisted {
-		notes = append(notes, fmt.Sprintf("objects were dry-run whose live state could not be compared with the inventory: %s", why))
-	}
-	for k := range u.Objects {
-		if k.Group == "autoscaling" && k.Kind == "HorizontalPodAutoscaler" {
-			delete(u.Objects, k)
-		}
-	}
-	return u, u.Objects, notes, nil
+	return runner.Preview(ctx, app, f.path)
 }
 
 // planExit maps a report to the exit code contract: refused objects 1,

@@ -159,14 +159,23 @@ func (r *Run) ID() string { return r.id }
 // every object, reads from the watch cache, and the skip of objects that
 // did not change since syncd last applied them.
 func (r *Run) Hooks(ao applier.ApplyOptions) applier.ApplyOptions {
+	ao = WithPartOf(ao, r.id)
+	ao.Live = r
+	ao.Skip = r.skip
+	return ao
+}
+
+// WithPartOf returns ao with the ApplySet part-of label of id added to
+// the labels every applied object gets: the label that makes an object a
+// member of the app (and keeps a preview from showing it removed). ao's
+// own labels are copied, not changed.
+func WithPartOf(ao applier.ApplyOptions, id string) applier.ApplyOptions {
 	labels := map[string]string{}
 	for k, v := range ao.Labels {
 		labels[k] = v
 	}
-	labels[LabelPartOf] = r.id
+	labels[LabelPartOf] = id
 	ao.Labels = labels
-	ao.Live = r
-	ao.Skip = r.skip
 	return ao
 }
 

@@ -244,6 +244,19 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 	return ao, nil
 }
 
+// applyOptions are the app's applier settings (ApplyOptions) with the
+// fields SetFlapping reports left unforced.
+func (r *Runner) applyOptions(app config.App) (applier.ApplyOptions, error) {
+	ao, err := ApplyOptions(app)
+	if err != nil {
+		return ao, err
+	}
+	r.mu.Lock()
+	ao.Flapping = r.flapping[app.Name]
+	r.mu.Unlock()
+	return ao, nil
+}
+
 // Apply renders the app and applies it. The plan is returned even when the
 // apply fails part-way. An app in drift mode detect is refused
 // (ErrDetectOnly) unless dryRun: syncd never writes for it.
@@ -272,13 +285,10 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err := r.detectOnly(app); err != nil && !dryRun {
 		return nil, err
 	}
-	ao, err := ApplyOptions(app)
+	ao, err := r.applyOptions(app)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	ao.Flapping = r.flapping[app.Name]
-	r.mu.Unlock()
 	dyn, err := r.Dynamic(app)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package reconcile
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -23,7 +24,8 @@ const primeThreshold = 16
 // primePage is the page size of those LISTs.
 const primePage = 500
 
-// dryRunClient is the dynamic client of syncd plan. Nothing a plan sends
+// dryRunClient is the dynamic client of a preview (Runner.Preview, syncd
+// plan). Nothing a preview sends
 // is stored (every apply carries dryRun=All), so what the API server
 // answered once holds for the whole plan, and the applier's repeated
 // requests for one object are answered from memory:
@@ -59,6 +61,12 @@ var _ dynamic.Interface = (*dryRunClient)(nil)
 type objKey struct {
 	gvr             schema.GroupVersionResource
 	namespace, name string
+}
+
+// named is k for the object called name.
+func (k objKey) named(name string) objKey {
+	k.name = name
+	return k
 }
 
 type getAnswer struct {
@@ -190,13 +198,33 @@ func (c *dryRunClient) remember(k objKey, a getAnswer) {
 // applier's GETs of those are answered from memory. A LIST that fails (no
 // list permission) is ignored: those objects are read with GETs.
 func (c *dryRunClient) prime(ctx context.Context, mapper meta.RESTMapper, plan *planner.Plan, concurrency int) error {
-	type group struct {
-		ri    dynamic.ResourceInterface
-		key   objKey
-		names map[string]bool
+	if concurrency <= 0 {
+		concurrency = applier.DefaultConcurrency
 	}
-	groups := map[objKey]*group{}
-	var order []objKey
+	var eg errgroup.Group
+	eg.SetLimit(concurrency)
+	for _, g := range c.groupsOf(mapper, plan) {
+		if len(g.names) < primeThreshold {
+			continue
+		}
+		eg.Go(func() error { return c.primeGroup(ctx, g) })
+	}
+	return eg.Wait()
+}
+
+// objGroup is the plan's objects of one resource and namespace.
+type objGroup struct {
+	ri    dynamic.ResourceInterface
+	key   objKey
+	names map[string]bool
+}
+
+// groupsOf groups the plan's objects by resource and namespace, in plan
+// order. Objects of a kind the mapper does not know are left out: the
+// applier reports them.
+func (c *dryRunClient) groupsOf(mapper meta.RESTMapper, plan *planner.Plan) []*objGroup {
+	groups := map[objKey]*objGroup{}
+	var order []*objGroup
 	mappings := map[schema.GroupVersionKind]*meta.RESTMapping{}
 	for i := range plan.Objects {
 		ref := plan.Objects[i].Ref
@@ -206,7 +234,7 @@ func (c *dryRunClient) prime(ctx context.Context, mapper meta.RESTMapper, plan *
 			mappings[ref.GVK()] = mapping
 		}
 		if mapping == nil {
-			continue // the applier reports the unknown kind
+			continue
 		}
 		k := objKey{gvr: mapping.Resource}
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -214,59 +242,55 @@ func (c *dryRunClient) prime(ctx context.Context, mapper meta.RESTMapper, plan *
 		}
 		g := groups[k]
 		if g == nil {
-			g = &group{key: k, names: map[string]bool{}}
-			if k.namespace != "" {
-				g.ri = c.Interface.Resource(k.gvr).Namespace(k.namespace)
-			} else {
-				g.ri = c.Interface.Resource(k.gvr)
-			}
+			g = &objGroup{key: k, names: map[string]bool{}, ri: c.resourceOf(k)}
 			groups[k] = g
-			order = append(order, k)
+			order = append(order, g)
 		}
 		g.names[ref.Name] = true
 	}
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.SetLimit(concurrency)
-	for _, k := range order {
-		g := groups[k]
-		if len(g.names) < primeThreshold {
-			continue
-		}
-		eg.Go(func() error {
-			found := map[objKey]getAnswer{}
-			opts := metav1.ListOptions{Limit: primePage}
-			for {
-				list, err := g.ri.List(ectx, opts)
-				if err != nil {
-					// No list permission, say: GETs read them.
-					return ctx.Err()
-				}
-				for i := range list.Items {
-					if u := &list.Items[i]; g.names[u.GetName()] {
-						ok := g.key
-						ok.name = u.GetName()
-						found[ok] = getAnswer{obj: u}
-					}
-				}
-				if list.GetContinue() == "" {
-					break
-				}
-				opts.Continue = list.GetContinue()
-			}
-			for name := range g.names {
-				ok := g.key
-				ok.name = name
-				if _, in := found[ok]; !in {
-					found[ok] = getAnswer{err: apierrors.NewNotFound(k.gvr.GroupResource(), name)}
-				}
-			}
-			c.mu.Lock()
-			for ok, a := range found {
-				c.gets[ok] = a
-			}
-			c.mu.Unlock()
-			return nil
-		})
+	return order
+}
+
+// resourceOf is the unmemoised client of one resource and namespace.
+func (c *dryRunClient) resourceOf(k objKey) dynamic.ResourceInterface {
+	if k.namespace != "" {
+		return c.Interface.Resource(k.gvr).Namespace(k.namespace)
 	}
-	return eg.Wait()
+	return c.Interface.Resource(k.gvr)
+}
+
+// primeGroup lists one group's objects (paginated by primePage) and
+// remembers each of its names as found or NotFound. A LIST that fails
+// leaves the group to GETs; only ctx ending fails the prime.
+func (c *dryRunClient) primeGroup(ctx context.Context, g *objGroup) error {
+	found := map[objKey]getAnswer{}
+	opts := metav1.ListOptions{Limit: primePage}
+	for {
+		list, err := g.ri.List(ctx, opts)
+		if err != nil {
+			// No list permission, say: GETs read them.
+			return ctx.Err()
+		}
+		for i := range list.Items {
+			if u := &list.Items[i]; g.names[u.GetName()] {
+				found[g.key.named(u.GetName())] = getAnswer{obj: u}
+			}
+		}
+		if list.GetContinue() == "" {
+			break
+		}
+		opts.Continue = list.GetContinue()
+	}
+	for name := range g.names {
+		k := g.key.named(name)
+		if _, in := found[k]; !in {
+			found[k] = getAnswer{err: apierrors.NewNotFound(g.key.gvr.GroupResource(), name)}
+		}
+	}
+	c.mu.Lock()
+	for k, a := range found {
+		c.gets[k] = a
+	}
+	c.mu.Unlock()
+	return nil
 }
