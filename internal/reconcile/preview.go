@@ -23,7 +23,7 @@ import (
 // are labelled as members of the app's ApplySet as Apply labels them.
 //
 // Objects the Runner's inventory shows exactly as syncd last applied them
-// are reported unchanged without a dry run (see previewBasis); without an
+// are reported unchanged without a dry run (see readBasis); without an
 // inventory every object is dry-run and prune is not previewed, and the
 // report's notes say so. It returns the plan's warnings beside the report.
 // A render refused for declaring syncd's own objects is an error
@@ -42,7 +42,7 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	basis, err := r.previewBasis(ctx, app, plan)
+	basis, err := r.readBasis(ctx, app, plan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,14 +87,14 @@ func (b previewBasis) notDryRun(obj *planner.Object) bool {
 	return b.same[inventory.KeyOf(obj.Ref)]
 }
 
-// previewBasis returns the plan objects that need no dry run because
+// readBasis returns the plan objects that need no dry run because
 // they are exactly as syncd last applied them: the app's inventory (one
 // GET of its parent) records their slices' hashes and the resourceVersion
 // right after that apply, and one metadata LIST per resource and namespace
 // of the app's members shows that resourceVersion still live
 // (inventory.Manager.Unchanged). When the inventory is missing or cannot
 // be read, every object is dry-run and the notes say why.
-func (r *Runner) previewBasis(ctx context.Context, app config.App, plan *planner.Plan) (previewBasis, error) {
+func (r *Runner) readBasis(ctx context.Context, app config.App, plan *planner.Plan) (previewBasis, error) {
 	if r.opts.Inventory == nil {
 		return previewBasis{notes: []string{"every object was dry-run: syncd runs without an inventory"}}, nil
 	}
@@ -128,8 +128,7 @@ func alwaysDryRun(k inventory.Key) bool {
 
 // dryRunChanged dry-runs the plan's objects that basis does not show
 // unchanged through a memoising client over dyn (dryRunClient) and
-// returns a preview of every plan object in plan order, those not dry-run
-// in their place with only the object set.
+// returns a preview of every plan object (inPlanOrder).
 func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, app config.App, plan *planner.Plan, basis previewBasis, ao applier.ApplyOptions) ([]applier.ObjectPreview, error) {
 	dry := *plan
 	dry.Objects = nil
@@ -150,6 +149,14 @@ func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, app c
 	if err != nil {
 		return nil, fmt.Errorf("app %s: dry run: %w", app.Name, err)
 	}
+	return inPlanOrder(plan, basis, dried), nil
+}
+
+// inPlanOrder returns a preview of every plan object in plan order: the
+// dried ones (the dry runs of the objects basis does not show unchanged,
+// in plan order) and, in their place, the others with only the object
+// set.
+func inPlanOrder(plan *planner.Plan, basis previewBasis, dried []applier.ObjectPreview) []applier.ObjectPreview {
 	previews := make([]applier.ObjectPreview, 0, len(plan.Objects))
 	for i := range plan.Objects {
 		obj := &plan.Objects[i]
@@ -160,7 +167,7 @@ func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, app c
 		previews = append(previews, dried[0])
 		dried = dried[1:]
 	}
-	return previews, nil
+	return previews
 }
 
 // buildPreview builds the report of the previews, the app's sensitive
