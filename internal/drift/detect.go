@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -183,7 +183,7 @@ func (d *detector) isSyncd(m string) bool { return d.managers[m] }
 // isHandoff reports whether m is the handoff manager of one of syncd's
 // managers.
 func (d *detector) isHandoff(m string) bool {
-	base, ok := applier.HandoffOwner(m)
+	base, ok := ownership.HandoffOwner(m)
 	return ok && d.managers[string(base)]
 }
 
@@ -248,11 +248,11 @@ type declared struct {
 }
 
 // owners returns the entries that own the declared leaf.
-func (l declared) owners(entries []entry) []Owner {
+func (l declared) owners(own ownership.Ownership) []Owner {
 	if l.empty {
-		return ownersOfItself(entries, l.path)
+		return ownersOfItself(own, l.path)
 	}
-	return owners(entries, l.path)
+	return owners(own, l.path)
 }
 
 // declaredLeaves returns the leaf fields of obj's slices, sorted by path,
@@ -305,7 +305,7 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 	other := false
 	s.Leaves().Iterate(func(p fieldpath.Path) {
 		if len(p) == 1 && p[0].FieldName != nil {
-			if _, isKey := keyValue(*item[len(item)-1].Key, *p[0].FieldName); isKey {
+			if _, isKey := ownership.KeyValue(*item[len(item)-1].Key, *p[0].FieldName); isKey {
 				return
 			}
 		}
@@ -347,15 +347,15 @@ func (d *detector) baseFinding(obj *planner.Object) Finding {
 // objectCheck is the detection of one live object: what its phases share
 // and the findings they add.
 type objectCheck struct {
-	d       *detector
-	obj     *planner.Object
-	ref     planner.ObjectRef
-	live    *unstructured.Unstructured
-	base    Finding
-	entries []entry
-	warns   []string
-	secret  bool
-	leaves  []declared
+	d      *detector
+	obj    *planner.Object
+	ref    planner.ObjectRef
+	live   *unstructured.Unstructured
+	base   Finding
+	own    ownership.Ownership
+	warns  []string
+	secret bool
+	leaves []declared
 	// present is set when one of syncd's managers owns something on the
 	// object.
 	present bool
@@ -367,12 +367,9 @@ type objectCheck struct {
 func (d *detector) newObjectCheck(obj *planner.Object, live *unstructured.Unstructured, base Finding) *objectCheck {
 	c := &objectCheck{d: d, obj: obj, ref: obj.Ref, live: live, base: base,
 		secret: isSecret(obj.Ref), leaves: declaredLeaves(obj), reported: map[string]bool{}}
-	var errs []error
-	c.entries, errs = decodeManagedFields(live)
-	for _, err := range errs {
-		c.warns = append(c.warns, c.ref.String()+": "+err.Error())
-	}
-	for _, e := range c.entries {
+	c.own = ownership.Decode(live)
+	c.warns = notCheckedWarnings(c.ref, c.own)
+	for _, e := range c.own.Entries {
 		if d.isSyncd(e.Manager) {
 			c.present = true
 		}
@@ -395,7 +392,7 @@ func (c *objectCheck) add(f Finding, p fieldpath.Path) {
 // no syncd manager is on the object, and its value is still there: it is
 // folded into the Unmanaged finding.
 func (c *objectCheck) unexplained(l declared) bool {
-	if c.present || len(l.owners(c.entries)) > 0 {
+	if c.present || len(l.owners(c.own)) > 0 {
 		return false
 	}
 	_, ok := lookupLive(c.live.Object, l.path, c.secret)
@@ -410,7 +407,7 @@ func (c *objectCheck) unmanaged() {
 	if c.present || len(c.leaves) == 0 {
 		return
 	}
-	emit := len(c.entries) == 0
+	emit := len(c.own.Entries) == 0
 	for _, l := range c.leaves {
 		emit = emit || c.unexplained(l)
 	}
@@ -419,9 +416,7 @@ func (c *objectCheck) unmanaged() {
 	}
 	f := c.base
 	f.Class = Unmanaged
-	for _, e := range c.entries {
-		f.Owners = append(f.Owners, e.Owner)
-	}
+	f.Owners = ownersOfEntries(c.own.Entries)
 	sortOwners(f.Owners)
 	f.Culprit = c.d.culprit(f.Owners)
 	c.add(f, nil)
@@ -436,7 +431,7 @@ func (c *objectCheck) declaredLeaf(l declared) {
 	f := c.base
 	f.Path = l.str
 	f.DeclaredBy = l.manager
-	f.Owners = l.owners(c.entries)
+	f.Owners = l.owners(c.own)
 	if l.empty && len(f.Owners) == 0 {
 		// Nobody owns the empty map or list itself: keys were put
 		// in it (by the applier, a controller), which Git's {} or
@@ -529,10 +524,10 @@ func (c *objectCheck) extra(class Class, manager, path string, p fieldpath.Path)
 	f := c.base
 	f.Class = class
 	f.Path = path
-	declaredBy, _ := applier.HandoffOwner(manager)
+	declaredBy, _ := ownership.HandoffOwner(manager)
 	f.DeclaredBy = string(declaredBy)
 	if p != nil {
-		f.Owners = owners(c.entries, p)
+		f.Owners = owners(c.own, p)
 		f.Live, _ = lookupLive(c.live.Object, p, c.secret)
 	}
 	f.Culprit = c.d.culprit(f.Owners)
@@ -545,11 +540,11 @@ func (c *objectCheck) extra(class Class, manager, path string, p fieldpath.Path)
 // handoffFields adds the fields held by handoff managers: they left Git,
 // so they are not among the declared leaves.
 func (c *objectCheck) handoffFields() {
-	for _, e := range c.entries {
+	for _, e := range c.own.Entries {
 		if !c.d.isHandoff(e.Manager) {
 			continue
 		}
-		for p := range e.set.Leaves().All() {
+		for p := range e.Set.Leaves().All() {
 			c.extra(HandoffPending, e.Manager, p.String(), p.Copy())
 		}
 	}
@@ -578,8 +573,8 @@ func (c *objectCheck) listedFields() {
 // string form.
 func (c *objectCheck) livePaths() map[string]fieldpath.Path {
 	out := map[string]fieldpath.Path{}
-	for _, e := range c.entries {
-		for p := range e.set.Leaves().All() {
+	for _, e := range c.own.Entries {
+		for p := range e.Set.Leaves().All() {
 			if _, ok := out[p.String()]; !ok {
 				out[p.String()] = p.Copy()
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
@@ -122,6 +123,43 @@ data: {color: blue, size: "3"}
 				t.Errorf("warnings: %v", r.Warnings)
 			}
 		})
+	}
+}
+
+// TestDetectUndecodableEntries pins the warning for a managedFields entry
+// whose fields cannot be decoded: the entry is named, its fields are not
+// checked, and the other entries still are.
+func TestDetectUndecodableEntries(t *testing.T) {
+	at := time.Date(2026, 11, 29, 14, 2, 5, 0, time.UTC)
+	cmRef := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}
+	plan := mustPlan(t, config.App{Name: "web"}, `{apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: ns}, data: {color: blue}}`)
+	const badFields = `{"data":{}}` // no "f:" prefix
+	badErr := (&fieldpath.Set{}).FromJSON(stringReader(badFields))
+	if badErr == nil {
+		t.Fatalf("%s decodes", badFields)
+	}
+	otherType := mf("old-tool", "Update", "", `{"f:data":{"f:color":{}}}`, at)
+	otherType.FieldsType = "FieldsV2"
+	live := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: ns}, data: {color: teal}}`)
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		mf("broken", "Update", "", badFields, at),
+		otherType,
+		mf("syncd-web", "Apply", "", `{"f:data":{"f:color":{}}}`, at),
+	})
+	r := Detect(plan, map[planner.ObjectRef]*unstructured.Unstructured{cmRef: live}, Options{})
+	wantWarnings := []string{
+		cmRef.String() + `: managedFields entry of "broken" (Update): ` + badErr.Error() + "; its fields are not checked",
+		cmRef.String() + `: managedFields entry of "old-tool" (Update): fieldsType "FieldsV2" is not FieldsV1; its fields are not checked`,
+	}
+	if diff := cmp.Diff(wantWarnings, r.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	var classes []string
+	for _, f := range r.Findings {
+		classes = append(classes, f.Path+" "+string(f.Class))
+	}
+	if diff := cmp.Diff([]string{".data.color value-drift"}, classes); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,98 +1,53 @@
 package drift
 
 import (
-	"bytes"
 	"encoding/base64"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
+	"syncd.dev/syncd/internal/planner"
 )
 
-// entry is one decoded managedFields entry.
-type entry struct {
-	Owner
-	set *fieldpath.Set
+// notCheckedWarnings returns a warning for each managedFields entry of own
+// that could not be decoded: its fields are not checked.
+func notCheckedWarnings(ref planner.ObjectRef, own ownership.Ownership) []string {
+	var out []string
+	for _, inv := range own.Invalid {
+		out = append(out, ref.String()+": "+inv.Error()+"; its fields are not checked")
+	}
+	return out
 }
 
-// decodeManagedFields decodes every managedFields entry of obj with
-// structured-merge-diff. An entry that cannot be decoded is returned as an
-// error naming it, and left out.
-func decodeManagedFields(obj *unstructured.Unstructured) ([]entry, []error) {
-	var out []entry
-	var errs []error
-	for _, mf := range obj.GetManagedFields() {
-		e := entry{Owner: Owner{Manager: mf.Manager, Operation: string(mf.Operation), Subresource: mf.Subresource}, set: &fieldpath.Set{}}
-		if mf.Time != nil {
-			t := mf.Time.UTC()
-			e.Time = &t
-		}
-		if mf.FieldsV1 == nil {
-			out = append(out, e)
-			continue
-		}
-		if mf.FieldsType != "" && mf.FieldsType != "FieldsV1" {
-			errs = append(errs, fmt.Errorf("managedFields entry of %q (%s): fieldsType %q is not FieldsV1; its fields are not checked", mf.Manager, mf.Operation, mf.FieldsType))
-			continue
-		}
-		if err := e.set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			errs = append(errs, fmt.Errorf("managedFields entry of %q (%s): %w; its fields are not checked", mf.Manager, mf.Operation, err))
-			continue
-		}
-		out = append(out, e)
+// ownerOf is the finding's view of a managedFields entry.
+func ownerOf(e ownership.Entry) Owner {
+	return Owner{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, Time: e.Time}
+}
+
+func ownersOfEntries(es []ownership.Entry) []Owner {
+	var out []Owner
+	for _, e := range es {
+		out = append(out, ownerOf(e))
 	}
-	return out, errs
+	return out
 }
 
 // owners returns the entries that own path, sorted by manager, operation
 // and subresource.
-func owners(entries []entry, path fieldpath.Path) []Owner {
-	var out []Owner
-	for _, e := range entries {
-		if owns(e.set, path) {
-			out = append(out, e.Owner)
-		}
-	}
-	sortOwners(out)
-	return out
+func owners(own ownership.Ownership, path fieldpath.Path) []Owner {
+	return ownersOfEntries(own.Owners(path))
 }
 
 // ownersOfItself is owners without the entries that own only fields below
 // path: the owners of an empty map or list itself.
-func ownersOfItself(entries []entry, path fieldpath.Path) []Owner {
-	var out []Owner
-	for _, e := range entries {
-		if ownsItself(e.set, path) {
-			out = append(out, e.Owner)
-		}
-	}
-	sortOwners(out)
-	return out
-}
-
-// ownsItself is owns, except that fields below path do not count.
-func ownsItself(set *fieldpath.Set, path fieldpath.Path) bool {
-	if len(path) == 0 {
-		return false
-	}
-	parent := path[:len(path)-1]
-	s := set
-	for _, pe := range parent {
-		child, hasChild := childOf(s, pe)
-		if !hasChild {
-			return memberOf(s, pe) // an atomic ancestor owned whole
-		}
-		s = child
-	}
-	return memberOf(s, path[len(path)-1])
+func ownersOfItself(own ownership.Ownership, path fieldpath.Path) []Owner {
+	return ownersOfEntries(own.OwnersOfItself(path))
 }
 
 // emptyContainer reports whether v is an empty map or list.
@@ -119,74 +74,6 @@ func sortOwners(os []Owner) {
 	})
 }
 
-// owns reports whether set gives its manager the field at path: the path
-// is a member, or an ancestor is a member with nothing below it (an atomic
-// field owned whole), or the set holds fields below the path (a schema that
-// is finer than the one the path was computed with). List items are matched
-// by key subset, so a declared item [containerPort=80] matches the
-// server's [containerPort=80,protocol="TCP"] once protocol was defaulted.
-func owns(set *fieldpath.Set, path fieldpath.Path) bool {
-	s := set
-	for i, pe := range path {
-		child, hasChild := childOf(s, pe)
-		member := memberOf(s, pe)
-		if i == len(path)-1 {
-			return member || (hasChild && !child.Empty())
-		}
-		if !hasChild {
-			return member // an atomic ancestor owned whole
-		}
-		s = child
-	}
-	return false
-}
-
-func childOf(s *fieldpath.Set, pe fieldpath.PathElement) (*fieldpath.Set, bool) {
-	if c, ok := s.Children.Get(pe); ok {
-		return c, true
-	}
-	if pe.Key == nil {
-		return nil, false
-	}
-	// Iterate, not range over All: smd's iterators do not stop early.
-	var found *fieldpath.Set
-	s.Children.Iterate(func(cpe fieldpath.PathElement) {
-		if found == nil && keyMatches(pe, cpe) {
-			found, _ = s.Children.Get(cpe)
-		}
-	})
-	return found, found != nil
-}
-
-func memberOf(s *fieldpath.Set, pe fieldpath.PathElement) bool {
-	if s.Members.Has(pe) {
-		return true
-	}
-	if pe.Key == nil {
-		return false
-	}
-	found := false
-	s.Members.Iterate(func(m fieldpath.PathElement) {
-		found = found || keyMatches(pe, m)
-	})
-	return found
-}
-
-// keyMatches reports whether every key field of want is in got's key with
-// an equal value.
-func keyMatches(want, got fieldpath.PathElement) bool {
-	if want.Key == nil || got.Key == nil {
-		return false
-	}
-	for _, f := range *want.Key {
-		v, ok := keyValue(*got.Key, f.Name)
-		if !ok || !value.Equals(f.Value, v) {
-			return false
-		}
-	}
-	return true
-}
-
 // isKeyLeaf reports whether path ends in a key field of the list item it is
 // in (`.containers[name="app"].name`).
 func isKeyLeaf(path fieldpath.Path) bool {
@@ -197,18 +84,8 @@ func isKeyLeaf(path fieldpath.Path) bool {
 	if last.FieldName == nil || item.Key == nil {
 		return false
 	}
-	_, ok := keyValue(*item.Key, *last.FieldName)
+	_, ok := ownership.KeyValue(*item.Key, *last.FieldName)
 	return ok
-}
-
-// keyValue returns the value of the key field name.
-func keyValue(key value.FieldList, name string) (value.Value, bool) {
-	for _, f := range key {
-		if f.Name == name {
-			return f.Value, true
-		}
-	}
-	return nil, false
 }
 
 // lookup returns the value at path in an unstructured object. A keyed

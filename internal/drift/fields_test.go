@@ -60,57 +60,10 @@ func TestEqualDeclared(t *testing.T) {
 	}
 }
 
-func TestOwnsAndLookup(t *testing.T) {
-	set := &fieldpath.Set{}
-	// The server's set: the ports item carries the defaulted protocol in
-	// its key; .spec.selector is atomic (owned whole).
-	if err := set.FromJSON(stringReader(`{"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{},"f:targetPort":{}}},"f:selector":{}}}`)); err != nil {
-		t.Fatal(err)
-	}
+// The ownership half of this test (key subsets, atomic ancestors, owners
+// of an empty map) is ownership.TestOwns and TestOwnsItself.
+func TestLookupKeySubset(t *testing.T) {
 	declaredPort := fieldpath.MakePathOrDie("spec", "ports", fieldpath.KeyByFields("port", 80), "targetPort")
-	tests := map[string]struct {
-		path fieldpath.Path
-		want bool
-	}{
-		"key subset matches defaulted key": {declaredPort, true},
-		"atomic ancestor":                  {fieldpath.MakePathOrDie("spec", "selector", "app"), true},
-		"not owned":                        {fieldpath.MakePathOrDie("spec", "type"), false},
-		"other item":                       {fieldpath.MakePathOrDie("spec", "ports", fieldpath.KeyByFields("port", 81), "targetPort"), false},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := owns(set, tt.path); got != tt.want {
-				t.Errorf("owns(%s) = %v, want %v", tt.path, got, tt.want)
-			}
-		})
-	}
-
-	// An empty map declared in Git is owned by who owns the map itself,
-	// not by the managers of keys inside it.
-	decode := func(js string) *fieldpath.Set {
-		s := &fieldpath.Set{}
-		if err := s.FromJSON(stringReader(js)); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	annotations := fieldpath.MakePathOrDie("metadata", "annotations")
-	for name, tt := range map[string]struct {
-		set  *fieldpath.Set
-		path fieldpath.Path
-		want bool
-	}{
-		"the manager of the map":           {decode(`{"f:metadata":{"f:annotations":{}}}`), annotations, true},
-		"the manager of a key below":       {decode(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}}}`), annotations, false},
-		"the manager of the map and a key": {decode(`{"f:metadata":{"f:annotations":{".":{},"f:x":{}}}}`), annotations, true},
-		"an atomic ancestor owned whole":   {set, fieldpath.MakePathOrDie("spec", "selector", "matchLabels"), true},
-		"list items below, not the list":   {set, fieldpath.MakePathOrDie("spec", "ports"), false},
-	} {
-		if got := ownsItself(tt.set, tt.path); got != tt.want {
-			t.Errorf("%s: ownsItself(%s) = %v, want %v", name, tt.path, got, tt.want)
-		}
-	}
-
 	live := map[string]any{"spec": map[string]any{"ports": []any{
 		map[string]any{"port": int64(80), "protocol": "TCP", "targetPort": int64(8080)},
 	}}}

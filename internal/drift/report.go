@@ -7,8 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -249,7 +248,7 @@ func (f Finding) Sentence() string {
 	case Yielded:
 		return f.Path + " was yielded to " + orUnknown(f.Culprit) + " (information)"
 	case HandoffPending:
-		return f.Path + " left Git and is held by " + string(applier.HandoffManager(planner.FieldManager(f.DeclaredBy))) + " until another writer takes it (information)"
+		return f.Path + " left Git and is held by " + ownership.HandoffManager(f.DeclaredBy) + " until another writer takes it (information)"
 	}
 	return f.Path + ": " + string(f.Class)
 }

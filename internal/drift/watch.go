@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -482,9 +483,9 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 	flaps := w.det.opts.Flaps
 	now := w.opts.Clock.Now()
 	if flaps != nil && u.GetDeletionTimestamp() == nil {
-		entries, _ := decodeManagedFields(u)
+		own := ownership.Decode(u) // its warnings are reported by recompute
 		for _, l := range wo.leaves {
-			os := l.owners(entries)
+			os := l.owners(own)
 			names := make([]string, len(os))
 			for i, o := range os {
 				names[i] = o.Manager
@@ -754,7 +755,7 @@ func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstruc
 		return nil
 	}
 	reqs, _ := sel.Requirements()
-	entries, _ := decodeManagedFields(live)
+	own := ownership.Decode(live) // its warnings are the object check's
 	set := labels.Set(live.GetLabels())
 	var out []Finding
 	for _, r := range reqs {
@@ -773,7 +774,7 @@ func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstruc
 		if v, ok := set[r.Key()]; ok {
 			f.Live = v
 		}
-		f.Owners = owners(entries, path)
+		f.Owners = owners(own, path)
 		f.Culprit = d.culprit(f.Owners)
 		f.Class = TakenOver
 		for _, o := range f.Owners {
