@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -24,6 +25,18 @@ type DiffOptions struct {
 	// its slices). With the objects' managedFields they name the list
 	// items a key pattern (containers[name="app"]) selects.
 	Declared *fieldpath.Set
+}
+
+// mainResourceSets returns the field sets of u's managedFields entries on
+// the main resource, for redact's Pair. Entries that do not decode are
+// skipped: they name no paths to hide (values are still hidden by the
+// kind's rules).
+func mainResourceSets(u *unstructured.Unstructured) []*fieldpath.Set {
+	var out []*fieldpath.Set
+	for _, e := range ownership.Decode(u).MainResource() {
+		out = append(out, e.Set)
+	}
+	return out
 }
 
 // Diff returns a unified diff of live against after as YAML, both cleaned
@@ -48,7 +61,7 @@ func DiffWith(live, after *unstructured.Unstructured, opts DiffOptions) (string,
 	if equality.Semantic.DeepEqual(a, b) {
 		return "", nil
 	}
-	sets := append(redact.ManagedFields(live), redact.ManagedFields(after)...)
+	sets := append(mainResourceSets(live), mainResourceSets(after)...)
 	a, b = opts.Sensitive.Pair(a, b, append(sets, opts.Declared)...)
 	ay, err := toYAML(a)
 	if err != nil {

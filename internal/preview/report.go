@@ -1,7 +1,6 @@
 package preview
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -346,7 +346,7 @@ func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (
 		}
 		for _, h := range c.Held {
 			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
-			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(applier.HandoffManager(c.Manager))})
+			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(ownership.HandoffManager(c.Manager))})
 		}
 		switch c.Action {
 		case applier.Failed:
@@ -416,12 +416,12 @@ func internalMoves(app string, p applier.ObjectPreview) ([]Move, error) {
 	ours := map[string]bool{}
 	for _, s := range p.Object.Slices {
 		ours[string(s.Manager)] = true
-		ours[string(applier.HandoffManager(s.Manager))] = true
+		ours[string(ownership.HandoffManager(s.Manager))] = true
 	}
 	for _, m := range strings.Split(p.Live.GetAnnotations()[applier.ManagersAnnotationPrefix+app], ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			ours[m] = true
-			ours[string(applier.HandoffManager(planner.FieldManager(m)))] = true
+			ours[string(ownership.HandoffManager(m))] = true
 		}
 	}
 	owned, err := liveOwnership(p.Live)
@@ -457,17 +457,18 @@ func internalMoves(app string, p applier.ObjectPreview) ([]Move, error) {
 }
 
 // liveOwnership returns, per manager, the fields it owns on the main
-// resource (Apply and Update entries together).
+// resource (Apply and Update entries together). An entry on the main
+// resource that does not decode is an error: the moves would be guessed.
 func liveOwnership(u *unstructured.Unstructured) (map[string]*fieldpath.Set, error) {
+	own := ownership.Decode(u)
+	for _, inv := range own.Invalid {
+		if inv.Subresource == "" {
+			return nil, fmt.Errorf("%s %s: decode managedFields of %q: %w", u.GetKind(), u.GetName(), inv.Manager, inv.Err)
+		}
+	}
 	out := map[string]*fieldpath.Set{}
-	for _, e := range u.GetManagedFields() {
-		if e.FieldsV1 == nil || e.Subresource != "" {
-			continue
-		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("%s %s: decode managedFields of %q: %w", u.GetKind(), u.GetName(), e.Manager, err)
-		}
+	for _, e := range own.MainResource() {
+		set := e.Set
 		if prev := out[e.Manager]; prev != nil {
 			set = set.Union(prev)
 		}

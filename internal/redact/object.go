@@ -1,13 +1,11 @@
 package redact
 
 import (
-	"bytes"
 	"maps"
 	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -83,26 +81,6 @@ func hidePair(a, b map[string]any, p fieldpath.Path) {
 		}
 		set(b, sb, mark)
 	}
-}
-
-// ManagedFields returns the field sets of u's managedFields entries (main
-// resource only), for Object and Pair. Entries that do not decode are
-// skipped.
-func ManagedFields(u *unstructured.Unstructured) []*fieldpath.Set {
-	if u == nil {
-		return nil
-	}
-	var out []*fieldpath.Set
-	for _, e := range u.GetManagedFields() {
-		if e.FieldsV1 == nil || e.Subresource != "" {
-			continue
-		}
-		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err == nil {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // targets returns the hidden paths found in objs and fields, shallowest
