@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -183,7 +184,7 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 			fmt.Fprintf(w, "  shared: the object is in another app's inventory (%s); that app keeps the label and prunes the object\n", o.Error())
 		}
 		for _, p := range c.Held {
-			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, applier.HandoffManager(c.Manager))
+			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, ownership.HandoffManager(c.Manager))
 		}
 		for _, m := range c.Moved {
 			fmt.Fprintf(w, "  moved: %s to %q, value unchanged\n", m, m.To)

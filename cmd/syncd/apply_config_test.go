@@ -35,7 +35,7 @@ func TestApplyConfigPolicySeed(t *testing.T) {
 	// the inventory label are not part of the seed).
 	dataOwners := func() map[string][]string {
 		out := map[string][]string{}
-		for m, fields := range ownership(t, getConfigMap(t, ns).ManagedFields) {
+		for m, fields := range leafOwners(t, getConfigMap(t, ns).ManagedFields) {
 			for _, f := range fields {
 				if strings.HasPrefix(f, ".data.") {
 					out[m] = append(out[m], f)

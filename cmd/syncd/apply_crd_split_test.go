@@ -78,7 +78,7 @@ func TestApplySplitsInstalledCustomResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ownership(t, live.GetManagedFields())
+	got := leafOwners(t, live.GetManagedFields())
 	want := map[string][]string{
 		"syncd-web": {
 			".metadata.annotations.managers.syncd.dev/web",

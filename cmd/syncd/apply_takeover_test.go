@@ -72,7 +72,7 @@ func TestApplyMigrateFromKustomizeController(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, `moved: .data.color from "kustomize-controller" to "syncd-web", value unchanged`) {
 		t.Fatalf("apply with migrate: exit %d, want 0 and the move reported", r.code)
 	}
-	owners := ownership(t, getConfigMap(t, ns).ManagedFields)
+	owners := leafOwners(t, getConfigMap(t, ns).ManagedFields)
 	if _, ok := owners["kustomize-controller"]; ok {
 		t.Errorf("kustomize-controller still owns %v", owners["kustomize-controller"])
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/testenv"
 )
 
@@ -36,16 +37,16 @@ func configMapYAML(ns string, data map[string]string) string {
 	return b.String()
 }
 
-// ownership returns, per manager, the leaf fields it owns on the object.
-func ownership(t *testing.T, managed []metav1.ManagedFieldsEntry) map[string][]string {
+// leafOwners returns, per manager, the leaf fields it owns on the object.
+func leafOwners(t *testing.T, managed []metav1.ManagedFieldsEntry) map[string][]string {
 	t.Helper()
+	own := ownership.DecodeEntries(managed)
+	if len(own.Invalid) > 0 {
+		t.Fatalf("decode managedFields: %v", own.Invalid)
+	}
 	out := map[string][]string{}
-	for _, e := range managed {
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-			t.Fatalf("decode managedFields of %s: %v", e.Manager, err)
-		}
-		set.Leaves().Iterate(func(p fieldpath.Path) {
+	for _, e := range own.Entries {
+		e.Set.Leaves().Iterate(func(p fieldpath.Path) {
 			out[e.Manager] = append(out[e.Manager], p.String())
 		})
 		sort.Strings(out[e.Manager])
@@ -118,7 +119,7 @@ func TestApplySeeds(t *testing.T) {
 		"team-a": {".data.color"},
 		"team-b": {".data.color", ".data.owner"},
 	}
-	if diff := cmp.Diff(want, ownership(t, getConfigMap(t, ns).ManagedFields)); diff != "" {
+	if diff := cmp.Diff(want, leafOwners(t, getConfigMap(t, ns).ManagedFields)); diff != "" {
 		t.Errorf("ownership after equal-value apply (-want +got):\n%s", diff)
 	}
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/testenv"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
@@ -690,13 +691,9 @@ func (d *demo) syncd(ctx context.Context, show bool, args ...string) (int, strin
 // expectOwner checks that manager's managedFields entry owns path.
 func expectOwner(dep *appsv1.Deployment, manager, path string) error {
 	var owners []string
-	for _, e := range dep.ManagedFields {
-		set := &fieldpath.Set{}
-		if e.FieldsV1 == nil || set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) != nil {
-			continue
-		}
+	for _, e := range ownership.DecodeEntries(dep.ManagedFields).Entries {
 		found := false
-		set.Leaves().Iterate(func(p fieldpath.Path) { found = found || p.String() == path })
+		e.Set.Leaves().Iterate(func(p fieldpath.Path) { found = found || p.String() == path })
 		if found {
 			owners = append(owners, e.Manager)
 		}
@@ -705,33 +702,41 @@ func expectOwner(dep *appsv1.Deployment, manager, path string) error {
 }
 
 // printManaged prints each managedFields entry with the leaf fields it
-// owns (status entries only by name).
+// owns (status entries only by name), then the entries whose fields do
+// not decode.
 func printManaged(entries []metav1.ManagedFieldsEntry) {
-	for _, e := range entries {
+	own := ownership.DecodeEntries(entries)
+	for _, e := range own.Entries {
 		when := ""
 		if e.Time != nil {
-			when = " at " + e.Time.UTC().Format(time.TimeOnly)
+			when = " at " + e.Time.Format(time.TimeOnly)
 		}
 		sub := ""
 		if e.Subresource != "" {
 			sub = ", subresource " + e.Subresource
 		}
 		fmt.Printf("      %s (%s%s)%s\n", e.Manager, e.Operation, sub, when)
-		set := &fieldpath.Set{}
-		if e.Subresource == "status" || e.FieldsV1 == nil || set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) != nil {
-			continue
+		if e.Subresource != "status" {
+			printLeaves(e.Set)
 		}
-		var leaves []string
-		set.Leaves().Iterate(func(p fieldpath.Path) { leaves = append(leaves, p.String()) })
-		sort.Strings(leaves)
-		const max = 8
-		for i, l := range leaves {
-			if i == max {
-				fmt.Printf("          … and %d more\n", len(leaves)-max)
-				break
-			}
-			fmt.Println("         ", l)
+	}
+	for _, inv := range own.Invalid {
+		fmt.Printf("      %v\n", inv)
+	}
+}
+
+// printLeaves prints the first leaves of set, sorted.
+func printLeaves(set *fieldpath.Set) {
+	var leaves []string
+	set.Leaves().Iterate(func(p fieldpath.Path) { leaves = append(leaves, p.String()) })
+	sort.Strings(leaves)
+	const max = 8
+	for i, l := range leaves {
+		if i == max {
+			fmt.Printf("          … and %d more\n", len(leaves)-max)
+			break
 		}
+		fmt.Println("         ", l)
 	}
 }
 

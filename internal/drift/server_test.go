@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -295,7 +295,7 @@ func TestHandoffPendingServer(t *testing.T) {
 	app := config.App{Name: "web", Namespace: ns}
 	before := mustPlan(t, app, deployment)
 	c.applyPlan(t, before, false)
-	c.apply(t, obj(t, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: %s}, spec: {replicas: 2}}`, ns)), string(applier.HandoffManager("syncd-web")), false)
+	c.apply(t, obj(t, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: %s}, spec: {replicas: 2}}`, ns)), ownership.HandoffManager("syncd-web"), false)
 	after := mustPlan(t, app, strings.Replace(deployment, "  replicas: 2\n", "", 1))
 	c.applyPlan(t, after, false)
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -499,7 +500,7 @@ func (r *Run) ours(live *metav1.PartialObjectMetadata) sets.Set[string] {
 		}
 	}
 	for _, m := range set.UnsortedList() {
-		set.Insert(string(applier.HandoffManager(planner.FieldManager(m))))
+		set.Insert(ownership.HandoffManager(m))
 	}
 	return set
 }

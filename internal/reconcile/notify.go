@@ -10,6 +10,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -171,7 +172,7 @@ func changeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []alert.Ev
 			out = append(out, ev)
 		case len(c.Held) > 0:
 			ev := alert.Event{Type: config.EventHandoff, App: app, Revision: cs.Revision, Object: ref, Time: at,
-				Summary: fmt.Sprintf("%s: fields %s left Git; held at their live value by %s until another manager owns them", c.Object, c.Manager, applier.HandoffManager(c.Manager))}
+				Summary: fmt.Sprintf("%s: fields %s left Git; held at their live value by %s until another manager owns them", c.Object, c.Manager, ownership.HandoffManager(c.Manager))}
 			for _, p := range c.Held {
 				ev.Fields = append(ev.Fields, alert.Field{Path: p, Class: "handoff-pending"})
 			}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/testenv"
 )
@@ -115,16 +116,15 @@ func (c *cluster) waitEstablished(t *testing.T, crd *unstructured.Unstructured) 
 // operations on live.
 func applyFields(t *testing.T, live *unstructured.Unstructured) map[planner.FieldManager]*fieldpath.Set {
 	t.Helper()
+	own := ownership.Decode(live)
+	if len(own.Invalid) > 0 {
+		t.Fatalf("managedFields: %v", own.Invalid)
+	}
 	out := map[planner.FieldManager]*fieldpath.Set{}
-	for _, e := range live.GetManagedFields() {
-		if e.Operation != metav1.ManagedFieldsOperationApply || e.FieldsV1 == nil || e.Subresource != "" {
-			continue
+	for _, e := range own.Entries {
+		if e.IsApply() {
+			out[planner.FieldManager(e.Manager)] = e.Set
 		}
-		s := &fieldpath.Set{}
-		if err := s.FromJSON(strings.NewReader(string(e.FieldsV1.Raw))); err != nil {
-			t.Fatalf("managedFields of %s: %v", e.Manager, err)
-		}
-		out[planner.FieldManager(e.Manager)] = s
 	}
 	return out
 }
