@@ -66,10 +66,48 @@ type demo struct {
 func (d *demo) onStop(fn func() error) { d.cleanups = append(d.cleanups, fn) }
 
 // setUp starts the control plane, builds syncd, serves Git, starts the
-// alert receiver, writes syncd.yaml and starts the daemon.
+// alert receiver, writes syncd.yaml and starts the daemon, one step each.
 func (d *demo) setUp(ctx context.Context) error {
+	for _, step := range []func(context.Context) error{
+		d.startControlPlane,
+		d.serveExamples,
+		d.writeConfig,
+		d.startSyncdRun,
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startControlPlane starts etcd, kube-apiserver and
+// kube-controller-manager while syncd builds, and creates the namespace
+// the daemon keeps its Lease and the apps' inventories in.
+func (d *demo) startControlPlane(ctx context.Context) error {
 	d.step("Starting a local control plane (etcd, kube-apiserver and kube-controller-manager %s) and building syncd", testenv.Version)
-	// The build runs while the control plane starts.
+	built := d.buildSyncd(ctx)
+	env, err := d.startEnv(ctx)
+	if err != nil {
+		<-built
+		return err
+	}
+	if err := <-built; err != nil {
+		return err
+	}
+	if d.cs, err = kubernetes.NewForConfig(env.Config); err != nil {
+		return err
+	}
+	say("API server %s, kubeconfig %s", env.Config.Host, env.Kubeconfig)
+	say("syncd built at %s", d.bin)
+	// The daemon keeps its Lease and the apps' inventories here.
+	_, err = d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{})
+	return err
+}
+
+// buildSyncd builds ./cmd/syncd into d.bin in the background; the channel
+// gets the build's result.
+func (d *demo) buildSyncd(ctx context.Context) <-chan error {
 	d.bin = filepath.Join(d.dir, "bin", "syncd")
 	built := make(chan error, 1)
 	go func() {
@@ -81,35 +119,33 @@ func (d *demo) setUp(ctx context.Context) error {
 		}
 		built <- nil
 	}()
+	return built
+}
+
+// startEnv starts the control plane under the demo's directory and
+// registers its stop.
+func (d *demo) startEnv(ctx context.Context) (*testenv.Env, error) {
 	cluster := filepath.Join(d.dir, "cluster")
 	if err := os.MkdirAll(cluster, 0o755); err != nil {
-		<-built
-		return err
+		return nil, err
 	}
 	env, err := testenv.Start(ctx, testenv.Options{ControllerManager: true, Dir: cluster})
 	if err != nil {
-		<-built
-		return err
+		return nil, err
 	}
 	d.env = env
 	d.onStop(func() error {
 		fmt.Println("    stopping the control plane")
 		return env.Stop()
 	})
-	if err := <-built; err != nil {
-		return err
-	}
-	if d.cs, err = kubernetes.NewForConfig(env.Config); err != nil {
-		return err
-	}
-	say("API server %s, kubeconfig %s", env.Config.Host, env.Kubeconfig)
-	say("syncd built at %s", d.bin)
-	// The daemon keeps its Lease and the apps' inventories here.
-	if _, err := d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
+	return env, nil
+}
 
+// serveExamples serves a Git repository on loopback whose first commit
+// is examples/.
+func (d *demo) serveExamples(context.Context) error {
 	d.step("Serving a Git repository made from examples/ over HTTP on loopback")
+	var err error
 	if d.git, err = gitserver.Start(filepath.Join(d.dir, "git")); err != nil {
 		return err
 	}
@@ -120,8 +156,22 @@ func (d *demo) setUp(ctx context.Context) error {
 	if d.repo, err = d.git.NewRepo("examples", filepath.Join(d.dir, "work")); err != nil {
 		return err
 	}
+	files, err := d.exampleFiles()
+	if err != nil {
+		return err
+	}
+	if d.shaA, err = d.repo.Commit("examples: the sample apps", files); err != nil {
+		return err
+	}
+	say("%s (branch main at %s, %d files); the app is %s", d.repo.URL, short(d.shaA), len(files), filepath.Dir(appFile))
+	return nil
+}
+
+// exampleFiles reads examples/, keyed by slash path from the repository
+// root.
+func (d *demo) exampleFiles() (map[string][]byte, error) {
 	files := map[string][]byte{}
-	err = filepath.WalkDir(filepath.Join(d.root, "examples"), func(path string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(d.root, "examples"), func(path string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
@@ -130,15 +180,17 @@ func (d *demo) setUp(ctx context.Context) error {
 		files[filepath.ToSlash(rel)] = data
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	if d.shaA, err = d.repo.Commit("examples: the sample apps", files); err != nil {
-		return err
-	}
-	say("%s (branch main at %s, %d files); the app is %s", d.repo.URL, short(d.shaA), len(files), filepath.Dir(appFile))
+	return files, err
+}
 
+// secretsDir holds the files syncd.yaml and syncd run read secrets from.
+func (d *demo) secretsDir() string { return filepath.Join(d.dir, "secrets") }
+
+// writeConfig starts the alert receiver, writes the secret files and the
+// syncd.yaml the daemon runs, and prints it.
+func (d *demo) writeConfig(context.Context) error {
 	d.step("An alert receiver on loopback, and the syncd.yaml the daemon runs")
+	var err error
 	if d.recv, err = startReceiver([]byte(hmacKey)); err != nil {
 		return err
 	}
@@ -146,7 +198,23 @@ func (d *demo) setUp(ctx context.Context) error {
 		fmt.Println("    stopping the alert receiver")
 		return d.recv.Close()
 	})
-	secrets := filepath.Join(d.dir, "secrets")
+	if err := d.writeSecrets(); err != nil {
+		return err
+	}
+	say("receiver %s checks each request's X-Syncd-Signature and keeps the alert", d.recv.URL)
+	d.cfg = filepath.Join(d.dir, "syncd.yaml")
+	cfg := d.configYAML()
+	if err := os.WriteFile(d.cfg, []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(indent(cfg))
+	return nil
+}
+
+// writeSecrets writes the alert URL, the HMAC key and the push secret,
+// each in a file of its own.
+func (d *demo) writeSecrets() error {
+	secrets := d.secretsDir()
 	if err := os.MkdirAll(secrets, 0o700); err != nil {
 		return err
 	}
@@ -155,9 +223,13 @@ func (d *demo) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	say("receiver %s checks each request's X-Syncd-Signature and keeps the alert", d.recv.URL)
-	d.cfg = filepath.Join(d.dir, "syncd.yaml")
-	cfg := fmt.Sprintf(`apiVersion: syncd/v1alpha1
+	return nil
+}
+
+// configYAML is the demo's syncd.yaml.
+func (d *demo) configYAML() string {
+	secrets := d.secretsDir()
+	return fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
   - name: examples
@@ -185,16 +257,17 @@ alerts:
     urlFile: %s
     hmacKeyFile: %s
 `, d.repo.URL, interval, app, filepath.Dir(appFile), filepath.Join(secrets, "alert-url"), filepath.Join(secrets, "alert-hmac-key"))
-	if err := os.WriteFile(d.cfg, []byte(cfg), 0o644); err != nil {
-		return err
-	}
-	fmt.Print(indent(cfg))
+}
 
+// startSyncdRun starts syncd run with leader election, metrics, /status
+// and push webhooks, and registers its stop.
+func (d *demo) startSyncdRun(ctx context.Context) error {
 	d.step("Starting the daemon: syncd run, with leader election, metrics, /status and push webhooks")
 	d.daemonLog = filepath.Join(d.dir, "syncd-run.log")
-	args := []string{"--config", d.cfg, "--kubeconfig", env.Kubeconfig, "--listen", "127.0.0.1:0",
-		"--webhook-listen", "127.0.0.1:0", "--cache-dir", filepath.Join(d.dir, "cache"), "--webhook-secret-file", filepath.Join(secrets, "push-secret")}
+	args := []string{"--config", d.cfg, "--kubeconfig", d.env.Kubeconfig, "--listen", "127.0.0.1:0",
+		"--webhook-listen", "127.0.0.1:0", "--cache-dir", filepath.Join(d.dir, "cache"), "--webhook-secret-file", filepath.Join(d.secretsDir(), "push-secret")}
 	say("$ syncd run %s", strings.Join(args, " "))
+	var err error
 	if d.daemon, err = startDaemon(ctx, d.bin, d.daemonLog, []string{"POD_NAMESPACE=syncd-system"}, args...); err != nil {
 		return err
 	}
