@@ -24,8 +24,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
@@ -379,16 +381,15 @@ apps:
 // ownedBy says what is wrong with the manager's ownership of the
 // ConfigMap's data.v and part-of label ("" when both are its, by Apply).
 func ownedBy(cm corev1.ConfigMap, manager string) string {
-	for _, mf := range cm.ManagedFields {
-		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+	for _, e := range ownership.DecodeEntries(cm.ManagedFields).Entries {
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply {
 			continue
 		}
-		raw := string(mf.FieldsV1.Raw)
-		if !strings.Contains(raw, `"f:v"`) {
-			return fmt.Sprintf("manager %s does not own data.v: %s", manager, raw)
+		if !e.Set.Has(fieldpath.MakePathOrDie("data", "v")) {
+			return fmt.Sprintf("manager %s does not own data.v: %s", manager, e.Set)
 		}
-		if !strings.Contains(raw, `"f:`+inventory.LabelPartOf+`"`) {
-			return fmt.Sprintf("manager %s does not own the part-of label: %s", manager, raw)
+		if !e.Set.Has(fieldpath.MakePathOrDie("metadata", "labels", inventory.LabelPartOf)) {
+			return fmt.Sprintf("manager %s does not own the part-of label: %s", manager, e.Set)
 		}
 		return ""
 	}
