@@ -84,7 +84,7 @@ func TestWatcherDebounce(t *testing.T) {
 		t.Fatalf("%d changes published before the debounce elapsed", n)
 	}
 	clk.Step(200 * time.Millisecond)
-	rec.waitFor(t, 0, 30*time.Second, "the take-over", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the take-over", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.color", TakenOver, "operator")
 	})
 	if got := w.Report(); len(got.Findings) != 1 || got.Findings[0].Live != "red" {

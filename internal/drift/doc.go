@@ -2,7 +2,7 @@
 // objects, field by field, and names the culprit of every difference.
 //
 // Ownership comes from the live objects' managedFields, decoded with
-// structured-merge-diff (fieldpath.Set.FromJSON), against the field sets
+// package ownership (structured-merge-diff field sets), against the field sets
 // the planner computed for each of syncd's managers (planner.Slice.Fields).
 // Only the leaf fields Git declares are checked; structural parents are
 // never reported, and neither is any field syncd did not declare (another

@@ -246,7 +246,7 @@ func TestWatcherNormalized(t *testing.T) {
 	c.sameManagerEdit(t, lease, func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, "intruder", "spec", "holderIdentity")
 	})
-	rec.waitFor(t, 0, 30*time.Second, "the taken-over minReadySeconds", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the taken-over minReadySeconds", func(ch Delta) bool {
 		return hasFinding(ch.New, minReadySeconds, TakenOver, "kubectl-edit")
 	})
 	svc := objectNamed(t, plan, "grafana", "Service")
@@ -257,10 +257,10 @@ func TestWatcherNormalized(t *testing.T) {
 	}
 	// Every object was edited and a recomputation publishes all its new
 	// findings at once: when the three are in, a false one would be too.
-	rec.waitFor(t, 0, 30*time.Second, "the value-drift of holderIdentity", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the value-drift of holderIdentity", func(ch Delta) bool {
 		return hasFinding(ch.New, holderIdentity, ValueDrift, "")
 	})
-	rec.waitFor(t, 0, 30*time.Second, "the taken-over targetPort", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the taken-over targetPort", func(ch Delta) bool {
 		return hasFinding(ch.New, targetPort, TakenOver, "kubectl-edit")
 	})
 	var published []string
@@ -303,7 +303,7 @@ func TestWatcherNormalizeFails(t *testing.T) {
 	c.applyPlan(t, plan, false)
 	n := &fakeNormalizer{err: errors.New("Lease " + ns + "/grafana-leader: apply as \"syncd-monitoring\": forbidden")}
 	w, rec, errs := watcherWith(t, c, plan, n)
-	rec.waitFor(t, 0, 30*time.Second, "the acquireTime compared with Git's text", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the acquireTime compared with Git's text", func(ch Delta) bool {
 		return hasFinding(ch.New, acquireTime, ValueDrift, "")
 	})
 	if e := errs(); len(e) != 1 || !strings.Contains(e[0].Error(), "could not ask the API server how it stores the fields of syncd-monitoring") {
@@ -317,7 +317,7 @@ func TestWatcherNormalizeFails(t *testing.T) {
 	if err := w.SetPlan(plan, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor(t, 0, 30*time.Second, "the acquireTime resolved", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "the acquireTime resolved", func(ch Delta) bool {
 		return hasFinding(ch.Resolved, acquireTime, ValueDrift, "")
 	})
 	n.mu.Lock()

@@ -28,9 +28,9 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
-// Change is what one recomputation of one object changed: findings that
+// Delta is what one recomputation of one object changed: findings that
 // appeared and findings that went away (compared by Finding.Key).
-type Change struct {
+type Delta struct {
 	App string
 	// Revision is the Revision of the plan the findings were computed
 	// against.
@@ -45,10 +45,10 @@ type Change struct {
 
 // WatcherOptions configure a Watcher.
 type WatcherOptions struct {
-	// OnChange is called with every non-empty Change, from one
+	// OnChange is called with every non-empty Delta, from one
 	// goroutine at a time, in the order changes are computed. It must
 	// not block for long: later events wait for it. Required.
-	OnChange func(Change)
+	OnChange func(Delta)
 	// OnError, when set, is called with watch errors (the informers
 	// retry by themselves), and with each of the detector's warnings on
 	// an object (a managedFields entry it cannot decode) when it first
@@ -608,7 +608,7 @@ func (w *Watcher) readMissing(ctx context.Context, reads []missingRead) map[objK
 // findings and warnings. It returns the changes to publish, the slices to
 // ask the Normalizer about, and the warnings that were not there at the
 // object's previous recomputation. w.mu is held.
-func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (changes []Change, asks []normKey, newWarns []string) {
+func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (changes []Delta, asks []normKey, newWarns []string) {
 	keys := make([]objKey, 0, len(w.dirty))
 	for k := range w.dirty {
 		keys = append(keys, k)
@@ -709,7 +709,7 @@ func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKe
 // keepFindings records fs as the current findings of k and returns the
 // change from the previous ones; ok is false when nothing changed. w.mu
 // is held.
-func (w *Watcher) keepFindings(k objKey, fs []Finding) (Change, bool) {
+func (w *Watcher) keepFindings(k objKey, fs []Finding) (Delta, bool) {
 	c := diff(w.current[k], fs)
 	if len(fs) == 0 {
 		delete(w.current, k)
@@ -789,8 +789,8 @@ func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstruc
 }
 
 // diff compares two finding lists by Key.
-func diff(old, cur []Finding) Change {
-	var c Change
+func diff(old, cur []Finding) Delta {
+	var c Delta
 	was := map[Key]bool{}
 	for _, f := range old {
 		was[f.Key()] = true

@@ -138,13 +138,13 @@ func TestWatcherLabelSelector(t *testing.T) {
 
 	seed, quiet := plan.Objects[1].Desired, plan.Objects[0].Desired
 	c.mergePatch(t, seed, "operator", `{"data":{"color":"green"}}`)
-	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color", func(ch Change) bool {
+	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.color", TakenOver, "operator")
 	})
 
 	labelPath := ".metadata.labels." + memberLabel
 	c.mergePatch(t, quiet, "kubectl-label", `{"metadata":{"labels":{"`+memberLabel+`":null}}}`)
-	i = rec.waitFor(t, i+1, 30*time.Second, "the member label taken over", func(ch Change) bool {
+	i = rec.waitFor(t, i+1, 30*time.Second, "the member label taken over", func(ch Delta) bool {
 		return ch.Object.Name == "quiet" && hasFinding(ch.New, labelPath, TakenOver, "")
 	})
 	for _, f := range w.Report().Findings {
@@ -157,7 +157,7 @@ func TestWatcherLabelSelector(t *testing.T) {
 	}
 
 	c.applyLabelled(t, plan, "mine", true) // syncd labels it again (and takes .data.color back)
-	i = rec.waitFor(t, i+1, 30*time.Second, "the label finding resolved", func(ch Change) bool {
+	i = rec.waitFor(t, i+1, 30*time.Second, "the label finding resolved", func(ch Delta) bool {
 		return hasFinding(ch.Resolved, labelPath, TakenOver, "")
 	})
 	waitState(t, w, "no findings after syncd applied again", func() bool { return settled(w) && len(w.current) == 0 })
@@ -165,7 +165,7 @@ func TestWatcherLabelSelector(t *testing.T) {
 	if err := c.resource(t, seed).Delete(context.Background(), "seed", deleteNow); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor(t, i+1, 30*time.Second, "a deleted finding", func(ch Change) bool {
+	rec.waitFor(t, i+1, 30*time.Second, "a deleted finding", func(ch Delta) bool {
 		return ch.Object.Name == "seed" && hasFinding(ch.New, "", Deleted, "")
 	})
 }
@@ -227,7 +227,7 @@ func TestWatcherHold(t *testing.T) {
 	// syncd applies it, forcing: the take-over resolves at the new
 	// revision, and l is not judged against v2's s.
 	c.mergePatch(t, v2.Objects[0].Desired, "operator", `{"data":{"size":"m"}}`)
-	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.size", func(ch Change) bool {
+	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.size", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.size", TakenOver, "operator")
 	})
 	w.Hold()
@@ -239,7 +239,7 @@ func TestWatcherHold(t *testing.T) {
 	if err := w.SetPlan(v3, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	j := rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved", func(ch Change) bool {
+	j := rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved", func(ch Delta) bool {
 		return hasFinding(ch.Resolved, ".data.size", TakenOver, "operator")
 	})
 	waitState(t, w, "re-evaluated after SetPlan", func() bool { return settled(w) })

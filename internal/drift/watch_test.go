@@ -14,13 +14,13 @@ import (
 // recorder keeps every change a Watcher publishes.
 type recorder struct {
 	mu      sync.Mutex
-	changes []Change
+	changes []Delta
 	notify  chan struct{}
 }
 
 func newRecorder() *recorder { return &recorder{notify: make(chan struct{}, 1)} }
 
-func (r *recorder) record(c Change) {
+func (r *recorder) record(c Delta) {
 	r.mu.Lock()
 	r.changes = append(r.changes, c)
 	r.mu.Unlock()
@@ -32,7 +32,7 @@ func (r *recorder) record(c Change) {
 
 // waitFor polls the recorded changes, from index from on, until match
 // finds one, and returns its index; it fails the test after deadline.
-func (r *recorder) waitFor(t testing.TB, from int, deadline time.Duration, what string, match func(Change) bool) int {
+func (r *recorder) waitFor(t testing.TB, from int, deadline time.Duration, what string, match func(Delta) bool) int {
 	t.Helper()
 	timeout := time.After(deadline)
 	for {
@@ -128,7 +128,7 @@ func TestWatcher(t *testing.T) {
 		t.Fatalf("plan order: %s", cm.GetName())
 	}
 	c.mergePatch(t, cm, "operator", `{"data":{"color":"green"}}`)
-	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color", func(ch Change) bool {
+	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.color", TakenOver, "operator")
 	})
 	if got := w.Report(); len(got.Findings) != 1 {
@@ -136,7 +136,7 @@ func TestWatcher(t *testing.T) {
 	}
 
 	c.applyPlan(t, plan, true) // syncd forces the field back
-	i = rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved", func(ch Change) bool {
+	i = rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved", func(ch Delta) bool {
 		return hasFinding(ch.Resolved, ".data.color", TakenOver, "operator")
 	})
 	if got := w.Report(); got.HasDrift() {
@@ -146,7 +146,7 @@ func TestWatcher(t *testing.T) {
 	if err := c.resource(t, cm).Delete(context.Background(), "seed", deleteNow); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor(t, i+1, 30*time.Second, "a deleted finding", func(ch Change) bool {
+	rec.waitFor(t, i+1, 30*time.Second, "a deleted finding", func(ch Delta) bool {
 		return hasFinding(ch.New, "", Deleted, "")
 	})
 }
@@ -172,7 +172,7 @@ func TestFlapping(t *testing.T) {
 		c.applyPlan(t, plan, true)
 		waitFlaps(t, flaps, ref, "syncd-app")
 	}
-	rec.waitFor(t, 0, 30*time.Second, "a flapping .data.color", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "a flapping .data.color", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.color", Flapping, "fighter")
 	})
 	if !flaps.Flapping(ref, ".data.color") {
@@ -233,14 +233,14 @@ func benchmarkWatchLatency(b *testing.B, debounce time.Duration) {
 		from := rec.len()
 		start := time.Now()
 		c.mergePatch(b, cm, "operator", fmt.Sprintf(`{"data":{"color":"green-%d"}}`, i))
-		rec.waitFor(b, from, 30*time.Second, "the take-over", func(ch Change) bool {
+		rec.waitFor(b, from, 30*time.Second, "the take-over", func(ch Delta) bool {
 			return hasFinding(ch.New, ".data.color", TakenOver, "operator")
 		})
 		total += time.Since(start)
 		b.StopTimer()
 		from = rec.len()
 		c.applyPlan(b, plan, true)
-		rec.waitFor(b, from, 30*time.Second, "the resolution", func(ch Change) bool {
+		rec.waitFor(b, from, 30*time.Second, "the resolution", func(ch Delta) bool {
 			return hasFinding(ch.Resolved, ".data.color", TakenOver, "operator")
 		})
 		b.StartTimer()
@@ -257,7 +257,7 @@ func TestWatcherSetPlan(t *testing.T) {
 	c.applyPlan(t, plan, false)
 	c.mergePatch(t, plan.Objects[1].Desired, "operator", `{"data":{"color":"green"}}`)
 	w, rec := startWatcher(t, c, plan, Options{})
-	i := rec.waitFor(t, 0, 30*time.Second, "the existing take-over", func(ch Change) bool {
+	i := rec.waitFor(t, 0, 30*time.Second, "the existing take-over", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.color", TakenOver, "operator")
 	})
 
@@ -266,11 +266,11 @@ func TestWatcherSetPlan(t *testing.T) {
 	if err := w.SetPlan(&only, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	i = rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved by SetPlan", func(ch Change) bool {
+	i = rec.waitFor(t, i+1, 30*time.Second, "the take-over resolved by SetPlan", func(ch Delta) bool {
 		return hasFinding(ch.Resolved, ".data.color", TakenOver, "operator")
 	})
 	c.mergePatch(t, plan.Objects[0].Desired, "operator", `{"data":{"k":"changed"}}`)
-	rec.waitFor(t, i+1, 30*time.Second, "a take-over on the remaining object", func(ch Change) bool {
+	rec.waitFor(t, i+1, 30*time.Second, "a take-over on the remaining object", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.k", TakenOver, "operator")
 	})
 	if got := w.Report(); len(got.Findings) != 1 || got.Findings[0].Path != ".data.k" {

@@ -81,7 +81,7 @@ data: {color: blue}
 	})
 
 	c.mergePatch(t, seed, "operator", `{"data":{"color":"green"}}`)
-	rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color on the readable object", func(ch Change) bool {
+	rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.color on the readable object", func(ch Delta) bool {
 		return ch.Object.Name == "seed" && hasFinding(ch.New, ".data.color", TakenOver, "operator")
 	})
 	want := "ConfigMap " + other + "/theirs: not readable by " + reader

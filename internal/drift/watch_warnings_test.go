@@ -56,7 +56,7 @@ func TestWatcherKeepsDetectorWarnings(t *testing.T) {
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	var reported []string
 	w, err := NewWatcher(client, mapper, WatcherOptions{
-		OnChange:   func(Change) {},
+		OnChange:   func(Delta) {},
 		OnError:    func(err error) { reported = append(reported, err.Error()) },
 		Normalizer: normalizerNotCalled{t},
 	})

@@ -643,7 +643,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 		opts := drift.WatcherOptions{
 			Normalizer: a.norm,
 			Debounce:   d.opts.DriftDebounce,
-			OnChange:   func(ch drift.Change) { a.onDrift(ch) },
+			OnChange:   func(ch drift.Delta) { a.onDrift(ch) },
 			OnError: func(err error) {
 				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(a.app), "error", err)
 			},
@@ -683,7 +683,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 	a.publishFindings()
 }
 
-func (a *appRun) onDrift(ch drift.Change) {
+func (a *appRun) onDrift(ch drift.Delta) {
 	for _, f := range ch.New {
 		if f.Class.IsDrift() {
 			a.d.log.Warn("drift: "+f.Sentence(), "app", a.app.Name, "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)

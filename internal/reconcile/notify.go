@@ -34,7 +34,7 @@ type alertGroup struct {
 // events returns the alert events of one watcher change: resolutions of
 // the groups it clears (wholly or partly), the remainder of partly
 // cleared groups, and one event for the new drift findings.
-func (t *driftAlerts) events(ch drift.Change) []alert.Event {
+func (t *driftAlerts) events(ch drift.Delta) []alert.Event {
 	if t.open == nil {
 		t.open = map[drift.Object][]*alertGroup{}
 	}
@@ -98,7 +98,7 @@ func (t *driftAlerts) events(ch drift.Change) []alert.Event {
 
 // driftEvent is the alert event of drift findings of one object: open, or
 // resolved (findings are then those that were alerted).
-func driftEvent(ch drift.Change, revision string, findings []drift.Finding, resolved bool) alert.Event {
+func driftEvent(ch drift.Delta, revision string, findings []drift.Finding, resolved bool) alert.Event {
 	obj := findings[0].Object
 	fields := make([]alert.Field, 0, len(findings))
 	for _, f := range findings {

@@ -47,7 +47,7 @@ func TestDriftAlertsPairing(t *testing.T) {
 			var a driftAlerts
 			for i, s := range steps {
 				var got []string
-				for _, ev := range a.events(drift.Change{App: "web", Revision: s.rev, New: s.added, Resolved: s.gone}) {
+				for _, ev := range a.events(drift.Delta{App: "web", Revision: s.rev, New: s.added, Resolved: s.gone}) {
 					var ps []string
 					for _, fd := range ev.Fields {
 						ps = append(ps, fd.Path)
