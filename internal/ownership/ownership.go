@@ -38,6 +38,7 @@ func (e Entry) IsApply() bool {
 
 // InvalidEntry is a managedFields entry whose fields could not be decoded.
 type InvalidEntry struct {
+	// Manager, Operation and Subresource name the entry as Entry does.
 	Manager     string
 	Operation   metav1.ManagedFieldsOperationType
 	Subresource string
