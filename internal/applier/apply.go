@@ -170,10 +170,20 @@ func (a *Applier) collect(cs *ChangeSet, plan *planner.Plan, results [][]Change)
 	return cs
 }
 
-// send sends one apply request as m, forcing only when force is set,
-// retrying optimistic-lock conflicts (which are not field conflicts)
-// unless obj carries a resourceVersion precondition.
-func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, m planner.FieldManager, obj *unstructured.Unstructured, force, dryRun bool) (*unstructured.Unstructured, error) {
+// request is one apply request: the manager it is sent as, the apply
+// configuration, and whether it forces and whether it is a dry run.
+type request struct {
+	Manager planner.FieldManager
+	Object  *unstructured.Unstructured
+	Force   bool
+	DryRun  bool
+}
+
+// send sends one apply request, retrying optimistic-lock conflicts
+// (which are not field conflicts) unless its object carries a
+// resourceVersion precondition.
+func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, req request) (*unstructured.Unstructured, error) {
+	m, obj, force := req.Manager, req.Object, req.Force
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
 		return nil, fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
 	}
@@ -182,7 +192,7 @@ func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref pl
 		return nil, fmt.Errorf("%s: encode: %w", ref, err)
 	}
 	opts := metav1.PatchOptions{FieldManager: string(m), Force: &force}
-	if dryRun {
+	if req.DryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	retryable := isRetryableConflict

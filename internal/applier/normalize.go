@@ -20,5 +20,5 @@ func (a *Applier) Normalize(ctx context.Context, ref planner.ObjectRef, s planne
 	if err != nil {
 		return nil, err
 	}
-	return a.send(ctx, a.client(mapping, ref), ref, s.Manager, s.Object, true, true)
+	return a.send(ctx, a.client(mapping, ref), ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
 }

@@ -132,7 +132,7 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	}
 	// Forcing shows what Git wants even where the policy says fail; the
 	// conflicts themselves are in Changes.
-	after, err := r.a.send(ctx, ri, obj.Ref, s.Manager, s.Object, live != nil, true)
+	after, err := r.a.send(ctx, ri, obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: live != nil, DryRun: true})
 	if err != nil {
 		p.AfterErr = err
 		return

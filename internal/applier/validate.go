@@ -82,7 +82,7 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.a.send(ctx, t.ri, t.obj.Ref, s.Manager, s.Object, true, true)
+	_, err = r.a.send(ctx, t.ri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
 	switch {
 	case err == nil:
 		return nil
