@@ -390,4 +390,3 @@ func withIdentity(obj *planner.Object, u *unstructured.Unstructured) *unstructur
 	}
 	return u
 }
-
