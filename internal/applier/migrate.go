@@ -1,7 +1,6 @@
 package applier
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
+	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -130,10 +130,10 @@ func planTakeover(u *unstructured.Unstructured, ours []planner.FieldManager, m *
 		defaulted = fieldpath.NewSet()
 	}
 	t := takeover{moves: map[planner.FieldManager][]Move{}}
-	own := decodeOwnership(u)
+	own := owner.Decode(u)
 	oursSet := fieldpath.NewSet()
 	for _, o := range ours {
-		oursSet = oursSet.Union(own.applied(o))
+		oursSet = oursSet.Union(own.Applied(string(o)))
 	}
 	structure := prefixes(oursSet.Union(defaulted))
 	clientSideLeft, clientSideDropped := false, false
@@ -142,12 +142,13 @@ func planTakeover(u *unstructured.Unstructured, ours []planner.FieldManager, m *
 			t.entries = append(t.entries, e)
 			continue
 		}
-		set := &fieldpath.Set{}
-		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-				return takeover{}, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
-			}
+		// An entry the takeover rewrites must decode: dropping or
+		// rewriting one it cannot read would lose its fields.
+		decoded := owner.DecodeEntries([]metav1.ManagedFieldsEntry{e})
+		if len(decoded.Invalid) > 0 {
+			return takeover{}, fmt.Errorf("managedFields of %s: %w", e.Manager, decoded.Invalid[0])
 		}
+		set := decoded.Entries[0].Set
 		taken := set.Intersection(oursSet)
 		if taken.Empty() {
 			t.entries = append(t.entries, e)
@@ -156,7 +157,7 @@ func planTakeover(u *unstructured.Unstructured, ours []planner.FieldManager, m *
 		}
 		t.from = append(t.from, e.Manager)
 		for _, o := range ours {
-			taken.Leaves().Intersection(own.applied(o).Leaves()).Iterate(func(p fieldpath.Path) {
+			taken.Leaves().Intersection(own.Applied(string(o)).Leaves()).Iterate(func(p fieldpath.Path) {
 				t.moves[o] = append(t.moves[o], Move{Path: p.String(), From: e.Manager, To: string(o)})
 			})
 		}
@@ -282,17 +283,17 @@ func (r *objectRun) takeOver(ctx context.Context, ri dynamic.ResourceInterface, 
 // planTakeover picks them) that none of ours owns, but for client-side
 // apply's last-applied annotation, which has its own rule.
 func leftovers(u *unstructured.Unstructured, ours []planner.FieldManager, m *Migration) *fieldpath.Set {
-	own := decodeOwnership(u)
+	own := owner.Decode(u)
 	oursSet := fieldpath.NewSet()
 	for _, o := range ours {
-		oursSet = oursSet.Union(own.applied(o))
+		oursSet = oursSet.Union(own.Applied(string(o)))
 	}
 	out := fieldpath.NewSet()
-	for _, e := range own.entries {
-		if e.subresource != "" || slices.Contains(ours, planner.FieldManager(e.manager)) || !m.takesOver(e.manager) {
+	for _, e := range own.Entries {
+		if e.Subresource != "" || slices.Contains(ours, planner.FieldManager(e.Manager)) || !m.takesOver(e.Manager) {
 			continue
 		}
-		out = out.Union(e.set.Leaves().Difference(oursSet))
+		out = out.Union(e.Set.Leaves().Difference(oursSet))
 	}
 	return out.Difference(fieldpath.NewSet(lastAppliedPath))
 }

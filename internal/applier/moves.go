@@ -5,6 +5,7 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -116,7 +117,7 @@ type moveInput struct {
 	// were resolved), default manager first.
 	Slices []sliceFields
 	// Live is the object's decoded managedFields.
-	Live ownership
+	Live owner.Ownership
 	// Old are the app's managers the object records (its managers
 	// annotation) that are no longer in the plan and still own fields.
 	Old []planner.FieldManager
@@ -154,8 +155,8 @@ func (in moveInput) moving() bool {
 	}
 	am := in.managers()
 	for _, s := range in.Slices {
-		others := in.Live.ownedExcept(func(m string) bool { return m == string(s.Manager) || !am.ours(m) })
-		incoming := s.Fields.Leaves().Difference(in.Live.applied(s.Manager).Leaves())
+		others := in.Live.OwnedExcept(func(m string) bool { return m == string(s.Manager) || !am.ours(m) })
+		incoming := s.Fields.Leaves().Difference(in.Live.Applied(string(s.Manager)).Leaves())
 		if !incoming.Intersection(others).Empty() {
 			return true
 		}
@@ -169,7 +170,7 @@ func (in moveInput) moving() bool {
 // all (it gives something away or takes something new).
 func (in moveInput) share(i int) (*fieldpath.Set, bool) {
 	s := in.Slices[i]
-	mine := in.Live.applied(s.Manager).Leaves()
+	mine := in.Live.Applied(string(s.Manager)).Leaves()
 	keep := mine.Intersection(in.desired()).Difference(s.Fields)
 	if keep.Empty() {
 		return s.Fields, !s.Fields.Leaves().Difference(mine).Empty()
@@ -183,7 +184,7 @@ func (in moveInput) share(i int) (*fieldpath.Set, bool) {
 func (in moveInput) dropped(i int) *fieldpath.Set {
 	s := in.Slices[i]
 	am := in.managers()
-	after := in.Live.ownedExcept(func(m string) bool {
+	after := in.Live.OwnedExcept(func(m string) bool {
 		return m == string(s.Manager) || isHandoff(m) || am.isOld(m)
 	})
 	for j, o := range in.Slices {
@@ -191,15 +192,15 @@ func (in moveInput) dropped(i int) *fieldpath.Set {
 			after = after.Union(o.Fields)
 		}
 	}
-	return in.Live.applied(s.Manager).Leaves().Difference(s.Fields).Difference(after)
+	return in.Live.Applied(string(s.Manager)).Leaves().Difference(s.Fields).Difference(after)
 }
 
 // droppedByOld returns the fields old manager m lets go of that no slice
 // wants and no other manager owns.
 func (in moveInput) droppedByOld(m planner.FieldManager) *fieldpath.Set {
 	am := in.managers()
-	others := in.Live.ownedExcept(am.ours)
-	return in.Live.applied(m).Leaves().Difference(in.desired()).Difference(others)
+	others := in.Live.OwnedExcept(am.ours)
+	return in.Live.Applied(string(m)).Leaves().Difference(in.desired()).Difference(others)
 }
 
 // planCreate returns the steps that create an object. One slice is one
@@ -279,17 +280,17 @@ func (in moveInput) oldSteps(m planner.FieldManager) []step {
 // planLetGo returns the releases of the app's handoff managers on an
 // object whose ownership is final: each lets go once every field it
 // holds has another owner, or at once when release is set.
-func planLetGo(final ownership, am appManagers, release bool) []step {
+func planLetGo(final owner.Ownership, am appManagers, release bool) []step {
 	var steps []step
-	others := final.ownedExcept(isHandoff)
-	for _, e := range final.entries {
-		if !isHandoff(e.manager) || !am.ours(e.manager) {
+	others := final.OwnedExcept(isHandoff)
+	for _, e := range final.Entries {
+		if !isHandoff(e.Manager) || !am.ours(e.Manager) {
 			continue
 		}
-		if !release && !e.set.Leaves().Difference(others).Empty() {
+		if !release && !e.Set.Leaves().Difference(others).Empty() {
 			continue
 		}
-		steps = append(steps, step{Purpose: PurposeLetGo, Manager: planner.FieldManager(e.manager), Slice: noSlice, Force: true})
+		steps = append(steps, step{Purpose: PurposeLetGo, Manager: planner.FieldManager(e.Manager), Slice: noSlice, Force: true})
 	}
 	return steps
 }

@@ -3,9 +3,7 @@ package applier
 import (
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -35,48 +33,6 @@ func HandoffOwner(m string) (planner.FieldManager, bool) {
 // isHandoff reports whether m is a handoff manager.
 func isHandoff(m string) bool {
 	return owner.IsHandoff(m)
-}
-
-// ownership is the live managedFields of one object, decoded by the
-// ownership package; entries is the applier's view of its entries.
-type ownership struct {
-	decoded owner.Ownership
-	entries []ownerEntry
-}
-
-type ownerEntry struct {
-	manager     string
-	operation   metav1.ManagedFieldsOperationType
-	subresource string
-	set         *fieldpath.Set
-}
-
-// decodeOwnership decodes u's managedFields. Entries that do not decode
-// (decoded.Invalid) are skipped: the applier moves only fields it can
-// read, and the drift detector reports the entries it cannot.
-func decodeOwnership(u *unstructured.Unstructured) ownership {
-	o := ownership{decoded: owner.Decode(u)}
-	for _, e := range o.decoded.Entries {
-		o.entries = append(o.entries, ownerEntry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, set: e.Set})
-	}
-	return o
-}
-
-// applied returns the set manager m owns through Apply on the main
-// resource (empty when none).
-func (o ownership) applied(m planner.FieldManager) *fieldpath.Set {
-	return o.decoded.Applied(string(m))
-}
-
-// has reports whether m has an entry of any kind.
-func (o ownership) has(m string) bool {
-	return o.decoded.Has(m)
-}
-
-// ownedExcept returns the union of every entry's set except those whose
-// manager is in skip.
-func (o ownership) ownedExcept(skip func(string) bool) *fieldpath.Set {
-	return o.decoded.OwnedExcept(skip)
 }
 
 // managersAnnotation returns the annotation key for an app.

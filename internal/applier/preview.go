@@ -1,7 +1,6 @@
 package applier
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -180,16 +180,7 @@ func keepHeld(after, live *unstructured.Unstructured, held []string) *unstructur
 		return after
 	}
 	after = after.DeepCopy()
-	set := fieldpath.NewSet()
-	for _, e := range live.GetManagedFields() {
-		if e.FieldsV1 == nil {
-			continue
-		}
-		s := &fieldpath.Set{}
-		if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil {
-			set = set.Union(s)
-		}
-	}
+	set := owner.Decode(live).OwnedExcept(func(string) bool { return false })
 	for _, h := range held {
 		fp := findPath(set, h)
 		if len(fp) == 0 || fp[len(fp)-1].FieldName == nil {

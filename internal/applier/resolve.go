@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
+	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -171,8 +172,8 @@ func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planne
 		return nil, cs, nil
 	}
 	fields := fieldpath.NewSet()
-	for _, e := range decodeOwnership(live).entries {
-		fields = fields.Union(e.set)
+	for _, e := range owner.Decode(live).Entries {
+		fields = fields.Union(e.Set)
 	}
 	same, differ = splitSameValue(cs, fields, live.Object, forced.Object)
 	return same, differ, live
