@@ -41,7 +41,7 @@ const ObjectTimeout = 2 * time.Minute
 func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions) (*ChangeSet, error) {
 	cs := &ChangeSet{App: plan.App, Revision: plan.Revision, DryRun: a.opts.DryRun}
 	if ao.Policy == nil {
-		ao.Policy = &Policy{def: "fail"}
+		ao.Policy = failPolicy()
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
 	results := make([][]Change, len(plan.Objects))

@@ -210,7 +210,7 @@ func TestForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	frozen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frozen\nimmutable: true\ndata:\n  k: v2\n"
-	cs = c.apply(t, c.plan(t, appOf("app", ns), frozen), ApplyOptions{Recreate: true, Policy: policyOf(t, config.ActionForce)})
+	cs = c.apply(t, c.plan(t, appOf("app", ns), frozen), ApplyOptions{Recreate: true, Policy: policyOf(t, ConflictForce)})
 	wantChanges(t, cs, "ConfigMap frozen syncd-app failed")
 	err = cs.Changes[0].Err
 	t.Logf("forbidden delete: %v", err)

@@ -34,7 +34,7 @@ func appOf(name, ns string) config.App {
 	return config.App{Name: name, Namespace: ns, Manager: "syncd-" + name}
 }
 
-func mustPolicy(t *testing.T, p config.ConflictPolicy) *Policy {
+func mustPolicy(t *testing.T, p PolicySpec) *Policy {
 	t.Helper()
 	pol, err := NewPolicy(p)
 	if err != nil {
@@ -43,8 +43,8 @@ func mustPolicy(t *testing.T, p config.ConflictPolicy) *Policy {
 	return pol
 }
 
-func policyOf(t *testing.T, def config.Action) *Policy {
-	return mustPolicy(t, config.ConflictPolicy{Default: def})
+func policyOf(t *testing.T, def ConflictAction) *Policy {
+	return mustPolicy(t, PolicySpec{Default: def})
 }
 
 func data(u *unstructured.Unstructured) map[string]string {
@@ -67,7 +67,7 @@ func TestTwoAppsOneConfigMap(t *testing.T) {
 	before := c.get(t, configMaps, ns, "shared")
 
 	// fail: b wants another color. Nothing is written.
-	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue"})), ApplyOptions{Policy: policyOf(t, config.ActionFail)})
+	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue"})), ApplyOptions{Policy: policyOf(t, ConflictFail)})
 	wantChanges(t, cs, "ConfigMap shared syncd-b conflict")
 	if cs.OK() {
 		t.Error("ChangeSet.OK() = true after a conflict")
@@ -109,7 +109,7 @@ func TestTwoAppsOneConfigMap(t *testing.T) {
 	}
 
 	// force: b takes color.
-	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue", "other": "x"})), ApplyOptions{Policy: policyOf(t, config.ActionForce)})
+	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue", "other": "x"})), ApplyOptions{Policy: policyOf(t, ConflictForce)})
 	wantChanges(t, cs, "ConfigMap shared syncd-b forced")
 	if diff := cmp.Diff(Conflicts{{Manager: "syncd-a", Path: ".data.color", Operation: "Apply"}}, cs.Changes[0].Forced); diff != "" {
 		t.Errorf("forced (-want +got):\n%s", diff)
@@ -137,22 +137,22 @@ func patchAs(t *testing.T, c *cluster, ns, name, manager, patch string) {
 // next apply reports, forces or yields by policy.
 func TestOperatorChangedAField(t *testing.T) {
 	tests := map[string]struct {
-		policy     config.Action
+		policy     ConflictAction
 		want       Action
 		wantColor  string
 		wantOwners map[string][]string
 		ok         bool
 	}{
 		"fail": {
-			policy: config.ActionFail, want: Conflicted, wantColor: "green",
+			policy: ConflictFail, want: Conflicted, wantColor: "green",
 			wantOwners: map[string][]string{"syncd-app": {".data.size"}, "operator (Update)": {".data.color"}},
 		},
 		"force": {
-			policy: config.ActionForce, want: Forced, wantColor: "red", ok: true,
+			policy: ConflictForce, want: Forced, wantColor: "red", ok: true,
 			wantOwners: map[string][]string{"syncd-app": {".data.color", ".data.size"}},
 		},
 		"yield": {
-			policy: config.ActionYield, want: Yielded, wantColor: "green", ok: true,
+			policy: ConflictYield, want: Yielded, wantColor: "green", ok: true,
 			wantOwners: map[string][]string{"syncd-app": {".data.size"}, "operator (Update)": {".data.color"}},
 		},
 	}
@@ -208,11 +208,11 @@ func TestOperatorChangedAField(t *testing.T) {
 // manager glob; the first match wins, then the default; a flapping field
 // is no longer forced.
 func TestPolicyRules(t *testing.T) {
-	policy := config.ConflictPolicy{
-		Default: config.ActionFail,
-		Rules: []config.ConflictRule{
-			{Kinds: []string{"ConfigMap"}, Names: []string{"flags-*"}, Paths: []string{".data.color"}, Managers: []string{"oper*"}, Action: config.ActionYield},
-			{Kinds: []string{"ConfigMap"}, Paths: []string{".data.*"}, Managers: []string{"oper*"}, Action: config.ActionForce},
+	policy := PolicySpec{
+		Default: ConflictFail,
+		Rules: []PolicyRule{
+			{Kinds: kinds("ConfigMap"), Names: []string{"flags-*"}, Paths: pats(".data.color"), Managers: []string{"oper*"}, Action: ConflictYield},
+			{Kinds: kinds("ConfigMap"), Paths: pats(".data.*"), Managers: []string{"oper*"}, Action: ConflictForce},
 		},
 	}
 	tests := map[string]struct {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
@@ -37,23 +36,27 @@ type Migration struct {
 	force bool
 }
 
-// NewMigration compiles an app's migrate section; nil means none.
-// Errors name the field.
-func NewMigration(m *config.Migrate) (*Migration, error) {
-	if m == nil {
+// MigrationSpec names the managers an app takes over from (path.Match
+// globs) and whether a field they own with another value is taken
+// without asking the policy (mode force).
+type MigrationSpec struct {
+	From  []string
+	Force bool
+}
+
+// NewMigration returns the migration spec describes; nil means none. The
+// config package validates the YAML a spec comes from; the error here is
+// for a malformed glob in a spec built by hand.
+func NewMigration(spec *MigrationSpec) (*Migration, error) {
+	if spec == nil {
 		return nil, nil
 	}
-	switch m.Mode {
-	case "", config.MigrateSameValue, config.MigrateForce:
-	default:
-		return nil, fmt.Errorf("migrate.mode: %q is not a migrate mode; use %s or %s", m.Mode, config.MigrateSameValue, config.MigrateForce)
-	}
-	for i, g := range m.From {
+	for i, g := range spec.From {
 		if _, err := path.Match(g, ""); err != nil {
-			return nil, fmt.Errorf("migrate.from[%d]: glob %q: %w", i, g, err)
+			return nil, fmt.Errorf("from[%d]: glob %q: %w", i, g, err)
 		}
 	}
-	return &Migration{from: slices.Clone(m.From), force: m.Forces()}, nil
+	return &Migration{from: slices.Clone(spec.From), force: spec.Force}, nil
 }
 
 // takesOver reports whether manager's fields move to the app's managers

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // kubectl runs the test control plane's kubectl on a manifest.
@@ -40,8 +38,8 @@ func configMapDoc(ns string, data string) string {
 func TestClientSideTakeoverPolicy(t *testing.T) {
 	const csa = "kubectl-client-side-apply"
 	tests := map[string]struct {
-		policy     config.Action
-		migrate    *config.Migrate
+		policy     ConflictAction
+		migrate    *MigrationSpec
 		want       []string
 		wantData   map[string]string
 		wantOwners map[string][]string
@@ -49,7 +47,7 @@ func TestClientSideTakeoverPolicy(t *testing.T) {
 		wantKept   bool // the last-applied annotation stays
 	}{
 		"fail": {
-			policy:   config.ActionFail,
+			policy:   ConflictFail,
 			want:     []string{"ConfigMap cm syncd-web conflict"},
 			wantData: map[string]string{"color": "blue", "size": "small"},
 			wantOwners: map[string][]string{
@@ -58,14 +56,14 @@ func TestClientSideTakeoverPolicy(t *testing.T) {
 			wantKept: true,
 		},
 		"force": {
-			policy:     config.ActionForce,
+			policy:     ConflictForce,
 			want:       []string{"ConfigMap cm syncd-web forced"},
 			wantData:   map[string]string{"color": "red", "owner": "web", "size": "small"},
 			wantOwners: map[string][]string{"syncd-web": {".data.color", ".data.owner", ".data.size", ".metadata.annotations.managers.syncd.dev/web"}},
 			wantMoved:  []Move{{".data.size", csa, "syncd-web"}},
 		},
 		"yield": {
-			policy:   config.ActionYield,
+			policy:   ConflictYield,
 			want:     []string{"ConfigMap cm syncd-web yielded"},
 			wantData: map[string]string{"color": "blue", "owner": "web", "size": "small"},
 			wantOwners: map[string][]string{
@@ -76,8 +74,8 @@ func TestClientSideTakeoverPolicy(t *testing.T) {
 			wantKept:  true,
 		},
 		"migrate force under fail": {
-			policy:     config.ActionFail,
-			migrate:    &config.Migrate{From: []string{csa}, Mode: config.MigrateForce},
+			policy:     ConflictFail,
+			migrate:    &MigrationSpec{From: []string{csa}, Force: true},
 			want:       []string{"ConfigMap cm syncd-web forced"},
 			wantData:   map[string]string{"color": "red", "owner": "web", "size": "small"},
 			wantOwners: map[string][]string{"syncd-web": {".data.color", ".data.owner", ".data.size", ".metadata.annotations.managers.syncd.dev/web"}},
@@ -110,7 +108,7 @@ func TestClientSideTakeoverPolicy(t *testing.T) {
 			if _, kept := live.GetAnnotations()[lastAppliedAnnotation]; kept != tc.wantKept {
 				t.Errorf("last-applied annotation kept = %v, want %v", kept, tc.wantKept)
 			}
-			if tc.policy == config.ActionFail && tc.migrate == nil {
+			if tc.policy == ConflictFail && tc.migrate == nil {
 				wantUnwritten(t, "a takeover under fail", before, live)
 				err := cs.Changes[0].Err
 				if err == nil || !strings.Contains(err.Error(), `.data.color is owned by "`+csa+`"`) {
@@ -173,7 +171,7 @@ func TestMigrateFromSSAManager(t *testing.T) {
 		return strings.Replace(deployment("web", 3, image), "metadata:\n  name: web\n", "metadata:\n  name: web\n  namespace: "+ns+"\n", 1)
 	}
 	tests := map[string]struct {
-		migrate    *config.Migrate
+		migrate    *MigrationSpec
 		wantShared bool
 		wantNext   []string
 	}{
@@ -182,7 +180,7 @@ func TestMigrateFromSSAManager(t *testing.T) {
 			wantNext:   []string{"Deployment web syncd-web conflict"},
 		},
 		"migrate from kustomize-controller": {
-			migrate:  &config.Migrate{From: []string{kc}},
+			migrate:  &MigrationSpec{From: []string{kc}},
 			wantNext: []string{"Deployment web syncd-web configured"},
 		},
 	}
@@ -195,7 +193,7 @@ func TestMigrateFromSSAManager(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ao := ApplyOptions{Policy: policyOf(t, config.ActionFail), Migrate: migrate, RecordManagers: true}
+			ao := ApplyOptions{Policy: policyOf(t, ConflictFail), Migrate: migrate, RecordManagers: true}
 			app := webApp(ns, "syncd-web")
 			w := c.watchObject(t, deployments, ns, "web")
 			plan := c.plan(t, app, doc(ns, "nginx:1.27"))

@@ -3,6 +3,7 @@ package applier
 import (
 	"bytes"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -171,8 +171,8 @@ func TestPlanTakeover(t *testing.T) {
 // over and never forced; the managers of migrate.from are taken over,
 // and forced only in mode force.
 func TestMigrationManagers(t *testing.T) {
-	sameValue := mustMigration(t, &config.Migrate{From: []string{"kustomize-*"}})
-	force := mustMigration(t, &config.Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: config.MigrateForce})
+	sameValue := mustMigration(t, &MigrationSpec{From: []string{"kustomize-*"}})
+	force := mustMigration(t, &MigrationSpec{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Force: true})
 	type verdict struct{ TakesOver, Forces bool }
 	tests := map[string]struct {
 		m       *Migration
@@ -198,12 +198,12 @@ func TestMigrationManagers(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewMigration(&config.Migrate{From: []string{"x"}, Mode: "wholesale"}); err == nil {
-		t.Error("NewMigration accepted mode wholesale")
+	if _, err := NewMigration(&MigrationSpec{From: []string{"kustomize-["}}); err == nil || !strings.Contains(err.Error(), "from[0]") {
+		t.Errorf("NewMigration of a malformed glob: %v, want an error naming from[0]", err)
 	}
 }
 
-func mustMigration(t *testing.T, m *config.Migrate) *Migration {
+func mustMigration(t *testing.T, m *MigrationSpec) *Migration {
 	t.Helper()
 	out, err := NewMigration(m)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -92,7 +91,7 @@ type UnchangedReader interface {
 // objects that predate managedFields; the fields the app shares with them
 // are taken over (Migration) so that fields later removed from Git do
 // not linger.
-var clientSideManagers = sets.New(config.ClientSideManagers...)
+var clientSideManagers = sets.New("kubectl-client-side-apply", "before-first-apply")
 
 // lastAppliedAnnotation is client-side apply's record of the last applied
 // configuration.

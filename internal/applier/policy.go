@@ -3,122 +3,112 @@ package applier
 import (
 	"fmt"
 	"path"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
 
+// ConflictAction is what the applier does about one field conflict.
+type ConflictAction string
+
+const (
+	// ConflictFail refuses the slice: nothing of it is written and the
+	// conflict is reported.
+	ConflictFail ConflictAction = "fail"
+	// ConflictForce takes the field from the other manager.
+	ConflictForce ConflictAction = "force"
+	// ConflictYield leaves the field to the other manager: the slice is
+	// applied without it.
+	ConflictYield ConflictAction = "yield"
+)
+
+// valid reports whether a is one of the actions.
+func (a ConflictAction) valid() bool {
+	return a == ConflictFail || a == ConflictForce || a == ConflictYield
+}
+
+// PolicyRule matches conflicts by the object's kind and name, the field
+// and the other manager; an empty list matches anything.
+type PolicyRule struct {
+	Kinds []schema.GroupKind
+	// Names are path.Match globs on the object's name.
+	Names []string
+	Paths []paths.Pattern
+	// Managers are path.Match globs on the other manager's name.
+	Managers []string
+	Action   ConflictAction
+}
+
+// PolicySpec is a conflict policy: the first rule that matches a
+// conflict decides it; otherwise Default does (empty: fail).
+type PolicySpec struct {
+	Default ConflictAction
+	Rules   []PolicyRule
+}
+
 // Policy decides, per conflicting field, whether an apply fails, forces or
-// yields. It is built from an app's conflicts section: the first rule that
-// matches the object's kind and name, the field and the other manager wins;
-// otherwise the default applies.
+// yields: the first rule that matches the object's kind and name, the
+// field and the other manager wins; otherwise the default applies.
 type Policy struct {
-	def   config.Action
-	rules []policyRule
+	def   ConflictAction
+	rules []PolicyRule
 }
 
-type policyRule struct {
-	index    int
-	kinds    map[schema.GroupKind]bool // nil: any
-	names    []string                  // globs; nil: any
-	paths    []paths.Pattern           // nil: any
-	managers []string                  // globs; nil: any
-	action   config.Action
-}
+// failPolicy is the policy of an app without one: every conflict fails.
+func failPolicy() *Policy { return &Policy{def: ConflictFail} }
 
-// NewPolicy compiles a conflict policy. Errors name the rule and field.
-func NewPolicy(p config.ConflictPolicy) (*Policy, error) {
-	out := &Policy{def: p.DefaultAction()}
-	if !validAction(out.def) {
-		return nil, fmt.Errorf("conflicts.default: %q is not an action; use fail, force or yield", p.Default)
+// NewPolicy returns the policy spec describes. The config package
+// validates the YAML a spec comes from and names its fields; the errors
+// here are for callers that build a spec by hand: an unknown action or a
+// malformed glob, by rule index.
+func NewPolicy(spec PolicySpec) (*Policy, error) {
+	out := &Policy{def: spec.Default, rules: slices.Clone(spec.Rules)}
+	if out.def == "" {
+		out.def = ConflictFail
 	}
-	for i, r := range p.Rules {
-		pr := policyRule{index: i, action: r.Action, names: r.Names, managers: r.Managers}
-		if !validAction(r.Action) {
-			return nil, fmt.Errorf("conflicts.rules[%d].action: %q is not an action; use fail, force or yield", i, r.Action)
+	if !out.def.valid() {
+		return nil, fmt.Errorf("default: %q is not an action; use fail, force or yield", spec.Default)
+	}
+	for i, r := range spec.Rules {
+		if !r.Action.valid() {
+			return nil, fmt.Errorf("rules[%d].action: %q is not an action; use fail, force or yield", i, r.Action)
 		}
-		if len(r.Kinds) > 0 {
-			pr.kinds = map[schema.GroupKind]bool{}
-			for _, k := range r.Kinds {
-				pr.kinds[schema.ParseGroupKind(kindToGroupKind(k))] = true
-			}
-		}
-		for j, g := range append(append([]string{}, r.Names...), r.Managers...) {
+		for _, g := range slices.Concat(r.Names, r.Managers) {
 			if _, err := path.Match(g, ""); err != nil {
-				return nil, fmt.Errorf("conflicts.rules[%d]: glob %q (#%d): %w", i, g, j, err)
+				return nil, fmt.Errorf("rules[%d]: glob %q: %w", i, g, err)
 			}
 		}
-		for j, s := range r.Paths {
-			pat, err := paths.Parse(s)
-			if err != nil {
-				return nil, fmt.Errorf("conflicts.rules[%d].paths[%d]: %w", i, j, err)
-			}
-			pr.paths = append(pr.paths, pat)
-		}
-		out.rules = append(out.rules, pr)
 	}
 	return out, nil
-}
-
-// kindToGroupKind turns "apps/Deployment" into "Deployment.apps", the form
-// schema.ParseGroupKind reads; "ConfigMap" stays as it is.
-func kindToGroupKind(k string) string {
-	for i := len(k) - 1; i >= 0; i-- {
-		if k[i] == '/' {
-			return k[i+1:] + "." + k[:i]
-		}
-	}
-	return k
-}
-
-func validAction(a config.Action) bool {
-	switch a {
-	case config.ActionFail, config.ActionForce, config.ActionYield:
-		return true
-	}
-	return false
 }
 
 // Decide returns the action for one conflict on one object. fp is the
 // conflicting field as a structured path (nil when unknown: then only rules
 // without paths can match).
-func (p *Policy) Decide(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) config.Action {
+func (p *Policy) Decide(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) ConflictAction {
 	for _, r := range p.rules {
 		if r.matches(ref, c, fp) {
-			return r.action
+			return r.Action
 		}
 	}
 	return p.def
 }
 
-func (r policyRule) matches(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) bool {
-	if r.kinds != nil && !r.kinds[ref.GroupKind()] {
+// matches reports whether the rule decides conflict c on ref's field fp.
+func (r PolicyRule) matches(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) bool {
+	switch {
+	case len(r.Kinds) > 0 && !slices.Contains(r.Kinds, ref.GroupKind()):
 		return false
-	}
-	if r.names != nil && !anyGlob(r.names, ref.Name) {
+	case len(r.Names) > 0 && !anyGlob(r.Names, ref.Name):
 		return false
-	}
-	if r.managers != nil && !anyGlob(r.managers, c.Manager) {
+	case len(r.Managers) > 0 && !anyGlob(r.Managers, c.Manager):
 		return false
-	}
-	if r.paths != nil {
-		if fp == nil {
-			return false
-		}
-		ok := false
-		for _, pat := range r.paths {
-			if pat.Matches(fp) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
+	case len(r.Paths) > 0:
+		return fp != nil && slices.ContainsFunc(r.Paths, func(p paths.Pattern) bool { return p.Matches(fp) })
 	}
 	return true
 }

@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -26,23 +28,23 @@ func TestPolicyDecide(t *testing.T) {
 	host := fieldpath.MakePathOrDie("spec", "rules", 0, "host")
 
 	// The rules are tried in order; the comments say what each is for.
-	policy := config.ConflictPolicy{
-		Default: config.ActionFail,
-		Rules: []config.ConflictRule{
+	policy := PolicySpec{
+		Default: ConflictFail,
+		Rules: []PolicyRule{
 			// 0: the HPA may keep replicas of any Deployment.
-			{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Action: config.ActionYield},
+			{Kinds: kinds("apps/Deployment"), Paths: pats(".spec.replicas"), Action: ConflictYield},
 			// 1: images of every workload go to the release pipeline...
-			{Paths: []string{".spec.template.spec.containers[*].image"}, Managers: []string{"release-*"}, Action: config.ActionYield},
+			{Paths: pats(".spec.template.spec.containers[*].image"), Managers: []string{"release-*"}, Action: ConflictYield},
 			// 2: ...and anybody else touching an image is overridden.
-			{Paths: []string{".spec.template.spec.containers[*].image"}, Action: config.ActionForce},
+			{Paths: pats(".spec.template.spec.containers[*].image"), Action: ConflictForce},
 			// 3: ConfigMaps named settings*: operators keep .data.color.
-			{Kinds: []string{"ConfigMap"}, Names: []string{"settings*"}, Paths: []string{".data.color"}, Managers: []string{"operator"}, Action: config.ActionYield},
+			{Kinds: kinds("ConfigMap"), Names: []string{"settings*"}, Paths: pats(".data.color"), Managers: []string{"operator"}, Action: ConflictYield},
 			// 4: any annotation under metadata: force (wildcard field).
-			{Paths: []string{".metadata.annotations.*"}, Action: config.ActionForce},
+			{Paths: pats(".metadata.annotations.*"), Action: ConflictForce},
 			// 5: Ingress objects: force whatever.
-			{Kinds: []string{"networking.k8s.io/Ingress"}, Action: config.ActionForce},
+			{Kinds: kinds("networking.k8s.io/Ingress"), Action: ConflictForce},
 			// 6: a later rule the first-match rule 0 hides.
-			{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Action: config.ActionForce},
+			{Kinds: kinds("apps/Deployment"), Paths: pats(".spec.replicas"), Action: ConflictForce},
 		},
 	}
 	p, err := NewPolicy(policy)
@@ -53,21 +55,21 @@ func TestPolicyDecide(t *testing.T) {
 		ref     planner.ObjectRef
 		manager string
 		path    fieldpath.Path
-		want    config.Action
+		want    ConflictAction
 	}{
-		"kind and path":                             {deploy, "hpa-sim", replicas, config.ActionYield},
-		"first match wins over a later rule":        {deploy, "kube-controller-manager", replicas, config.ActionYield},
-		"same path on another kind is the default":  {cm, "x", replicas, config.ActionFail},
-		"wildcard list item and manager glob":       {deploy, "release-bot", image, config.ActionYield},
-		"glob does not match: next rule":            {deploy, "kubectl-edit", image, config.ActionForce},
-		"name glob, path and manager":               {cm, "operator", color, config.ActionYield},
-		"name glob not matching":                    {cmOther, "operator", color, config.ActionFail},
-		"manager not matching":                      {cm, "someone", color, config.ActionFail},
-		"other path of the same object":             {cm, "operator", size, config.ActionFail},
-		"wildcard field name":                       {cm, "someone", annotation, config.ActionForce},
-		"kind with a dotted group":                  {ing, "someone", host, config.ActionForce},
-		"unknown path only matches path-less rules": {ing, "someone", nil, config.ActionForce},
-		"unknown path, no path-less rule: default":  {cm, "operator", nil, config.ActionFail},
+		"kind and path":                             {deploy, "hpa-sim", replicas, ConflictYield},
+		"first match wins over a later rule":        {deploy, "kube-controller-manager", replicas, ConflictYield},
+		"same path on another kind is the default":  {cm, "x", replicas, ConflictFail},
+		"wildcard list item and manager glob":       {deploy, "release-bot", image, ConflictYield},
+		"glob does not match: next rule":            {deploy, "kubectl-edit", image, ConflictForce},
+		"name glob, path and manager":               {cm, "operator", color, ConflictYield},
+		"name glob not matching":                    {cmOther, "operator", color, ConflictFail},
+		"manager not matching":                      {cm, "someone", color, ConflictFail},
+		"other path of the same object":             {cm, "operator", size, ConflictFail},
+		"wildcard field name":                       {cm, "someone", annotation, ConflictForce},
+		"kind with a dotted group":                  {ing, "someone", host, ConflictForce},
+		"unknown path only matches path-less rules": {ing, "someone", nil, ConflictForce},
+		"unknown path, no path-less rule: default":  {cm, "operator", nil, ConflictFail},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -79,20 +81,20 @@ func TestPolicyDecide(t *testing.T) {
 	}
 
 	t.Run("default when nothing is configured is fail", func(t *testing.T) {
-		p, err := NewPolicy(config.ConflictPolicy{})
+		p, err := NewPolicy(PolicySpec{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.Decide(cm, Conflict{Manager: "x"}, color); got != config.ActionFail {
+		if got := p.Decide(cm, Conflict{Manager: "x"}, color); got != ConflictFail {
 			t.Errorf("Decide = %s, want fail", got)
 		}
 	})
 	t.Run("default yield", func(t *testing.T) {
-		p, err := NewPolicy(config.ConflictPolicy{Default: config.ActionYield})
+		p, err := NewPolicy(PolicySpec{Default: ConflictYield})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.Decide(cm, Conflict{Manager: "x"}, color); got != config.ActionYield {
+		if got := p.Decide(cm, Conflict{Manager: "x"}, color); got != ConflictYield {
 			t.Errorf("Decide = %s, want yield", got)
 		}
 	})
@@ -100,28 +102,24 @@ func TestPolicyDecide(t *testing.T) {
 
 func TestNewPolicyErrors(t *testing.T) {
 	tests := map[string]struct {
-		policy config.ConflictPolicy
+		policy PolicySpec
 		want   []string // substrings of the error
 	}{
 		"bad default": {
-			policy: config.ConflictPolicy{Default: "overwrite"},
-			want:   []string{"conflicts.default", `"overwrite"`, "fail, force or yield"},
+			policy: PolicySpec{Default: "overwrite"},
+			want:   []string{"default", `"overwrite"`, "fail, force or yield"},
 		},
 		"bad rule action": {
-			policy: config.ConflictPolicy{Rules: []config.ConflictRule{{Action: config.ActionForce}, {Action: "take"}}},
-			want:   []string{"conflicts.rules[1].action", `"take"`},
-		},
-		"bad path": {
-			policy: config.ConflictPolicy{Rules: []config.ConflictRule{{Paths: []string{"spec.replicas"}, Action: config.ActionForce}}},
-			want:   []string{"conflicts.rules[0].paths[0]", "spec.replicas"},
+			policy: PolicySpec{Rules: []PolicyRule{{Action: ConflictForce}, {Action: "take"}}},
+			want:   []string{"rules[1].action", `"take"`},
 		},
 		"bad manager glob": {
-			policy: config.ConflictPolicy{Rules: []config.ConflictRule{{Managers: []string{"release-["}, Action: config.ActionForce}}},
-			want:   []string{"conflicts.rules[0]", `"release-["`},
+			policy: PolicySpec{Rules: []PolicyRule{{Managers: []string{"release-["}, Action: ConflictForce}}},
+			want:   []string{"rules[0]", `"release-["`},
 		},
 		"bad name glob": {
-			policy: config.ConflictPolicy{Rules: []config.ConflictRule{{Names: []string{"a[b"}, Action: config.ActionForce}}},
-			want:   []string{"conflicts.rules[0]", `"a[b"`},
+			policy: PolicySpec{Rules: []PolicyRule{{Names: []string{"a[b"}, Action: ConflictForce}}},
+			want:   []string{"rules[0]", `"a[b"`},
 		},
 	}
 	for name, tc := range tests {
@@ -153,4 +151,22 @@ func TestFindPath(t *testing.T) {
 	if got := findPath(set, ".data.size"); got != nil {
 		t.Errorf("findPath(.data.size) = %s, want nil", got)
 	}
+}
+
+// kinds parses kinds as syncd.yaml writes them.
+func kinds(ks ...string) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, k := range ks {
+		out = append(out, config.GroupKind(k))
+	}
+	return out
+}
+
+// pats parses field path patterns.
+func pats(ps ...string) []paths.Pattern {
+	var out []paths.Pattern
+	for _, p := range ps {
+		out = append(out, paths.MustParse(p))
+	}
+	return out
 }

@@ -69,7 +69,7 @@ func (a *Applier) PreviewWith(ctx context.Context, plan *planner.Plan, ao ApplyO
 		return nil, errors.New("applier: Preview needs an Applier built with Options.DryRun")
 	}
 	if ao.Policy == nil {
-		ao.Policy = &Policy{def: "fail"}
+		ao.Policy = failPolicy()
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
 	out := make([]ObjectPreview, len(plan.Objects))

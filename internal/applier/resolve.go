@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	owner "syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -123,14 +122,14 @@ func (res *resolution) decide(r *objectRun, ref planner.ObjectRef, s planner.Sli
 	for _, conflict := range cs {
 		fp := findPath(s.Fields, conflict.Path)
 		switch r.decision(ref, conflict, fp) {
-		case config.ActionYield:
+		case ConflictYield:
 			if fp == nil {
 				failed = append(failed, conflict)
 				continue
 			}
 			res.yielded = append(res.yielded, conflict)
 			yielded = append(yielded, fp)
-		case config.ActionForce:
+		case ConflictForce:
 			res.forced = append(res.forced, conflict)
 		default:
 			failed = append(failed, conflict)
@@ -142,13 +141,13 @@ func (res *resolution) decide(r *objectRun, ref planner.ObjectRef, s planner.Sli
 // decision is the action for one conflict: the policy's, forced for a
 // manager the app migrates from with mode force, and never force for a
 // field that flaps.
-func (r *objectRun) decision(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) config.Action {
+func (r *objectRun) decision(ref planner.ObjectRef, c Conflict, fp fieldpath.Path) ConflictAction {
 	action := r.ao.Policy.Decide(ref, c, fp)
 	if r.ao.Migrate.forces(c.Manager) {
-		action = config.ActionForce
+		action = ConflictForce
 	}
-	if action == config.ActionForce && r.ao.Flapping != nil && r.ao.Flapping(ref, c.Path) {
-		action = config.ActionFail
+	if action == ConflictForce && r.ao.Flapping != nil && r.ao.Flapping(ref, c.Path) {
+		action = ConflictFail
 	}
 	return action
 }

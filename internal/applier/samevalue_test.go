@@ -119,7 +119,7 @@ func TestSameValueConflicts(t *testing.T) {
 			c.applyAs(t, tc.gvr, ns, tc.other, tc.doc)
 			before := c.get(t, tc.gvr, ns, "web")
 			plan := c.plan(t, appOf("app", ns), tc.doc)
-			ao := ApplyOptions{Policy: policyOf(t, config.ActionFail)}
+			ao := ApplyOptions{Policy: policyOf(t, ConflictFail)}
 
 			previews, err := c.applier(t, Options{DryRun: true}).Preview(ctxT(t), plan, ao)
 			if err != nil {
@@ -163,18 +163,18 @@ func TestSameValueAndRealConflict(t *testing.T) {
 	differ := strings.Replace(sameValueDeployment, "nginx:1.27", "nginx:1.28", 1)
 	image := `.spec.template.spec.containers[name="app"].image`
 	tests := map[string]struct {
-		policy     config.Action
+		policy     ConflictAction
 		want       Action
 		wantImage  string
 		wantSame   bool
 		wantWrites bool
 	}{
-		"fail": {policy: config.ActionFail, want: Conflicted, wantImage: "nginx:1.27"},
+		"fail": {policy: ConflictFail, want: Conflicted, wantImage: "nginx:1.27"},
 		"yield": {
-			policy: config.ActionYield, want: Yielded, wantImage: "nginx:1.27", wantSame: true, wantWrites: true,
+			policy: ConflictYield, want: Yielded, wantImage: "nginx:1.27", wantSame: true, wantWrites: true,
 		},
 		"force": {
-			policy: config.ActionForce, want: Forced, wantImage: "nginx:1.28", wantSame: true, wantWrites: true,
+			policy: ConflictForce, want: Forced, wantImage: "nginx:1.28", wantSame: true, wantWrites: true,
 		},
 	}
 	for name, tc := range tests {
@@ -192,9 +192,9 @@ func TestSameValueAndRealConflict(t *testing.T) {
 			real := Conflicts{{Manager: "kustomize-controller", Path: image, Operation: "Apply"}}
 			got := ch.Conflicts
 			switch tc.policy {
-			case config.ActionYield:
+			case ConflictYield:
 				got = ch.Yielded
-			case config.ActionForce:
+			case ConflictForce:
 				got = ch.Forced
 			}
 			if diff := cmp.Diff(real, got, ignoreTime); diff != "" {
@@ -228,7 +228,7 @@ func TestTwoAppsOneIdenticalDeployment(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
 	a, b := appOf("a", ns), appOf("b", ns)
-	ao := ApplyOptions{Policy: policyOf(t, config.ActionFail), RecordManagers: true}
+	ao := ApplyOptions{Policy: policyOf(t, ConflictFail), RecordManagers: true}
 	wantChanges(t, c.apply(t, c.plan(t, a, sameValueDeployment), ao), "Deployment web syncd-a created")
 	before := c.get(t, deployments, ns, "web")
 	var got []string

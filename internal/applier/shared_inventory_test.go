@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"syncd.dev/syncd/internal/config"
 )
 
 // TestTwoAppsShareAnInventoriedObject: two apps, each with its own
@@ -20,7 +19,7 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	const partOf = "applyset.kubernetes.io/part-of"
 	a, b := appOf("a", ns), appOf("b", ns)
 	withLabel := func(id string) ApplyOptions {
-		return ApplyOptions{Policy: policyOf(t, config.ActionFail), Labels: map[string]string{partOf: id}}
+		return ApplyOptions{Policy: policyOf(t, ConflictFail), Labels: map[string]string{partOf: id}}
 	}
 
 	cs := c.apply(t, c.plan(t, a, configMap("shared", map[string]string{"color": "red"})), withLabel("applyset-a"))
@@ -75,7 +74,7 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	// Under yield the same apply goes through: b gives color up and drops
 	// shape.
 	ao := withLabel("applyset-b")
-	ao.Policy = policyOf(t, config.ActionYield)
+	ao.Policy = policyOf(t, ConflictYield)
 	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue"})), ao)
 	wantChanges(t, cs, "ConfigMap shared syncd-b yielded")
 	if diff := cmp.Diff(map[string]string{"color": "red"}, data(c.get(t, configMaps, ns, "shared"))); diff != "" {

@@ -252,14 +252,14 @@ func TestClientSideApplyTakeover(t *testing.T) {
 // before anything is written, so fail leaves the whole object untouched.
 func TestSplitConflict(t *testing.T) {
 	tests := map[string]struct {
-		policy       config.Action
+		policy       ConflictAction
 		want         []string
 		wantImage    string
 		wantReplicas int64
 	}{
-		"fail":  {config.ActionFail, []string{"Deployment web syncd-web skipped", "Deployment web syncd-web-release conflict"}, "nginx:1.29", 3},
-		"yield": {config.ActionYield, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release yielded"}, "nginx:1.29", 4},
-		"force": {config.ActionForce, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release forced"}, "nginx:1.27", 4},
+		"fail":  {ConflictFail, []string{"Deployment web syncd-web skipped", "Deployment web syncd-web-release conflict"}, "nginx:1.29", 3},
+		"yield": {ConflictYield, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release yielded"}, "nginx:1.29", 4},
+		"force": {ConflictForce, []string{"Deployment web syncd-web configured", "Deployment web syncd-web-release forced"}, "nginx:1.27", 4},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -277,7 +277,7 @@ func TestSplitConflict(t *testing.T) {
 			wantChanges(t, cs, tc.want...)
 			t.Logf("%s: %v %v", name, changes(cs), errs(cs))
 			live := c.get(t, deployments, ns, "web")
-			if tc.policy == config.ActionFail {
+			if tc.policy == ConflictFail {
 				wantUnwritten(t, "a run with a failed slice", before, live)
 			}
 			containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"syncd.dev/syncd/internal/paths"
@@ -107,6 +108,16 @@ var (
 
 // kindProblem checks a "Kind" or "group/Kind" entry; it returns "" when
 // the entry is well formed.
+// GroupKind reads a kind as syncd.yaml writes it ("ConfigMap" for the
+// core group, "apps/Deployment" otherwise); kindProblem says whether it
+// is well formed. Every stage's options take kinds parsed by it.
+func GroupKind(k string) schema.GroupKind {
+	if group, kind, ok := strings.Cut(k, "/"); ok {
+		return schema.GroupKind{Group: group, Kind: kind}
+	}
+	return schema.GroupKind{Kind: k}
+}
+
 func kindProblem(s string) string {
 	if s == "" {
 		return "empty kind; write Kind for the core group (ConfigMap) or group/Kind (apps/Deployment)"

@@ -174,7 +174,7 @@ func (f *fixture) sync(ctx context.Context, plan *planner.Plan) (*applier.Change
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, err := applier.NewPolicy(f.app.Conflicts)
+	policy, err := applier.NewPolicy(applier.PolicySpec{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func (f *fixture) syncWith(m *Manager, plan *planner.Plan, rev string) *Report {
 func (f *fixture) finishAt(run *Run, plan *planner.Plan, rev string) *Report {
 	f.t.Helper()
 	run.SetRevision(rev)
-	policy, err := applier.NewPolicy(f.app.Conflicts)
+	policy, err := applier.NewPolicy(applier.PolicySpec{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

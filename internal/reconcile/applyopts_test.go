@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -21,22 +22,22 @@ func TestApplyOptionsFromConfig(t *testing.T) {
 	type got struct {
 		ReleaseHandoff, Recreate, Wait, RecordManagers bool
 		Timeout                                        time.Duration
-		Decides                                        config.Action
+		Decides                                        applier.ConflictAction
 	}
 	tests := map[string]struct {
 		keys string
 		want got
 	}{
 		"defaults": {
-			want: got{RecordManagers: true, Decides: config.ActionFail},
+			want: got{RecordManagers: true, Decides: applier.ConflictFail},
 		},
 		"handoff release, recreate, wait with timeout, force": {
 			keys: "  handoff: release\n  recreate: true\n  wait: true\n  timeout: 90s\n  conflicts:\n    default: force\n",
-			want: got{ReleaseHandoff: true, Recreate: true, Wait: true, Timeout: 90 * time.Second, RecordManagers: true, Decides: config.ActionForce},
+			want: got{ReleaseHandoff: true, Recreate: true, Wait: true, Timeout: 90 * time.Second, RecordManagers: true, Decides: applier.ConflictForce},
 		},
 		"handoff hold, wait without timeout": {
 			keys: "  handoff: hold\n  wait: true\n",
-			want: got{Wait: true, RecordManagers: true, Decides: config.ActionFail},
+			want: got{Wait: true, RecordManagers: true, Decides: applier.ConflictFail},
 		},
 	}
 	for name, tc := range tests {
@@ -58,6 +59,54 @@ func TestApplyOptionsFromConfig(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("ApplyOptions from\n%s(-want +got):\n%s", tc.keys, diff)
+			}
+		})
+	}
+}
+
+// TestApplyOptionsErrors: a conflicts or migrate section config.Parse
+// would refuse, handed over without it, fails with the syncd.yaml field
+// named.
+func TestApplyOptionsErrors(t *testing.T) {
+	tests := map[string]struct {
+		app  config.App
+		want []string // substrings of the error
+	}{
+		"bad default": {
+			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Default: "overwrite"}},
+			want: []string{"app web", "conflicts.default", `"overwrite"`, "fail, force or yield"},
+		},
+		"bad rule action": {
+			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Action: config.ActionForce}, {Action: "take"}}}},
+			want: []string{"conflicts.rules[1].action", `"take"`},
+		},
+		"bad path": {
+			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Paths: []string{"spec.replicas["}, Action: config.ActionForce}}}},
+			want: []string{"conflicts.rules[0].paths[0]", "spec.replicas"},
+		},
+		"bad manager glob": {
+			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Managers: []string{"release-["}, Action: config.ActionForce}}}},
+			want: []string{"conflicts.rules[0]", `"release-["`},
+		},
+		"bad migrate mode": {
+			app:  config.App{Name: "web", Migrate: &config.Migrate{From: []string{"x"}, Mode: "wholesale"}},
+			want: []string{"migrate.mode", `"wholesale"`},
+		},
+		"bad migrate glob": {
+			app:  config.App{Name: "web", Migrate: &config.Migrate{From: []string{"kustomize-["}}},
+			want: []string{"migrate.from[0]", `"kustomize-["`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.ApplyOptions(tc.app)
+			if err == nil {
+				t.Fatal("ApplyOptions: no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
 			}
 		})
 	}

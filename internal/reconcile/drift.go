@@ -36,7 +36,7 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	for _, m := range app.Managers() {
 		managers = append(managers, planner.FieldManager(m))
 	}
-	policy, err := applier.NewPolicy(app.Conflicts)
+	policy, err := policyOf(app.Conflicts)
 	if err != nil {
 		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
@@ -75,5 +75,5 @@ type yieldPolicy struct{ p *applier.Policy }
 var _ drift.YieldPolicy = yieldPolicy{}
 
 func (y yieldPolicy) Yields(ref planner.ObjectRef, manager string, path fieldpath.Path) bool {
-	return y.p.Decide(ref, applier.Conflict{Manager: manager, Path: path.String()}, path) == config.ActionYield
+	return y.p.Decide(ref, applier.Conflict{Manager: manager, Path: path.String()}, path) == applier.ConflictYield
 }

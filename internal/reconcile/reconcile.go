@@ -221,11 +221,11 @@ func renderTree(dir string, rev source.Revision) (planner.Tree, error) {
 
 // ApplyOptions returns the applier settings an app's config asks for.
 func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
-	policy, err := applier.NewPolicy(app.Conflicts)
+	policy, err := policyOf(app.Conflicts)
 	if err != nil {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	migrate, err := applier.NewMigration(app.Migrate)
+	migrate, err := migrationOf(app.Migrate)
 	if err != nil {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 // loadExampleApp loads examples/syncd.yaml and returns its app "web".
@@ -194,11 +195,11 @@ func TestExampleAppliesAsPlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := applier.NewPolicy(app.Conflicts)
+	ao, err := reconcile.ApplyOptions(app)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := a.Apply(ctx, plan, applier.ApplyOptions{Policy: policy})
+	cs, err := a.Apply(ctx, plan, applier.ApplyOptions{Policy: ao.Policy})
 	if err != nil {
 		t.Fatal(err)
 	}
