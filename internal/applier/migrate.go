@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -133,7 +133,7 @@ func planTakeover(u *unstructured.Unstructured, ours []planner.FieldManager, m *
 		defaulted = fieldpath.NewSet()
 	}
 	t := takeover{moves: map[planner.FieldManager][]Move{}}
-	own := owner.Decode(u)
+	own := ownership.Decode(u)
 	oursSet := fieldpath.NewSet()
 	for _, o := range ours {
 		oursSet = oursSet.Union(own.Applied(string(o)))
@@ -147,7 +147,7 @@ func planTakeover(u *unstructured.Unstructured, ours []planner.FieldManager, m *
 		}
 		// An entry the takeover rewrites must decode: dropping or
 		// rewriting one it cannot read would lose its fields.
-		decoded := owner.DecodeEntries([]metav1.ManagedFieldsEntry{e})
+		decoded := ownership.DecodeEntries([]metav1.ManagedFieldsEntry{e})
 		if len(decoded.Invalid) > 0 {
 			return takeover{}, fmt.Errorf("managedFields of %s: %w", e.Manager, decoded.Invalid[0])
 		}
@@ -286,7 +286,7 @@ func (r *objectRun) takeOver(ctx context.Context, ri dynamic.ResourceInterface, 
 // planTakeover picks them) that none of ours owns, but for client-side
 // apply's last-applied annotation, which has its own rule.
 func leftovers(u *unstructured.Unstructured, ours []planner.FieldManager, m *Migration) *fieldpath.Set {
-	own := owner.Decode(u)
+	own := ownership.Decode(u)
 	oursSet := fieldpath.NewSet()
 	for _, o := range ours {
 		oursSet = oursSet.Union(own.Applied(string(o)))

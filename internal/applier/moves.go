@@ -5,7 +5,7 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -117,7 +117,7 @@ type moveInput struct {
 	// were resolved), default manager first.
 	Slices []sliceFields
 	// Live is the object's decoded managedFields.
-	Live owner.Ownership
+	Live ownership.Ownership
 	// Old are the app's managers the object records (its managers
 	// annotation) that are no longer in the plan and still own fields.
 	Old []planner.FieldManager
@@ -280,7 +280,7 @@ func (in moveInput) oldSteps(m planner.FieldManager) []step {
 // planLetGo returns the releases of the app's handoff managers on an
 // object whose ownership is final: each lets go once every field it
 // holds has another owner, or at once when release is set.
-func planLetGo(final owner.Ownership, am appManagers, release bool) []step {
+func planLetGo(final ownership.Ownership, am appManagers, release bool) []step {
 	var steps []step
 	others := final.OwnedExcept(isHandoff)
 	for _, e := range final.Entries {

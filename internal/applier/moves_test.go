@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -315,7 +315,7 @@ func (s *sim) plan() []step {
 	if s.sc.create {
 		return planCreate(s.slices)
 	}
-	in := moveInput{Slices: s.slices, Live: owner.Decode(s.object()), Old: s.sc.old, Force: s.sc.force, ReleaseHandoff: s.sc.release}
+	in := moveInput{Slices: s.slices, Live: ownership.Decode(s.object()), Old: s.sc.old, Force: s.sc.force, ReleaseHandoff: s.sc.release}
 	in.Moving = in.moving()
 	return planUpdate(in)
 }
@@ -348,7 +348,7 @@ func (s *sim) do(st step) []step {
 		if !tk.empty() {
 			s.entries = tk.entries
 		}
-		return planLetGo(owner.Decode(s.object()), s.am, s.sc.release)
+		return planLetGo(ownership.Decode(s.object()), s.am, s.sc.release)
 	default:
 		s.t.Fatalf("unknown step %q", st.Purpose)
 	}
@@ -377,7 +377,7 @@ func (s *sim) apply(m string, fields *fieldpath.Set) {
 
 // owned returns every leaf field someone owns.
 func (s *sim) owned() *fieldpath.Set {
-	return owner.Decode(s.object()).OwnedExcept(func(string) bool { return false }).Leaves()
+	return ownership.Decode(s.object()).OwnedExcept(func(string) bool { return false }).Leaves()
 }
 
 // lose records the fields owned before a step that nobody owns after it.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -125,7 +125,7 @@ const maxChanged = 20
 // "(released)"). When the write changed none of those (another
 // manager's metadata, the generation), it says "metadata".
 func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructured) []string {
-	was, is := owner.Decode(before).Applied(string(m)).Leaves(), owner.Decode(after).Applied(string(m)).Leaves()
+	was, is := ownership.Decode(before).Applied(string(m)).Leaves(), ownership.Decode(after).Applied(string(m)).Leaves()
 	var values, owners []string
 	was.Union(is).Iterate(func(p fieldpath.Path) {
 		x, inBefore := paths.Lookup(before.Object, p)
@@ -156,7 +156,7 @@ func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructu
 // read and the apply; an apply can only change what its manager owns
 // before or after it.
 func changedFor(m planner.FieldManager, before, after *unstructured.Unstructured) bool {
-	was, is := owner.Decode(before).Applied(string(m)), owner.Decode(after).Applied(string(m))
+	was, is := ownership.Decode(before).Applied(string(m)), ownership.Decode(after).Applied(string(m))
 	if !was.Equals(is) {
 		return true
 	}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -19,20 +19,20 @@ const ManagersAnnotationPrefix = "managers.syncd.dev/"
 
 // HandoffManager returns the handoff manager of m (ownership.HandoffManager).
 func HandoffManager(m planner.FieldManager) planner.FieldManager {
-	return owner.HandoffManager(m)
+	return ownership.HandoffManager(m)
 }
 
 // HandoffOwner returns the manager whose handoff manager m is and true,
 // or m itself and false when m is no handoff manager
 // (ownership.HandoffOwner).
 func HandoffOwner(m string) (planner.FieldManager, bool) {
-	base, ok := owner.HandoffOwner(m)
+	base, ok := ownership.HandoffOwner(m)
 	return planner.FieldManager(base), ok
 }
 
 // isHandoff reports whether m is a handoff manager.
 func isHandoff(m string) bool {
-	return owner.IsHandoff(m)
+	return ownership.IsHandoff(m)
 }
 
 // managersAnnotation returns the annotation key for an app.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -180,7 +180,7 @@ func keepHeld(after, live *unstructured.Unstructured, held []string) *unstructur
 		return after
 	}
 	after = after.DeepCopy()
-	set := owner.Decode(live).OwnedExcept(func(string) bool { return false })
+	set := ownership.Decode(live).OwnedExcept(func(string) bool { return false })
 	for _, h := range held {
 		fp := findPath(set, h)
 		if len(fp) == 0 || fp[len(fp)-1].FieldName == nil {

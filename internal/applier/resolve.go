@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -171,7 +171,7 @@ func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planne
 		return nil, cs, nil
 	}
 	fields := fieldpath.NewSet()
-	for _, e := range owner.Decode(live).Entries {
+	for _, e := range ownership.Decode(live).Entries {
 		fields = fields.Union(e.Set)
 	}
 	same, differ = splitSameValue(cs, fields, live.Object, forced.Object)

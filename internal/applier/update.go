@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	owner "syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -55,7 +55,7 @@ type mover struct {
 	live *unstructured.Unstructured
 	// own is the ownership read before the first write: the moves are
 	// planned from it.
-	own      owner.Ownership
+	own      ownership.Ownership
 	old      []planner.FieldManager
 	am       appManagers
 	moving   bool
@@ -102,7 +102,7 @@ func (r *objectRun) newMover(ctx context.Context, ri dynamic.ResourceInterface, 
 		}
 	}
 	m := &mover{r: r, ri: ri, obj: obj, changes: changes, sl: sl, live: live,
-		own: owner.Decode(live), force: make([]bool, len(sl)),
+		own: ownership.Decode(live), force: make([]bool, len(sl)),
 		moved: make([]bool, len(sl)), resolves: make([]int, len(sl))}
 	m.old = oldManagers(live, r.app, sl, m.own)
 	m.am = newAppManagers(m.fields(), m.old)
@@ -113,7 +113,7 @@ func (r *objectRun) newMover(ctx context.Context, ri dynamic.ResourceInterface, 
 
 // oldManagers returns the app's managers the object's managers
 // annotation records that are not in the plan and still own something.
-func oldManagers(live *unstructured.Unstructured, app string, sl []planner.Slice, own owner.Ownership) []planner.FieldManager {
+func oldManagers(live *unstructured.Unstructured, app string, sl []planner.Slice, own ownership.Ownership) []planner.FieldManager {
 	current := map[planner.FieldManager]bool{}
 	for _, s := range sl {
 		current[s.Manager] = true
@@ -412,7 +412,7 @@ func (m *mover) takeover(ctx context.Context) ([]step, error) {
 		return nil, failAt(0, err)
 	}
 	m.live = live
-	return planLetGo(owner.Decode(live), m.am, m.r.ao.ReleaseHandoff), nil
+	return planLetGo(ownership.Decode(live), m.am, m.r.ao.ReleaseHandoff), nil
 }
 
 // letGo releases one of the app's handoff managers.
