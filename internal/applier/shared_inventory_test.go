@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 )
 
 // TestTwoAppsShareAnInventoriedObject: two apps, each with its own
