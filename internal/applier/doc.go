@@ -34,6 +34,14 @@
 // object (status) do not make an unchanged slice look configured.
 // Change.Changed names what the write changed, as paths, never values.
 //
+// What an object's requests are is decided first, as data: moves.go plans
+// the steps (whole, share, hold, exact, release, takeover, let-go) from
+// field sets alone, and update.go and create.go send them; a dry-run
+// Applier is a sender that sends dry runs and stops where a step needs an
+// earlier one's write. resolve.go decides conflicts by policy,
+// handoff.go holds fields, outcome.go tells what a write changed and
+// recreate.go handles immutable fields.
+//
 // Objects are applied in stages (CRDs, namespaces, other cluster-scoped
 // objects, namespaced objects). Before the first write of a stage, every
 // object of it that will be written is dry-run (force, as the default
