@@ -38,6 +38,8 @@ func TestBaseDryRun(t *testing.T) {
 		"ClusterRoleBinding syncd-metrics-auth",
 		"ClusterRoleBinding syncd-own-namespace",
 		"ConfigMap syncd-system/syncd-config",
+		"CustomResourceDefinition apps.syncd.dev",
+		"CustomResourceDefinition gitsources.syncd.dev",
 		"Deployment syncd-system/syncd",
 		"Namespace syncd-system",
 		"NetworkPolicy syncd-system/syncd",

@@ -1,0 +1,44 @@
+package v1alpha1
+
+// ConditionType is the type of a status condition of a GitSource or an
+// App. The three types have kstatus meaning (sigs.k8s.io/cli-utils
+// pkg/kstatus): Reconciling=True is InProgress, Stalled=True is Failed,
+// and neither with observedGeneration equal to metadata.generation is
+// Current.
+type ConditionType string
+
+// Condition types.
+const (
+	// ConditionReady is True when the last reconcile of the current
+	// generation applied everything; `kubectl wait --for=condition=Ready`
+	// waits for it.
+	ConditionReady ConditionType = "Ready"
+	// ConditionReconciling is True while the controller works on a
+	// generation it has not finished once.
+	ConditionReconciling ConditionType = "Reconciling"
+	// ConditionStalled is True when the last attempt failed; the
+	// controller retries with backoff, and the reason says why.
+	ConditionStalled ConditionType = "Stalled"
+)
+
+// Reason is the machine-readable reason of a condition.
+type Reason string
+
+// Reasons of the conditions.
+const (
+	ReasonSucceeded      Reason = "ReconciliationSucceeded"
+	ReasonProgressing    Reason = "Progressing"
+	ReasonInvalidSpec    Reason = "InvalidSpec"
+	ReasonSourceNotFound Reason = "SourceNotFound"
+	ReasonSecretNotFound Reason = "SecretNotFound"
+	ReasonSourceFailed   Reason = "SourceFailed"
+	ReasonRenderFailed   Reason = "RenderFailed"
+	ReasonApplyFailed    Reason = "ApplyFailed"
+	ReasonConflicts      Reason = "FieldConflicts"
+	ReasonUnhealthy      Reason = "HealthCheckFailed"
+	ReasonPruneFailed    Reason = "PruneFailed"
+	ReasonNameCollision  Reason = "NameCollision"
+	ReasonSuspended      Reason = "Suspended"
+	ReasonDeleting       Reason = "Pruning"
+	ReasonValid          Reason = "Valid"
+)

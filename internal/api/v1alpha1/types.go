@@ -1,0 +1,174 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// Group is the API group of syncd's custom resources.
+const Group = "syncd.dev"
+
+// Version is the API version of the types of this package.
+const Version = "v1alpha1"
+
+// Kinds of this API version.
+const (
+	KindGitSource = "GitSource"
+	KindApp       = "App"
+)
+
+// GroupVersion is syncd.dev/v1alpha1.
+var GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+// Resources of this API version, as the dynamic client addresses them.
+var (
+	GitSourceResource = GroupVersion.WithResource("gitsources")
+	AppResource       = GroupVersion.WithResource("apps")
+)
+
+// Finalizer is set on every App that prunes: deleting the App prunes its
+// objects first, then the finalizer is removed.
+const Finalizer = "syncd.dev/prune"
+
+// GitSource is a Git repository syncd polls, and which revision of it to
+// follow.
+type GitSource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   GitSourceSpec   `json:"spec"`
+	Status GitSourceStatus `json:"status,omitempty"`
+}
+
+// GitSourceSpec is a GitSource's desired state: the sources[].git fields
+// of syncd.yaml, with credentials in a Secret instead of files.
+type GitSourceSpec struct {
+	URL string `json:"url"`
+
+	Branch string `json:"branch,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+	Semver string `json:"semver,omitempty"`
+	Commit string `json:"commit,omitempty"`
+
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	Schedule string           `json:"schedule,omitempty"`
+
+	// SecretRef names a Secret in the GitSource's namespace holding the
+	// credentials: keys SecretKeyToken (and SecretKeyUsername) for
+	// https, SecretKeyIdentity and SecretKeyKnownHosts for ssh.
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	Verify    *GitVerify            `json:"verify,omitempty"`
+}
+
+// Keys of the Secret a GitSource's secretRef names.
+const (
+	SecretKeyUsername   = "username"
+	SecretKeyToken      = "token"
+	SecretKeyIdentity   = "identity"
+	SecretKeyKnownHosts = "known_hosts"
+)
+
+// SecretKeyKeys is the key of the Secret verify.secretRef names: armored
+// OpenPGP public keys trusted to sign.
+const SecretKeyKeys = "keys"
+
+// LocalObjectReference names an object in the referrer's namespace.
+type LocalObjectReference struct {
+	Name string `json:"name"`
+}
+
+// GitVerify turns on OpenPGP signature verification of the resolved
+// revision; the trusted keys are in a Secret.
+type GitVerify struct {
+	Mode          string               `json:"mode"`
+	SecretRef     LocalObjectReference `json:"secretRef"`
+	AllowRewrites bool                 `json:"allowRewrites,omitempty"`
+}
+
+// GitSourceStatus is what the controller last observed of a GitSource.
+type GitSourceStatus struct {
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// App is one directory of a GitSource applied to the cluster under a
+// stable set of field managers.
+type App struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AppSpec   `json:"spec"`
+	Status AppStatus `json:"status,omitempty"`
+}
+
+// SourceReference names the GitSource an App renders.
+type SourceReference struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Namespace defaults to the App's; another namespace is not allowed
+	// yet (cross-namespace references are not implemented).
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// AppSpec is an App's desired state: the apps[] fields of syncd.yaml.
+// Its field names are those of the file where they mean the same;
+// namespace became targetNamespace (it would read as the App's own) and
+// installsSyncd is file-only (no tenant may install syncd).
+type AppSpec struct {
+	SourceRef          SourceReference        `json:"sourceRef"`
+	Path               string                 `json:"path,omitempty"`
+	TargetNamespace    string                 `json:"targetNamespace,omitempty"`
+	Suspend            bool                   `json:"suspend,omitempty"`
+	Prune              *bool                  `json:"prune,omitempty"`
+	AllowEmpty         bool                   `json:"allowEmpty,omitempty"`
+	AllowRewinds       bool                   `json:"allowRewinds,omitempty"`
+	PruneBudget        *int                   `json:"pruneBudget,omitempty"`
+	Adopted            string                 `json:"adopted,omitempty"`
+	Handoff            string                 `json:"handoff,omitempty"`
+	Recreate           bool                   `json:"recreate,omitempty"`
+	Validate           *bool                  `json:"validate,omitempty"`
+	Wait               bool                   `json:"wait,omitempty"`
+	Timeout            *metav1.Duration       `json:"timeout,omitempty"`
+	ServiceAccountName string                 `json:"serviceAccountName,omitempty"`
+	Manager            string                 `json:"manager,omitempty"`
+	Split              []config.SplitRule     `json:"split,omitempty"`
+	Conflicts          *config.ConflictPolicy `json:"conflicts,omitempty"`
+	Migrate            *config.Migrate        `json:"migrate,omitempty"`
+	Drift              *config.DriftPolicy    `json:"drift,omitempty"`
+	Sensitive          []config.SensitiveRule `json:"sensitive,omitempty"`
+}
+
+// PruneEnabled reports whether the App prunes (default true), and so
+// whether deleting it prunes its objects.
+func (s AppSpec) PruneEnabled() bool { return s.Prune == nil || *s.Prune }
+
+// AppStatus is what the controller last did for an App.
+type AppStatus struct {
+	ObservedGeneration    int64              `json:"observedGeneration,omitempty"`
+	Conditions            []metav1.Condition `json:"conditions,omitempty"`
+	LastAppliedRevision   string             `json:"lastAppliedRevision,omitempty"`
+	LastAttemptedRevision string             `json:"lastAttemptedRevision,omitempty"`
+	LastReconcileTime     *metav1.Time       `json:"lastReconcileTime,omitempty"`
+	Objects               *ObjectCounts      `json:"objects,omitempty"`
+	LastPrune             *PruneSummary      `json:"lastPrune,omitempty"`
+}
+
+// ObjectCounts counts the objects of an App's last apply.
+type ObjectCounts struct {
+	Total     int `json:"total"`
+	Changed   int `json:"changed"`
+	Conflicts int `json:"conflicts"`
+	Failed    int `json:"failed"`
+}
+
+// PruneSummary is the last prune that removed or refused something.
+type PruneSummary struct {
+	Time     metav1.Time `json:"time"`
+	Revision string      `json:"revision,omitempty"`
+	Deleted  int         `json:"deleted"`
+	Orphaned int         `json:"orphaned"`
+	Spared   int         `json:"spared"`
+	Message  string      `json:"message,omitempty"`
+}

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+)
+
+// TestAdmissionRejectsInvalidObjects checks the CRDs' CEL rules at
+// admission: each invalid object is refused with the file validation's
+// message, and a valid one is accepted with prune defaulted to true.
+func TestAdmissionRejectsInvalidObjects(t *testing.T) {
+	dyn := installCRDs(t)
+	ns := env.Namespace(t)
+	tests := map[string]struct {
+		resource string
+		manifest string
+		want     string // "" accepts
+	}{
+		"valid app": {resource: "apps", manifest: `
+kind: App
+metadata: {name: web}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: deploy/prod}`},
+		"path leaves the repository": {resource: "apps", manifest: `
+kind: App
+metadata: {name: up}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: ../other}`,
+			want: `"../other" leaves the repository (..); write a directory inside it, relative to the root`},
+		"absolute path": {resource: "apps", manifest: `
+kind: App
+metadata: {name: abs}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: /etc}`,
+			want: `"/etc" is absolute; write the directory relative to the repository root, e.g. deploy/prod`},
+		"prune budget": {resource: "apps", manifest: `
+kind: App
+metadata: {name: budget}
+spec: {sourceRef: {kind: GitSource, name: repo}, pruneBudget: 120}`,
+			want: `pruneBudget is not a percentage; use 0 to 100`},
+		"handoff": {resource: "apps", manifest: `
+kind: App
+metadata: {name: handoff}
+spec: {sourceRef: {kind: GitSource, name: repo}, handoff: keep}`,
+			want: `"keep" is not a handoff mode; use hold (default) or release`},
+		"timeout without wait": {resource: "apps", manifest: `
+kind: App
+metadata: {name: timeout}
+spec: {sourceRef: {kind: GitSource, name: repo}, timeout: 5m}`,
+			want: `timeout only applies with wait: true; set wait: true or drop timeout`},
+		"source kind": {resource: "apps", manifest: `
+kind: App
+metadata: {name: kind}
+spec: {sourceRef: {kind: OCIRepository, name: repo}}`,
+			want: `"OCIRepository" is not a source kind; use GitSource`},
+		"app name not a label": {resource: "apps", manifest: `
+kind: App
+metadata: {name: web.prod}
+spec: {sourceRef: {kind: GitSource, name: repo}}`,
+			want: `not a valid app name (lowercase letters, digits and -, at most 63)`},
+		"valid source": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: repo}
+spec: {url: "https://example.com/org/repo.git", branch: main, interval: 1m}`},
+		"no revision": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: norev}
+spec: {url: "https://example.com/org/repo.git", interval: 1m}`,
+			want: `no revision to follow; set one of branch, tag, semver or commit`},
+		"two revisions": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: tworevs}
+spec: {url: "https://example.com/org/repo.git", branch: main, tag: v1, interval: 1m}`,
+			want: `keep exactly one of branch, tag, semver and commit`},
+		"interval and schedule": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: both}
+spec: {url: "https://example.com/org/repo.git", branch: main, interval: 1m, schedule: "@hourly"}`,
+			want: `interval and schedule are both set; keep one`},
+		"short commit": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: short}
+spec: {url: "https://example.com/org/repo.git", commit: abc123, interval: 1m}`,
+			want: `"abc123" is not a full commit hash`},
+		"git protocol": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: gitproto}
+spec: {url: "git://example.com/org/repo.git", branch: main, interval: 1m}`,
+			want: `the git:// protocol is neither authenticated nor encrypted; use https or ssh`},
+		"password in URL": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: pw}
+spec: {url: "https://user:hunter2@example.com/org/repo.git", branch: main, interval: 1m}`,
+			want: `the URL embeds a password or token`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			u := object(t, tc.manifest)
+			u.SetAPIVersion(v1alpha1.GroupVersion.String())
+			gvr := v1alpha1.GroupVersion.WithResource(tc.resource)
+			got, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid object refused: %v", err)
+			case tc.want == "":
+				if tc.resource == "apps" {
+					if prune, _, _ := unstructuredBool(got.Object, "spec", "prune"); !prune {
+						t.Errorf("spec.prune was not defaulted to true: %v", got.Object["spec"])
+					}
+				}
+			case err == nil:
+				t.Fatalf("invalid object accepted; want a refusal with %q", tc.want)
+			case !strings.Contains(err.Error(), tc.want):
+				t.Errorf("refusal = %v\nwant it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err2s(err), "hunter2") {
+				t.Errorf("the refusal echoes the password: %v", err)
+			}
+		})
+	}
+}
+
+func err2s(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,24 @@
+// Package controller reconciles syncd's custom resources, GitSource and
+// App (package api/v1alpha1), the in-cluster alternative to the apps of
+// a syncd.yaml file.
+//
+// A Controller watches Apps and GitSources with dynamic informers and
+// queues App keys on a rate-limited work queue (client-go workqueue);
+// several workers take keys, and the queue never hands one key to two
+// workers at once, so Apps reconcile in parallel while one App's
+// reconciles are serialised. An App edit queues that App only; a
+// GitSource edit queues the Apps that reference it.
+//
+// Each App is translated into one config.Source and one config.App
+// (translate.go), checked with the file config's own validation, and run
+// through the same library path as the file's apps: a reconcile.Runner
+// renders, applies and prunes it through the shared inventory. Each App
+// keeps its own Git cache (CacheDir/apps/<namespace>/<name>), so a slow
+// or broken clone of one App never holds another.
+//
+// The controller does NOT run the file daemon's drift watcher, alerts or
+// Events for Apps yet, and it re-polls an App's source on the source's
+// interval by requeueing the App (a schedule is honoured as its next
+// time), not through source.Scheduler. See docs/apps.md for what else is
+// not implemented.
+package controller
