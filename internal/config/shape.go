@@ -179,6 +179,8 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 			w.walk(item, t.Elem(), index(field, i))
 		}
 		w.leave(n)
+	case t.Kind() == reflect.Map:
+		w.namedValues(n, t, field)
 	case t.Kind() == reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.errorf(n.Line, field, "expected a string, got %s", describe(n))
@@ -209,6 +211,25 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, field string) {
 			w.reject(n, field)
 		}
 	}
+}
+
+// namedValues checks a mapping decoded into map type t (names to
+// values, as apps[].substitute): each value has t's element type.
+func (w *walker) namedValues(n *yaml.Node, t reflect.Type, field string) {
+	if n.Kind != yaml.MappingNode {
+		w.errorf(n.Line, field, "expected a mapping of names to values, got %s", describe(n))
+		w.reject(n, field)
+		return
+	}
+	if !w.enter(n, field) {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolve(n.Content[i]); k != nil {
+			w.walk(n.Content[i+1], t.Elem(), field+"."+k.Value)
+		}
+	}
+	w.leave(n)
 }
 
 // mapping checks the fields of a mapping decoded into struct type t,

@@ -148,6 +148,43 @@ type App struct {
 	// Sensitive marks fields whose values syncd never prints (drift
 	// reports, alerts, plan previews, logs), like Secret data.
 	Sensitive []SensitiveRule `json:"sensitive,omitempty"`
+	// Substitute sets variables that replace ${NAME} and ${NAME:=default}
+	// in every rendered object (Flux's spec.postBuild.substitute); it
+	// wins over SubstituteFrom.
+	Substitute map[string]string `json:"substitute,omitempty"`
+	// SubstituteFrom lists where more variables come from, later entries
+	// winning over earlier ones (Flux's spec.postBuild.substituteFrom).
+	SubstituteFrom []SubstituteSource `json:"substituteFrom,omitempty"`
+	// SubstituteStrict refuses an object that uses a variable set
+	// nowhere and without a default; default true. False replaces such
+	// a variable with the empty string, as Flux does without its
+	// StrictPostBuildSubstitutions feature gate.
+	SubstituteStrict *bool `json:"substituteStrict,omitempty"`
+}
+
+// Kinds of SubstituteSource.
+const (
+	SubstituteConfigMap = "ConfigMap"
+	SubstituteSecret    = "Secret"
+)
+
+// SubstituteSource is one place variables come from: a file on syncd's
+// side, or a ConfigMap or Secret in syncd's own namespace. Exactly one of
+// File and Kind is set.
+type SubstituteSource struct {
+	// File is a YAML file holding a mapping of variable names to values,
+	// relative to the config file.
+	File string `json:"file,omitempty"`
+	// Kind is SubstituteConfigMap or SubstituteSecret; Name names it. Its
+	// data keys are the variables.
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Optional skips a file, ConfigMap or Secret that does not exist;
+	// default false: the app fails.
+	Optional bool `json:"optional,omitempty"`
+	// Sensitive marks a file's or ConfigMap's values as secret (a
+	// Secret's always are): syncd never prints them.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // Values of DriftPolicy.Mode.
@@ -289,6 +326,18 @@ func (a App) PruneEnabled() bool {
 // server-side dry run before writing it (default true).
 func (a App) Validates() bool {
 	return a.Validate == nil || *a.Validate
+}
+
+// Substitutes reports whether the app substitutes variables: it sets
+// substitute or substituteFrom.
+func (a App) Substitutes() bool {
+	return len(a.Substitute) > 0 || len(a.SubstituteFrom) > 0
+}
+
+// StrictSubstitution reports whether a variable set nowhere and without a
+// default fails the object (default true).
+func (a App) StrictSubstitution() bool {
+	return a.SubstituteStrict == nil || *a.SubstituteStrict
 }
 
 // DefaultPruneBudget is the share of an app's objects, in percent, one

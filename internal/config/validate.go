@@ -373,6 +373,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.pruning(p, a)
 	v.driftMode(p, a.Drift.Mode)
 	v.sensitive(p, a.Sensitive)
+	v.substitution(p, a)
 	v.conflicts(p+".conflicts", a.Conflicts)
 }
 

@@ -47,6 +47,10 @@ type Options struct {
 	// subresource (then status is stripped, as for built-in kinds); when
 	// Schemas is nil or the cluster cannot tell, their status is kept.
 	Schemas *ClusterSchemas
+	// Substitution, when set, replaces variables in every rendered object
+	// before anything else looks at it (see Substitution). Nil
+	// substitutes nothing: ${NAME} stays as written.
+	Substitution *Substitution
 }
 
 // builtinConverter is client-go's schema of the built-in kinds, parsed
@@ -100,6 +104,11 @@ func New(app config.App, opts Options) (*Planner, error) {
 	}
 	if err := checkManager(p.manager); err != nil {
 		return nil, fmt.Errorf("app %q: manager: %w", app.Name, err)
+	}
+	if opts.Substitution != nil {
+		if err := opts.Substitution.check(); err != nil {
+			return nil, fmt.Errorf("app %q: %w", app.Name, err)
+		}
 	}
 	slots := map[FieldManager]int{}
 	for i, s := range app.Split {
@@ -194,11 +203,16 @@ func parseKind(s string) (schema.GroupKind, error) {
 // render of 10,000 objects would otherwise be held twice while syncing).
 // Pass copies to keep the rendered objects as they were.
 //
-// Its phases run in order: collect the render's CRDs, admit every
+// Its phases run in order: substitute variables (Options.Substitution),
+// collect the render's CRDs, admit every
 // manifest, split the admitted objects between managers, warn about split
 // paths that matched nothing, and order the objects for applying.
 func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error) {
 	run := p.newPlanRun()
+	run.substitute(manifests)
+	if len(run.errs) > 0 {
+		return nil, run.errs
+	}
 	run.collectCRDs(manifests)
 	items, err := run.admit(ctx, manifests)
 	if err != nil {
