@@ -74,7 +74,7 @@ func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv 
 	}
 	// syncd drift has no inventory: syncd's own namespace is still
 	// reserved.
-	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency, Reserved: reservedFor("")}
+	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace()}
 	if inv != nil {
 		opts.Reserved = reservedFor(inv.namespace)
 		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {

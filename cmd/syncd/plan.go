@@ -137,7 +137,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 		return nil, nil, err
 	}
 	defer inv.Stop()
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv})
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace()})
 	if err != nil {
 		return nil, nil, err
 	}

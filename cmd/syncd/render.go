@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -86,7 +87,11 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, dir, err))
 	}
-	pl, err := planner.New(app, planner.Options{Revision: "working tree"})
+	subst, err := reconcile.OfflineSubstitution(cmd.Context(), app)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	pl, err := planner.New(app, planner.Options{Revision: "working tree", Substitution: subst})
 	if err != nil {
 		return withCode(exitError, err)
 	}

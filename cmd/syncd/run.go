@@ -145,7 +145,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Events:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
 		ConfigPath: f.config,
 		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
-		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace)},
+		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()},
 		Shards:     f.shards,
 		Shard:      f.shard,
 		Metrics:    reconcile.NewMetrics(reg),

@@ -46,6 +46,9 @@ type Options struct {
 	// one is refused (inventory.ReservedErrors) before anything is sent.
 	// Its InventoryNamespace defaults to Inventory's namespace.
 	Reserved inventory.Reserved
+	// Namespace is syncd's own namespace, where apps' substituteFrom
+	// ConfigMaps and Secrets are read; empty: an app naming one fails.
+	Namespace string
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
@@ -184,7 +187,11 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
 	}
-	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas})
+	subst, err := r.substitution(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas, Substitution: subst})
 	if err != nil {
 		return nil, err
 	}

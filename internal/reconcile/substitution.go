@@ -1,0 +1,164 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
+)
+
+// substitution returns the planner's substitution for an app (nil when it
+// substitutes nothing): the variables of substituteFrom in order, each
+// source winning over the ones before it, then substitute over all of
+// them, as Flux merges postBuild. Newlines are removed from every value,
+// as Flux does. Only files the config names and ConfigMaps and Secrets in
+// syncd's namespace are read, never the app's repository.
+func (r *Runner) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
+	return variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace}.substitution(ctx, app)
+}
+
+// OfflineSubstitution is the substitution of an app for commands that do
+// not talk to the cluster (syncd render): its files only; an app naming a
+// ConfigMap or Secret fails.
+func OfflineSubstitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
+	return variableSources{}.substitution(ctx, app)
+}
+
+// variableSources reads substituteFrom: files, and ConfigMaps and Secrets
+// in namespace (syncd's own) through dynamic.
+type variableSources struct {
+	dynamic   dynamic.Interface
+	namespace string
+}
+
+func (vs variableSources) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
+	if !app.Substitutes() {
+		return nil, nil
+	}
+	vars := map[string]planner.Variable{}
+	for i, src := range app.SubstituteFrom {
+		where := fmt.Sprintf("app %s: substituteFrom[%d]", app.Name, i)
+		values, err := vs.variablesFrom(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", where, describeSource(src, vs.namespace), err)
+		}
+		for name, v := range values {
+			if !config.VariableNameRE.MatchString(name) {
+				return nil, fmt.Errorf("%s (%s): %q is not a variable name: use letters, digits and underscores, not starting with a digit", where, describeSource(src, vs.namespace), name)
+			}
+			vars[name] = planner.Variable{Value: flatten(v), Sensitive: sensitiveSource(src), Source: describeSource(src, vs.namespace)}
+		}
+	}
+	for name, v := range app.Substitute {
+		vars[name] = planner.Variable{Value: flatten(v), Source: "substitute"}
+	}
+	rules, err := redact.ForApp(app)
+	if err != nil {
+		return nil, err
+	}
+	s := &planner.Substitution{Variables: vars, Sensitive: rules}
+	if !app.StrictSubstitution() {
+		s.Unset = planner.UnsetEmpty
+	}
+	return s, nil
+}
+
+// flatten removes the newlines of a value, as Flux does (a file or a
+// Secret often ends its value with one).
+func flatten(v string) string { return strings.ReplaceAll(v, "\n", "") }
+
+// sensitiveSource reports whether a source's values are never printed.
+func sensitiveSource(src config.SubstituteSource) bool {
+	return src.Sensitive || src.Kind == config.SubstituteSecret
+}
+
+// describeSource names a source in errors: its file, or kind
+// namespace/name.
+func describeSource(src config.SubstituteSource, namespace string) string {
+	if src.File != "" {
+		return src.File
+	}
+	return src.Kind + " " + namespace + "/" + src.Name
+}
+
+// variablesFrom reads one source; an optional one that does not exist
+// gives no variables.
+func (vs variableSources) variablesFrom(ctx context.Context, src config.SubstituteSource) (map[string]string, error) {
+	if src.File != "" {
+		return variablesFile(src)
+	}
+	if vs.namespace == "" || vs.dynamic == nil {
+		return nil, errors.New("ConfigMaps and Secrets are read from syncd's own namespace, which this command does not know; use a file")
+	}
+	obj, err := vs.dynamic.Resource(sourceResource(src.Kind)).Namespace(vs.namespace).Get(ctx, src.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && src.Optional {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	return objectVariables(obj, src.Kind)
+}
+
+// sourceResource is the resource of a source's kind.
+func sourceResource(kind string) schema.GroupVersionResource {
+	if kind == config.SubstituteSecret {
+		return schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	}
+	return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+}
+
+// objectVariables returns the data of a ConfigMap, or the decoded data of
+// a Secret. Errors never hold a value.
+func objectVariables(obj *unstructured.Unstructured, kind string) (map[string]string, error) {
+	data, _, err := unstructured.NestedStringMap(obj.Object, "data")
+	if err != nil {
+		return nil, errors.New("data is not a map of strings")
+	}
+	if kind != config.SubstituteSecret {
+		return data, nil
+	}
+	for k, v := range data {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return nil, fmt.Errorf("data.%s is not base64", k)
+		}
+		data[k] = string(b)
+	}
+	return data, nil
+}
+
+// variablesFile reads a YAML file holding a mapping of names to values
+// (scalars are taken as written). The YAML error of a sensitive file is
+// not shown: it may quote a value.
+func variablesFile(src config.SubstituteSource) (map[string]string, error) {
+	b, err := os.ReadFile(src.File)
+	if errors.Is(err, fs.ErrNotExist) && src.Optional {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var values map[string]string
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		if src.Sensitive {
+			return nil, errors.New("not a YAML mapping of variable names to values (the parser's message is not shown: the file is sensitive)")
+		}
+		return nil, fmt.Errorf("not a YAML mapping of variable names to values: %w", err)
+	}
+	return values, nil
+}
