@@ -192,6 +192,9 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		for _, m := range c.Migrated {
 			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
 		}
+		if c.Skip != nil {
+			fmt.Fprintf(w, "  skipped: %s\n", c.Skip)
+		}
 		if c.Action == applier.Failed && c.Err != nil {
 			fmt.Fprintf(w, "  error: %s\n", redact.Error(c.Err))
 		}
@@ -200,7 +203,7 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 		fmt.Fprintln(w, "  hint: syncd never forces; another manager owns these fields. Agree on one owner, drop the field from Git, or set a conflict policy (force/yield) in syncd.yaml.")
 	}
 	var parts []string
-	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Yielded, applier.Forced, applier.HandoffPending, applier.Recreated, applier.Conflicted, applier.Failed, applier.Skipped} {
+	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Yielded, applier.Forced, applier.HandoffPending, applier.Recreated, applier.Conflicted, applier.Failed, applier.Skipped, applier.Excluded} {
 		if n := cs.Count(a); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, a))
 		}

@@ -35,6 +35,11 @@ const (
 	// Recreated means the object was deleted and created again because an
 	// immutable field changed and the app allows recreation.
 	Recreated Action = "recreated"
+	// Excluded means the object asked to be left alone (Change.Skip says
+	// why: reconcile disabled, ssa: Ignore, or ssa: IfNotPresent on an
+	// object that exists) and nothing was sent for it. Unlike Skipped it
+	// is no failure: the apply is complete without it.
+	Excluded Action = "excluded"
 )
 
 // Change is the outcome of one manager's slice of one object.
@@ -91,6 +96,8 @@ type Change struct {
 	// HealthMessage says why the object is not Current (kstatus's
 	// message, and whether the wait timed out); empty when it is.
 	HealthMessage string
+	// Skip says why an Excluded change was left alone; nil otherwise.
+	Skip *Skip
 	// Err is set for Failed and Conflicted changes.
 	Err      error
 	Duration time.Duration
@@ -110,8 +117,13 @@ func (c Change) Wrote() bool {
 	return false
 }
 
-// String returns a kubectl-like line: "ConfigMap ns/name created".
+// String returns a kubectl-like line: "ConfigMap ns/name created"; an
+// Excluded change says why ("ConfigMap ns/name excluded: reconcile
+// disabled (syncd.dev/reconcile: disabled)").
 func (c Change) String() string {
+	if c.Skip != nil {
+		return fmt.Sprintf("%s %s: %s", c.Object, c.Action, c.Skip)
+	}
 	return fmt.Sprintf("%s %s", c.Object, c.Action)
 }
 

@@ -51,7 +51,7 @@ func (r *objectRun) waitStage(ctx context.Context, targets []*target, written ti
 	}
 	var hs []*health
 	for _, t := range targets {
-		if t == nil || t.ri == nil || len(t.changes) == 0 || failedAny(t.changes) {
+		if t == nil || t.ri == nil || len(t.changes) == 0 || failedAny(t.changes) || t.changes[0].Action == Excluded {
 			continue
 		}
 		hs = append(hs, &health{t: t, status: status.UnknownStatus, message: "no status computed yet"})

@@ -228,6 +228,10 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 		t.done = true
 		return t
 	}
+	if s := skipBeforeRead(obj); s != nil {
+		t.exclude(s)
+		return t
+	}
 	defer t.timed(time.Now())
 	ri, err := r.resource(obj.Ref)
 	if err != nil {
@@ -237,6 +241,12 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 	t.ri = ri
 	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil {
 		if rv, ok := ur.Unchanged(ctx, obj); ok {
+			// Unchanged since syncd applied it: the live object carries
+			// no directive Git does not declare.
+			if s := skipReason(obj, nil); s != nil {
+				t.exclude(s)
+				return t
+			}
 			t.unchanged(rv)
 			return t
 		}
@@ -251,6 +261,8 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		t.fail(describeError(obj.Ref, "get", err))
+	case skipReason(obj, live) != nil:
+		t.exclude(skipReason(obj, live))
 	case r.ao.Skip != nil && r.ao.Skip(obj, live):
 		t.unchanged(live.GetResourceVersion())
 	default:

@@ -111,6 +111,10 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 		return
 	}
 	p.Live = live
+	if len(p.Changes) > 0 && p.Changes[0].Action == Excluded {
+		// Left alone on request: nothing would be sent, After stays nil.
+		return
+	}
 	sl, err := r.prepare(obj, live != nil)
 	if err != nil {
 		p.AfterErr = err

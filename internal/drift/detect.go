@@ -315,8 +315,12 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 }
 
 // object returns the findings of one object, and a warning for each of
-// its managedFields entries that could not be decoded.
+// its managedFields entries that could not be decoded; none for an object
+// exempt on request (its directives).
 func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) ([]Finding, []string) {
+	if exempt(obj, live) {
+		return nil, nil
+	}
 	base := d.baseFinding(obj)
 	if live == nil {
 		f := base

@@ -657,7 +657,9 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 	}
 	if outside != nil {
 		fs, warns = w.det.object(wo.obj, outside)
-		fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
+		if !exempt(wo.obj, outside) {
+			fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
+		}
 	} else {
 		fs, warns = w.det.object(wo.obj, live)
 	}

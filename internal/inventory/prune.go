@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/directive"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -34,7 +35,8 @@ type candidate struct {
 	mem    *Member
 	ri     metadata.ResourceInterface
 	live   *metav1.PartialObjectMetadata
-	action string // "delete", "orphan", "gone" or "" (spared)
+	keep   directive.Directive // the directive of a "keep"
+	action string              // "delete", "orphan", "keep", "gone" or "" (spared)
 	spared *Spared
 }
 
@@ -118,6 +120,9 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 			removed.Insert(KeyOf(ref))
 		}
 	}
+	for _, k := range rep.Kept {
+		removed.Insert(KeyOf(k.Object))
+	}
 	spared := map[Key]Reason{}
 	for _, s := range rep.Spared {
 		spared[KeyOf(s.Object)] = s.Reason
@@ -198,9 +203,10 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 				res[k] = x
 			}
 			switch c.Action {
-			case applier.Failed, applier.Conflicted, applier.Skipped, applier.Yielded, applier.HandoffPending:
+			case applier.Failed, applier.Conflicted, applier.Skipped, applier.Yielded, applier.HandoffPending, applier.Excluded:
 				// Yielded and handoff-pending objects are not as the plan
-				// says yet: apply them again next time.
+				// says yet: apply them again next time. Excluded ones
+				// were left alone: syncd never applied what the plan says.
 				x.ok = false
 			}
 			if c.ResourceVersion != "" {
@@ -449,6 +455,11 @@ func (r *Run) collect(rep *Report, cands []*candidate) {
 			if !r.dryRun {
 				r.m.metrics.pruned.WithLabelValues("orphaned").Inc()
 			}
+		case c.action == "keep":
+			rep.Kept = append(rep.Kept, Kept{Object: ref, Directive: c.keep})
+			if !r.dryRun {
+				r.m.metrics.pruned.WithLabelValues("kept").Inc()
+			}
 		}
 	}
 }
@@ -463,6 +474,12 @@ func (c *candidate) spare(reason Reason, msg string) {
 func (r *Run) decide(c *candidate) {
 	live := c.live
 	t := Target{Ref: c.mem.Ref(), Labels: live.Labels, InstallsSyncd: r.app.InstallsSyncd}
+	if d, ok := pruneDisabled(live); ok {
+		// Checked first, as Flux does: the object asked never to be
+		// deleted, whatever else is true of it.
+		c.action, c.keep = "keep", d
+		return
+	}
 	if rule, why := r.m.opts.Reserved.SyncdOwn(t); rule != "" {
 		c.spare(ReasonReserved, fmt.Sprintf("not deleted: it is syncd's own object (%s), which no app may delete whatever its RBAC allows (docs/security.md); delete it by hand if it should go", why))
 		return
@@ -485,6 +502,22 @@ func (r *Run) decide(c *candidate) {
 		return
 	}
 	c.action = "delete"
+}
+
+// pruneDisabled reports whether the live object says it is never to be
+// pruned, and by which directive: prune: disabled, or reconcile: disabled
+// (an object syncd does not reconcile is not deleted either), in syncd's
+// or Flux's spelling. It is read from the cluster, as Flux reads it: the
+// object has left Git.
+func pruneDisabled(live *metav1.PartialObjectMetadata) (directive.Directive, bool) {
+	d := directive.Of(live)
+	switch {
+	case d.PruneDisabled.Key != "":
+		return d.PruneDisabled, true
+	case d.ReconcileDisabled.Key != "":
+		return d.ReconcileDisabled, true
+	}
+	return directive.Directive{}, false
 }
 
 // ours returns the names of the app's managers on an object: the

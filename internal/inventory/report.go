@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"syncd.dev/syncd/internal/directive"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -78,6 +79,21 @@ type Spared struct {
 // String returns "object: message".
 func (s Spared) String() string { return s.Object.String() + ": " + s.Message }
 
+// Kept is an object prune left in the cluster and dropped from the
+// inventory because it asks never to be pruned.
+type Kept struct {
+	Object planner.ObjectRef
+	// Directive is the annotation (or label) that says so, as the live
+	// object carries it.
+	Directive directive.Directive
+}
+
+// String returns "object: kept in the cluster, dropped from the
+// inventory (directive)".
+func (k Kept) String() string {
+	return fmt.Sprintf("%s: left Git; kept in the cluster as it is and dropped from the inventory (%s)", k.Object, k.Directive)
+}
+
 // Report is what one prune did.
 type Report struct {
 	App    string
@@ -89,6 +105,14 @@ type Report struct {
 	// Orphaned ones stay in the cluster without syncd's label and
 	// managers. In a dry run they are what would happen.
 	Deleted, Orphaned []planner.ObjectRef
+	// Kept are objects that left Git whose live copy says never to prune
+	// them (prune: disabled or reconcile: disabled, syncd's or Flux's
+	// spelling): they are dropped from the inventory and left in the
+	// cluster exactly as they are, the part-of label, the managers
+	// annotation and syncd's field ownership included, as Flux leaves
+	// them. Not pruned: no delete, no patch. In a dry run they are what
+	// would happen.
+	Kept []Kept
 	// Gone are inventory members already absent from the cluster.
 	Gone []planner.ObjectRef
 	// Spared are objects that left Git and stay, with the reason; they
@@ -116,6 +140,9 @@ func (r *Report) String() string {
 	}
 	if n := len(r.Orphaned); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d %sorphaned", n, verb))
+	}
+	if n := len(r.Kept); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %skept (prune disabled)", n, verb))
 	}
 	if n := len(r.Gone); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d already gone", n))

@@ -43,6 +43,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		if o.Action == Orphan {
 			b.WriteString("  adopted: it stays in the cluster without the app's label and managers\n")
 		}
+		switch o.Action {
+		case Skip:
+			fmt.Fprintf(&b, "  skipped: %s\n", o.Skipped)
+		case Keep:
+			fmt.Fprintf(&b, "  left Git; prune disabled (%s): dropped from the inventory, kept in the cluster as it is\n", o.Skipped)
+		}
 		if o.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", o.Error)
 		}
@@ -77,6 +83,12 @@ func (r *Report) summaryLine() string {
 	}
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d refused", s.Errors)
+	}
+	if s.Skip > 0 {
+		line += fmt.Sprintf(", %d skipped on request", s.Skip)
+	}
+	if s.Keep > 0 {
+		line += fmt.Sprintf(", %d kept on request (prune disabled)", s.Keep)
 	}
 	if s.Prune+s.Orphan+s.Spared > 0 {
 		line += fmt.Sprintf(", %d to prune, %d to orphan, %d spared by prune guards", s.Prune, s.Orphan, s.Spared)
@@ -123,7 +135,7 @@ func (r *Report) markdown(limit int) string {
 		b.WriteString("> [!NOTE]\n> " + oneLine(n) + "\n\n")
 	}
 
-	var blocking, resolved, handoffs, errs, guarded, removed []string
+	var blocking, resolved, handoffs, errs, guarded, removed, skipped []string
 	if r.Prune != nil && r.Prune.Refused != nil && pruneBlocking(r.Prune.Refused.Reason) {
 		guarded = append(guarded, fmt.Sprintf("- the whole prune is refused (`%s`): %s", r.Prune.Refused.Reason, oneLine(r.Prune.Refused.Message)))
 	}
@@ -133,6 +145,10 @@ func (r *Report) markdown(limit int) string {
 			removed = append(removed, fmt.Sprintf("- `%s` left Git: **deleted**", o.Object))
 		case o.Action == Orphan:
 			removed = append(removed, fmt.Sprintf("- `%s` left Git: **orphaned** (adopted: it stays in the cluster without the app's label and managers)", o.Object))
+		case o.Action == Keep:
+			removed = append(removed, fmt.Sprintf("- `%s` left Git: **kept in the cluster** and dropped from the inventory (`%s`)", o.Object, o.Skipped))
+		case o.Action == Skip:
+			skipped = append(skipped, fmt.Sprintf("- `%s` %s", o.Object, oneLine(o.Skipped)))
 		case o.Action == Spared && o.Guard != nil && (r.Prune == nil || r.Prune.Refused == nil || r.Prune.Refused.Reason != o.Guard.Reason):
 			guarded = append(guarded, fmt.Sprintf("- `%s` left Git but stays (`%s`): %s", o.Object, o.Guard.Reason, oneLine(o.Guard.Message)))
 		case o.Action == Spared:
@@ -178,10 +194,11 @@ func (r *Report) markdown(limit int) string {
 	section("#### :warning: Handoff warnings", handoffs)
 	section("#### Conflicts resolved by policy", resolved)
 	section("#### Removed from Git", removed)
+	section("#### Skipped on request", skipped)
 
 	var blocks []string
 	for _, o := range r.Objects {
-		if o.Action == Unchanged || o.Action == Prune || o.Action == Orphan || o.Action == Spared {
+		if o.Action == Unchanged || o.Action == Prune || o.Action == Orphan || o.Action == Spared || o.Action == Skip || o.Action == Keep {
 			continue
 		}
 		blocks = append(blocks, objectBlock(o))

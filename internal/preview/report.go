@@ -43,6 +43,15 @@ const (
 	// Spared: the object left Git but a prune guard keeps it; Object.Guard
 	// says which and why.
 	Spared Action = "spared"
+	// Skip: the object asks to be left alone (reconcile: disabled, ssa:
+	// Ignore, or ssa: IfNotPresent and it exists); nothing would be sent.
+	// Object.Skipped says why.
+	Skip Action = "skip"
+	// Keep: the object left Git and its live copy says prune: disabled
+	// (or reconcile: disabled): the prune drops it from the inventory and
+	// leaves it in the cluster as it is. Object.Skipped names the
+	// directive.
+	Keep Action = "keep"
 )
 
 // Guard is a prune guard's verdict: its reason (the reason label of
@@ -101,6 +110,10 @@ type Summary struct {
 	Prune  int `json:"prune,omitempty"`
 	Orphan int `json:"orphan,omitempty"`
 	Spared int `json:"spared,omitempty"`
+	// Skip counts the plan's objects left alone on request; Keep the
+	// objects that left Git and that prune keeps on request.
+	Skip int `json:"skip,omitempty"`
+	Keep int `json:"keep,omitempty"`
 }
 
 // Ref names an object in the JSON report.
@@ -161,6 +174,9 @@ type Object struct {
 	NotDryRun bool `json:"notDryRun,omitempty"`
 	// Guard is set for Action spared: the prune guard that keeps it.
 	Guard *Guard `json:"guard,omitempty"`
+	// Skipped says why, for Actions skip and keep: the directive, as the
+	// object carries it.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Options tune Build.
@@ -278,6 +294,8 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			r.Summary.Recreate++
 		case Error:
 			r.Summary.Errors++
+		case Skip:
+			r.Summary.Skip++
 		}
 		if o.NotDryRun {
 			r.Summary.NotDryRun++
@@ -306,6 +324,11 @@ func (r *Report) AddPrune(rep *inventory.Report) {
 	}
 	add(rep.Deleted, Prune)
 	add(rep.Orphaned, Orphan)
+	for _, k := range rep.Kept {
+		r.Objects = append(r.Objects, Object{Object: refOf(k.Object), Action: Keep,
+			Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}, Skipped: k.Directive.String()})
+		r.Summary.Keep++
+	}
 	r.Summary.Prune += len(rep.Deleted)
 	r.Summary.Orphan += len(rep.Orphaned)
 	for _, sp := range rep.Spared {
@@ -322,6 +345,10 @@ func refOf(ref planner.ObjectRef) Ref {
 
 func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (Object, error) {
 	o := Object{Object: refOf(p.Object.Ref), Conflicts: []Conflict{}, Handoffs: []Handoff{}, Ownership: []Move{}}
+	if s := skipOf(p.Changes); s != nil {
+		o.Action, o.Skipped = Skip, s.String()
+		return o, nil
+	}
 	var errs []string
 	changed := false
 	for _, c := range p.Changes {
@@ -395,6 +422,17 @@ func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (
 		o.Action = Unchanged
 	}
 	return o, nil
+}
+
+// skipOf returns why the applier leaves the object alone on request, nil
+// when it does not.
+func skipOf(cs []applier.Change) *applier.Skip {
+	for _, c := range cs {
+		if c.Action == applier.Excluded {
+			return c.Skip
+		}
+	}
+	return nil
 }
 
 func has(cs []applier.Change, a applier.Action) bool {

@@ -785,7 +785,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	ar.reportPrune(log, rev, rendered.Prune)
 	if cs != nil {
 		for _, c := range cs.Changes {
-			if c.Action == applier.Unchanged || c.Action == applier.Skipped {
+			if c.Action == applier.Unchanged || c.Action == applier.Skipped || c.Action == applier.Excluded {
 				continue
 			}
 			log.Info("object "+string(c.Action), "object", c.Object.String(), "manager", string(c.Manager))

@@ -24,6 +24,9 @@ type PruneStatus struct {
 	// Deleted and Orphaned count the objects removed from the app.
 	Deleted  int `json:"deleted"`
 	Orphaned int `json:"orphaned"`
+	// Kept counts the objects that left Git and that prune kept in the
+	// cluster on request (prune: disabled), dropped from the inventory.
+	Kept int `json:"kept,omitempty"`
 	// Spared counts the objects that left Git and stay (refused, or
 	// spared one by one by a guard).
 	Spared int `json:"spared,omitempty"`
@@ -41,7 +44,8 @@ type pruneOutcome int
 const (
 	// pruneQuiet: nothing removed, nothing refused (or a dry run).
 	pruneQuiet pruneOutcome = iota
-	// pruneRemoved: objects were deleted or orphaned.
+	// pruneRemoved: objects were deleted or orphaned, or dropped from
+	// the inventory and kept in the cluster on request.
 	pruneRemoved
 	// pruneRefused: a guard kept objects that left Git.
 	pruneRefused
@@ -59,7 +63,7 @@ func classifyPrune(rep *inventory.Report) pruneOutcome {
 		return pruneDisabled
 	case rep.Refused != nil && len(rep.Spared) > 0:
 		return pruneRefused
-	case len(rep.Deleted)+len(rep.Orphaned) > 0:
+	case len(rep.Deleted)+len(rep.Orphaned)+len(rep.Kept) > 0:
 		return pruneRemoved
 	}
 	return pruneQuiet
@@ -87,7 +91,7 @@ func (a *appRun) reportPrune(log *slog.Logger, rev source.Revision, rep *invento
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.LastPrune = st })
 	switch outcome {
 	case pruneRemoved:
-		a.d.event(a.app, corev1.EventTypeNormal, "Pruned", "revision %s: %s", shortSHA(rev.SHA), removedText(rep))
+		a.d.event(a.app, corev1.EventTypeNormal, removedReason(rep), "revision %s: %s", shortSHA(rev.SHA), removedText(rep))
 	case pruneRefused:
 		a.d.event(a.app, corev1.EventTypeWarning, "PruneRefused", "revision %s: %d object(s) that left Git stay (guard %s): %s", shortSHA(rev.SHA), len(rep.Spared), rep.Refused.Reason, rep.Refused.Message)
 	default:
@@ -96,9 +100,19 @@ func (a *appRun) reportPrune(log *slog.Logger, rev source.Revision, rep *invento
 	a.notify(pruneEvent(a.app.Name, rev.SHA, rep, outcome, now))
 }
 
+// removedReason is the Event reason of a prune that removed objects from
+// the app: Pruned, or PruneKept when every one of them was kept in the
+// cluster on request (nothing was deleted or orphaned).
+func removedReason(rep *inventory.Report) string {
+	if len(rep.Deleted)+len(rep.Orphaned) == 0 {
+		return "PruneKept"
+	}
+	return "Pruned"
+}
+
 // pruneStatus is /status lastPrune for a report.
 func pruneStatus(rev source.Revision, rep *inventory.Report, at time.Time) *PruneStatus {
-	st := &PruneStatus{Time: at, Revision: rev.SHA, Deleted: len(rep.Deleted), Orphaned: len(rep.Orphaned), Spared: len(rep.Spared)}
+	st := &PruneStatus{Time: at, Revision: rev.SHA, Deleted: len(rep.Deleted), Orphaned: len(rep.Orphaned), Kept: len(rep.Kept), Spared: len(rep.Spared)}
 	if rep.Refused != nil {
 		st.Refused, st.Reason, st.Message = true, string(rep.Refused.Reason), redact.Text(rep.Refused.Message)
 	}
@@ -107,7 +121,7 @@ func pruneStatus(rev source.Revision, rep *inventory.Report, at time.Time) *Prun
 
 // pruneEvent is the prune alert of a report: one app-wide event whose
 // fields are the objects concerned, each with the object as path and
-// "deleted", "orphaned", "spared" or "refused" as class, so a new set of
+// "deleted", "orphaned", "kept", "spared" or "refused" as class, so a new set of
 // objects at the same revision is a new alert.
 func pruneEvent(app, revision string, rep *inventory.Report, outcome pruneOutcome, at time.Time) alert.Event {
 	ev := alert.Event{Type: config.EventPrune, App: app, Revision: revision, Time: at}
@@ -125,6 +139,9 @@ func pruneEvent(app, revision string, rep *inventory.Report, outcome pruneOutcom
 	}
 	add("deleted", rep.Deleted...)
 	add("orphaned", rep.Orphaned...)
+	for _, k := range rep.Kept {
+		add("kept", k.Object)
+	}
 	for _, s := range rep.Spared {
 		add("spared", s.Object)
 	}
@@ -146,6 +163,13 @@ func removedText(rep *inventory.Report) string {
 		if len(g.refs) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(g.refs), g.verb, namedRefs(g.refs)))
 		}
+	}
+	if len(rep.Kept) > 0 {
+		kept := make([]planner.ObjectRef, len(rep.Kept))
+		for i, k := range rep.Kept {
+			kept[i] = k.Object
+		}
+		parts = append(parts, fmt.Sprintf("%d kept in the cluster and dropped from the inventory, prune disabled on the object (%s)", len(kept), namedRefs(kept)))
 	}
 	if n := len(rep.Spared); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d spared", n))
