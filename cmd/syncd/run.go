@@ -141,11 +141,12 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
+	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()}
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		Events:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
 		ConfigPath: f.config,
 		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
-		Options:    reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()},
+		Options:    ropts,
 		Shards:     f.shards,
 		Shard:      f.shard,
 		Metrics:    reconcile.NewMetrics(reg),
@@ -158,9 +159,16 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, err)
 	}
 	// Refuse a broken config at start, before taking any Lease.
-	if _, err := loadConfigForRun(f.config); err != nil {
+	cfg, err := loadConfigForRun(f.config)
+	if err != nil {
 		return withCode(exitError, err)
 	}
+	// App objects run beside the file's apps when their CRDs are served.
+	newCtrl, err := appControllerFor(cl, f, ropts, cfg, log)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	run := withAppController(newCtrl, d.Run)
 
 	ctx := cmd.Context()
 	servers, err := serve(f, d, reg, cs, log)
@@ -172,7 +180,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", f.config, "shard", f.shard, "shards", f.shards)
 
 	if !f.leaderElect {
-		return d.Run(ctx)
+		return run(ctx)
 	}
-	return runElected(ctx, cl, f, log, d.Run)
+	return runElected(ctx, cl, f, log, run)
 }

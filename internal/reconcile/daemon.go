@@ -759,20 +759,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	if cs == nil {
 		ar.release()
 	}
-	result := ResultOK
-	switch {
-	case err != nil:
-		result = ResultFailed
-	case len(cs.Failures()) > 0:
-		result, err = ResultFailed, fmt.Errorf("%d object(s) failed: %w", len(cs.Failures()), cs.Failures()[0].Err)
-	case len(cs.Conflicts()) > 0:
-		result, err = ResultConflicts, fmt.Errorf("%d object(s) blocked by field conflicts: %w", len(cs.Conflicts()), cs.Conflicts()[0].Err)
-	case len(cs.Unhealthy()) > 0:
-		u := cs.Unhealthy()[0]
-		result, err = ResultUnhealthy, fmt.Errorf("%d object(s) not healthy when the wait ended; first: %s %s: %s", len(cs.Unhealthy()), u.Object, u.Health, u.HealthMessage)
-	case pruneIncomplete(rendered.Prune) != nil:
-		result, err = ResultFailed, pruneIncomplete(rendered.Prune)
-	}
+	result, err := Outcome(rendered, cs, err)
 	if err != nil {
 		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
 	}

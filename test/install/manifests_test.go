@@ -29,11 +29,16 @@ func TestBaseDryRun(t *testing.T) {
 	}
 	sort.Strings(got)
 	want := []string{
+		"ClusterRole syncd-apps",
+		"ClusterRole syncd-apps-edit",
+		"ClusterRole syncd-apps-view",
 		"ClusterRole syncd-manager",
 		"ClusterRole syncd-manager-default",
 		"ClusterRole syncd-metrics-auth",
 		"ClusterRole syncd-metrics-reader",
 		"ClusterRole syncd-own-namespace",
+		"ClusterRole syncd-source-secrets",
+		"ClusterRoleBinding syncd-apps",
 		"ClusterRoleBinding syncd-manager",
 		"ClusterRoleBinding syncd-metrics-auth",
 		"ClusterRoleBinding syncd-own-namespace",

@@ -172,3 +172,22 @@ type PruneSummary struct {
 	Spared   int         `json:"spared"`
 	Message  string      `json:"message,omitempty"`
 }
+
+// DeepCopy returns a copy of the status that shares nothing with s.
+func (s *AppStatus) DeepCopy() *AppStatus {
+	out := *s
+	out.Conditions = append([]metav1.Condition(nil), s.Conditions...)
+	if s.LastReconcileTime != nil {
+		t := *s.LastReconcileTime
+		out.LastReconcileTime = &t
+	}
+	if s.Objects != nil {
+		o := *s.Objects
+		out.Objects = &o
+	}
+	if s.LastPrune != nil {
+		p := *s.LastPrune
+		out.LastPrune = &p
+	}
+	return &out
+}

@@ -1,0 +1,276 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/reconcile"
+)
+
+// DefaultWorkers is how many Apps reconcile at once when Options.Workers
+// is zero.
+const DefaultWorkers = 4
+
+// Options configure a Controller.
+type Options struct {
+	// Cluster is where Apps are applied; its Dynamic client also reads
+	// and writes the App and GitSource objects (required).
+	Cluster reconcile.Cluster
+	// Runner are the settings of every App's reconcile.Runner; CacheDir
+	// is the root below which each App gets its own Git cache
+	// (CacheDir/apps/<namespace>/<name>) and each GitSource its
+	// credential files (CacheDir/credentials/...).
+	Runner reconcile.Options
+	// Secrets reads the Secrets GitSources name (required).
+	Secrets SecretReader
+	// Names are the app names already taken by the file config's apps
+	// (AppName collisions are refused on the App).
+	Names *Names
+	// InShard, when set, selects the Apps this process runs by their
+	// AppName (the file daemon's --shards); the others are left alone.
+	InShard func(appName string) bool
+	// Workers bounds the Apps reconciled at once (default
+	// DefaultWorkers). One App is never reconciled by two workers.
+	Workers int
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+	Clock  clock.Clock
+}
+
+// Controller reconciles App objects (package doc).
+type Controller struct {
+	opts    Options
+	log     *slog.Logger
+	queue   workqueue.TypedRateLimitingInterface[string]
+	apps    cache.GenericLister
+	sources cache.GenericLister
+	synced  []cache.InformerSynced
+	factory dynamicinformer.DynamicSharedInformerFactory
+	status  statusWriter
+	creds   credentialWriter
+
+	mu         sync.Mutex
+	runners    map[string]*appRunner
+	reconciles map[string]int
+}
+
+// New builds a Controller; Run starts it.
+func New(opts Options) (*Controller, error) {
+	switch {
+	case opts.Cluster.Dynamic == nil || opts.Cluster.Mapper == nil:
+		return nil, errors.New("controller: Cluster needs a dynamic client and a REST mapper")
+	case opts.Secrets == nil:
+		return nil, errors.New("controller: Secrets is required (GitSources name Secrets)")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Runner.CacheDir == "" {
+		opts.Runner.CacheDir = reconcile.DefaultCacheDir()
+	}
+	if opts.Names == nil {
+		opts.Names = NewNames()
+	}
+	c := &Controller{
+		opts:       opts,
+		log:        opts.Logger,
+		status:     statusWriter{dyn: opts.Cluster.Dynamic},
+		creds:      credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
+		runners:    map[string]*appRunner{},
+		reconciles: map[string]int{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedMaxOfRateLimiter(
+				workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax),
+				&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "apps"}),
+	}
+	c.factory = dynamicinformer.NewDynamicSharedInformerFactory(opts.Cluster.Dynamic, 0)
+	apps := c.factory.ForResource(v1alpha1.AppResource)
+	sources := c.factory.ForResource(v1alpha1.GitSourceResource)
+	if _, err := apps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: c.appUpdated,
+		DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := sources.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.sourceChanged,
+		UpdateFunc: func(_, obj any) { c.sourceChanged(obj) },
+		DeleteFunc: c.sourceChanged,
+	}); err != nil {
+		return nil, err
+	}
+	c.apps, c.sources = apps.Lister(), sources.Lister()
+	c.synced = []cache.InformerSynced{apps.Informer().HasSynced, sources.Informer().HasSynced}
+	return c, nil
+}
+
+// Run starts the informers and the workers and blocks until ctx ends;
+// then it waits for the reconciles in flight.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	c.factory.Start(ctx.Done())
+	defer c.factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return errors.New("controller: App and GitSource caches did not sync")
+	}
+	c.log.Info("App controller started", "workers", c.opts.Workers)
+	var wg sync.WaitGroup
+	for range c.opts.Workers {
+		wg.Go(func() {
+			for c.next(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// next reconciles one queued App; false once the queue shut down.
+func (c *Controller) next(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	after, err := c.reconcile(ctx, key)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if after > 0 {
+			c.queue.AddAfter(key, after)
+		}
+	}
+	return true
+}
+
+// Reconciles returns how many reconciles of the App namespace/name have
+// run (for tests and /status).
+func (c *Controller) Reconciles(namespace, name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconciles[namespace+"/"+name]
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		c.queue.Add(key)
+	}
+}
+
+// appUpdated queues an App whose spec, deletion or metadata changed; the
+// controller's own status writes do not queue it again.
+func (c *Controller) appUpdated(oldObj, newObj any) {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if ok1 && ok2 && !specChanged(o, n) {
+		return
+	}
+	c.enqueue(newObj)
+}
+
+// specChanged reports whether an update is more than a status write.
+func specChanged(o, n *unstructured.Unstructured) bool {
+	return o.GetGeneration() != n.GetGeneration() ||
+		(n.GetDeletionTimestamp() != nil) != (o.GetDeletionTimestamp() != nil) ||
+		!equalStrings(o.GetAnnotations(), n.GetAnnotations()) ||
+		!equalStrings(o.GetLabels(), n.GetLabels())
+}
+
+func equalStrings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sourceChanged queues every App of the GitSource's namespace that
+// references it.
+func (c *Controller) sourceChanged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	src, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	objs, err := c.apps.ByNamespace(src.GetNamespace()).List(everything)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		app, err := appFrom(o)
+		if err == nil && app.Spec.SourceRef.Name == src.GetName() {
+			c.enqueue(o)
+		}
+	}
+}
+
+// appFrom converts an informer's object into an App.
+func appFrom(obj runtime.Object) (*v1alpha1.App, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, errors.New("controller: not an unstructured object")
+	}
+	app := &v1alpha1.App{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, app); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// sourceFrom converts an informer's object into a GitSource.
+func sourceFrom(obj runtime.Object) (*v1alpha1.GitSource, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, errors.New("controller: not an unstructured object")
+	}
+	src := &v1alpha1.GitSource{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, src); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// A failed App is retried after retryBase, doubling per failure up to
+// retryMax (the file daemon's backoff: 5 s to 5 min would make a test
+// wait; a retry costs one Git poll).
+const (
+	retryBase = time.Second
+	retryMax  = 5 * time.Minute
+)
+
+// requeueAfterInvalid is how long an App waits before it is looked at
+// again when it cannot run until someone edits it or what it names (an
+// edit queues it at once; this is only a safety net).
+const requeueAfterInvalid = 5 * time.Minute

@@ -1,0 +1,316 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/testenv/gitserver"
+)
+
+// rig is a running Controller, a loopback Git repository and a team
+// namespace holding the GitSource and Apps.
+type rig struct {
+	t    *testing.T
+	dyn  dynamic.Interface
+	ns   string
+	repo *gitserver.Repo
+	sha  string
+	c    *Controller
+}
+
+// newRig starts a Controller over a repository whose directories web/
+// and api/ each hold one ConfigMap (namespace unset: it lands in the
+// App's namespace). interval is the GitSource's.
+func newRig(t *testing.T, interval string) *rig {
+	t.Helper()
+	dyn := installCRDs(t)
+	srv, err := gitserver.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	repo, err := srv.NewRepo("team", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := repo.Commit("first", map[string][]byte{
+		"web/cm.yaml": []byte(configMap("web", "1")),
+		"api/cm.yaml": []byte(configMap("api", "1")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, dyn: dyn, ns: env.Namespace(t), repo: repo, sha: sha}
+	r.c = r.start()
+	r.create("gitsources", fmt.Sprintf(`
+kind: GitSource
+metadata: {name: repo}
+spec: {url: %q, branch: main, interval: %s}`, repo.URL, interval))
+	return r
+}
+
+// start runs a Controller with an inventory until the test ends.
+func (r *rig) start() *Controller {
+	t := r.t
+	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadata.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := reconcile.Cluster{Dynamic: r.dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{
+		Cluster: cl,
+		Runner:  reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
+		Secrets: ClientSecrets{Client: env.Clientset(t)},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+		inv.Stop()
+	})
+	return c
+}
+
+func configMap(name, value string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  value: %q\n", name, value)
+}
+
+// create creates an object of syncd.dev/v1alpha1 in the rig's namespace.
+func (r *rig) create(resource, manifest string) {
+	r.t.Helper()
+	u := object(r.t, manifest)
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	if _, err := r.dyn.Resource(v1alpha1.GroupVersion.WithResource(resource)).Namespace(r.ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		r.t.Fatalf("create %s: %v", resource, err)
+	}
+}
+
+// app creates an App of the rig's GitSource rendering path.
+func (r *rig) app(name, path string, extra string) {
+	r.t.Helper()
+	r.create("apps", fmt.Sprintf(`
+kind: App
+metadata: {name: %s}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: %s%s}`, name, path, extra))
+}
+
+// get reads an App.
+func (r *rig) get(name string) (*v1alpha1.App, *unstructured.Unstructured, error) {
+	u, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := appFrom(u)
+	return app, u, err
+}
+
+// ready returns the App's Ready condition (nil before the first status).
+func ready(app *v1alpha1.App) *metav1.Condition {
+	for i := range app.Status.Conditions {
+		if app.Status.Conditions[i].Type == string(v1alpha1.ConditionReady) {
+			return &app.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// waitApp polls the App until cond holds for its current generation.
+func (r *rig) waitApp(name, what string, cond func(*v1alpha1.App) bool) *v1alpha1.App {
+	r.t.Helper()
+	var last *v1alpha1.App
+	eventually(r.t, "App "+name+" "+what, func() (bool, string) {
+		app, _, err := r.get(name)
+		if err != nil {
+			return false, err.Error()
+		}
+		last = app
+		return app.Status.ObservedGeneration == app.Generation && cond(app), fmt.Sprintf("%+v", app.Status)
+	})
+	return last
+}
+
+func (r *rig) waitReady(name, revision string) *v1alpha1.App {
+	r.t.Helper()
+	return r.waitApp(name, "Ready at "+revision, func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionTrue && a.Status.LastAppliedRevision == revision
+	})
+}
+
+// eventually polls cond until it holds or a generous deadline passes.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not reached in 60s; last state: %s", what, last)
+}
+
+func (r *rig) configMapValue(name string) (string, error) {
+	cm, err := env.Clientset(r.t).CoreV1().ConfigMaps(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return cm.Data["value"], nil
+}
+
+// TestAppBecomesReady: a GitSource and an App created with the dynamic
+// client; the App applies its directory, is Ready at the repository's
+// revision, kstatus computes Current and `kubectl wait
+// --for=condition=Ready` returns.
+func TestAppBecomesReady(t *testing.T) {
+	r := newRig(t, "1h")
+	r.app("web", "web", "")
+	app := r.waitReady("web", r.sha)
+	if v, err := r.configMapValue("web"); err != nil || v != "1" {
+		t.Errorf("ConfigMap web: value %q, %v; want 1", v, err)
+	}
+	if app.Status.Objects == nil || app.Status.Objects.Total != 1 {
+		t.Errorf("status.objects = %+v, want total 1", app.Status.Objects)
+	}
+	if c := ready(app); c.Reason != string(v1alpha1.ReasonSucceeded) {
+		t.Errorf("Ready reason = %q, want %s", c.Reason, v1alpha1.ReasonSucceeded)
+	}
+	_, u, err := r.get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := status.Compute(u)
+	if err != nil || res.Status != status.CurrentStatus {
+		t.Errorf("kstatus = %+v, %v; want Current", res, err)
+	}
+	out, err := exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "-n", r.ns,
+		"wait", "--for=condition=Ready", "app/web", "--timeout=30s").CombinedOutput()
+	if err != nil {
+		t.Errorf("kubectl wait: %v\n%s", err, out)
+	}
+	out, err = exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "-n", r.ns,
+		"get", "apps.syncd.dev").CombinedOutput()
+	if err != nil {
+		t.Errorf("kubectl get apps: %v\n%s", err, out)
+	}
+	t.Logf("kubectl get apps.syncd.dev:\n%s", out)
+}
+
+// TestBrokenAppDoesNotStopAnother: an App with a path that is not in the
+// tree is Ready=False with the reason and Stalled (kstatus Failed),
+// while another App of the same source applies a new revision.
+func TestBrokenAppDoesNotStopAnother(t *testing.T) {
+	r := newRig(t, "1s")
+	r.app("broken", "missing", "")
+	r.app("web", "web", "")
+	broken := r.waitApp("broken", "failing", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	t.Logf("broken App: Ready=%s %s: %s", ready(broken).Status, ready(broken).Reason, ready(broken).Message)
+	if c := ready(broken); c.Reason != string(v1alpha1.ReasonRenderFailed) {
+		t.Errorf("Ready = %+v, want reason %s", c, v1alpha1.ReasonRenderFailed)
+	}
+	_, u, _ := r.get("broken")
+	if res, err := status.Compute(u); err != nil || res.Status != status.FailedStatus {
+		t.Errorf("kstatus of the broken App = %+v, %v; want Failed", res, err)
+	}
+	r.waitReady("web", r.sha)
+	next, err := r.repo.Commit("second", map[string][]byte{"web/cm.yaml": []byte(configMap("web", "2"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady("web", next)
+	if v, err := r.configMapValue("web"); err != nil || v != "2" {
+		t.Errorf("ConfigMap web: value %q, %v; want 2", v, err)
+	}
+	if c := ready(r.waitApp("broken", "still failing", func(*v1alpha1.App) bool { return true })); c.Status != metav1.ConditionFalse {
+		t.Errorf("broken App became %+v", c)
+	}
+}
+
+// TestEditReconcilesOnlyThatApp: with a long poll interval, editing one
+// App's spec reconciles that App once and not the other.
+func TestEditReconcilesOnlyThatApp(t *testing.T) {
+	r := newRig(t, "1h")
+	r.app("web", "web", "")
+	r.app("api", "api", "")
+	r.waitReady("web", r.sha)
+	r.waitReady("api", r.sha)
+	webBefore, apiBefore := r.c.Reconciles(r.ns, "web"), r.c.Reconciles(r.ns, "api")
+	patch := []byte(`{"spec":{"allowEmpty":true}}`)
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitApp("web", "reconciled after the edit", func(a *v1alpha1.App) bool { return a.Generation > 1 })
+	if got := r.c.Reconciles(r.ns, "web") - webBefore; got != 1 {
+		t.Errorf("the edited App reconciled %d times, want 1", got)
+	}
+	if got := r.c.Reconciles(r.ns, "api") - apiBefore; got != 0 {
+		t.Errorf("the other App reconciled %d times after the edit, want 0", got)
+	}
+}
+
+// TestDeletionPrunes: deleting an App prunes its objects through the
+// finalizer; deleting one with prune: false leaves them.
+func TestDeletionPrunes(t *testing.T) {
+	r := newRig(t, "1h")
+	r.app("web", "web", "")
+	r.app("api", "api", ", prune: false")
+	r.waitReady("web", r.sha)
+	r.waitReady("api", r.sha)
+	for _, name := range []string{"web", "api"} {
+		if err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "App "+name+" gone", func() (bool, string) {
+			_, _, err := r.get(name)
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	}
+	if _, err := r.configMapValue("web"); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap web after its App was deleted: %v, want NotFound", err)
+	}
+	if v, err := r.configMapValue("api"); err != nil || v != "1" {
+		t.Errorf("ConfigMap api of the prune: false App: %q, %v; want it kept", v, err)
+	}
+}

@@ -1,0 +1,97 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
+)
+
+// ensureFinalizer keeps the finalizer on an App exactly when it prunes:
+// with it, deleting the App waits until its objects are pruned.
+func (c *Controller) ensureFinalizer(ctx context.Context, app *v1alpha1.App) error {
+	has := slices.Contains(app.Finalizers, v1alpha1.Finalizer)
+	switch want := app.Spec.PruneEnabled(); {
+	case want && !has:
+		return c.setFinalizers(ctx, app, append(slices.Clone(app.Finalizers), v1alpha1.Finalizer))
+	case !want && has:
+		return c.setFinalizers(ctx, app, withoutFinalizer(app.Finalizers))
+	}
+	return nil
+}
+
+// finalize prunes a deleted App's objects (unless it does not prune or
+// never wrote any), then lets the deletion finish.
+func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
+	key := app.Namespace + "/" + app.Name
+	if !slices.Contains(app.Finalizers, v1alpha1.Finalizer) {
+		c.forget(key)
+		return nil
+	}
+	if app.Spec.PruneEnabled() && c.opts.Runner.Inventory != nil {
+		if err := c.pruneAll(ctx, app); err != nil {
+			return err
+		}
+	}
+	if err := c.setFinalizers(ctx, app, withoutFinalizer(app.Finalizers)); err != nil {
+		return err
+	}
+	c.forget(key)
+	c.log.Info("App deleted; its objects were pruned", "app", key)
+	return nil
+}
+
+// pruneAll runs the inventory's prune with an empty plan: every member
+// goes, through the per-object guards (adopted objects are orphaned,
+// Namespaces, CRDs and PVCs need syncd.dev/prune: allow, syncd's own
+// objects stay). The whole-prune guards are lifted: the App's deletion
+// is the request to empty it (allowEmpty) and to go past the budget.
+func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
+	a := appOf(app, "")
+	if a.DetectOnly() {
+		return nil // syncd never wrote for it: nothing to prune
+	}
+	a.AllowEmpty = true
+	all := 100
+	a.PruneBudget = &all
+	r, err := reconcile.New(&config.Config{APIVersion: config.APIVersion, Kind: config.Kind, Apps: []config.App{a}}, c.opts.Cluster, c.opts.Runner)
+	if err != nil {
+		return fmt.Errorf("App %s/%s: prune on deletion: %w", app.Namespace, app.Name, err)
+	}
+	rendered := &reconcile.Rendered{Plan: &planner.Plan{App: a.Name}}
+	cs, err := r.ApplyRendered(ctx, a, rendered, false)
+	if _, err := reconcile.Outcome(rendered, cs, err); err != nil {
+		return fmt.Errorf("App %s/%s: prune on deletion (the App stays until it succeeds): %w", app.Namespace, app.Name, err)
+	}
+	c.log.Info("App's objects pruned on deletion", "app", app.Namespace+"/"+app.Name, "prune", rendered.Prune.String())
+	return nil
+}
+
+func withoutFinalizer(fs []string) []string {
+	return slices.DeleteFunc(slices.Clone(fs), func(f string) bool { return f == v1alpha1.Finalizer })
+}
+
+// setFinalizers writes an App's finalizers, preconditioned on the
+// resourceVersion read (a concurrent edit makes it fail and retry).
+func (c *Controller) setFinalizers(ctx context.Context, app *v1alpha1.App, fs []string) error {
+	if fs == nil {
+		fs = []string{}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": fs, "resourceVersion": app.ResourceVersion}})
+	if err != nil {
+		return err
+	}
+	_, err = c.opts.Cluster.Dynamic.Resource(v1alpha1.AppResource).Namespace(app.Namespace).Patch(ctx, app.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
+		return fmt.Errorf("App %s/%s: write finalizers: %w", app.Namespace, app.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/source"
+)
+
+var everything = labels.Everything()
+
+// appRunner is the library state of one App: its Runner (and so its
+// Source and Git cache), kept while its translated config is unchanged.
+type appRunner struct {
+	sum    [32]byte
+	cfg    *config.Config
+	runner *reconcile.Runner
+}
+
+// reconcile brings one App to its desired state. It returns when to look
+// again (0: on the next event), or an error to retry with backoff.
+func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
+	c.count(key)
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, nil
+	}
+	obj, err := c.apps.ByNamespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forget(key)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	app, err := appFrom(obj)
+	if err != nil {
+		return 0, fmt.Errorf("App %s: decode: %w", key, err)
+	}
+	if c.opts.InShard != nil && !c.opts.InShard(AppName(ns, name)) {
+		return 0, nil
+	}
+	if app.DeletionTimestamp != nil {
+		return 0, c.finalize(ctx, app)
+	}
+	if err := c.ensureFinalizer(ctx, app); err != nil {
+		return 0, err
+	}
+	if app.Spec.Suspend {
+		c.log.Info("App suspended; not reconciled", "app", key)
+		return 0, nil
+	}
+	at, after := c.attempt(ctx, key, app)
+	now := metav1.NewTime(c.opts.Clock.Now())
+	if err := c.status.write(ctx, ns, name, statusOf(app.Status, app.Generation, at, now)); err != nil {
+		return 0, err
+	}
+	c.logAttempt(key, at)
+	if at.Err != nil && after == 0 {
+		return 0, at.Err
+	}
+	return after, nil
+}
+
+// attempt runs one App through the library. The duration is when to look
+// again: the source's next poll after a success, requeueAfterInvalid
+// after a failure only an edit can fix, 0 for a failure to retry with
+// backoff.
+func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App) (attempt, time.Duration) {
+	ar, reason, err := c.prepare(ctx, key, app)
+	if err != nil {
+		return attempt{Reason: reason, Err: err}, requeueAfterInvalid
+	}
+	if app.Status.ObservedGeneration != app.Generation {
+		if err := c.status.write(ctx, app.Namespace, app.Name, reconciling(app.Status, app.Generation)); err != nil {
+			return attempt{Reason: v1alpha1.ReasonApplyFailed, Err: err}, 0
+		}
+	}
+	cfgApp := ar.cfg.Apps[0]
+	rendered, cs, err := ar.runner.Apply(ctx, cfgApp, "", false)
+	result, err := reconcile.Outcome(rendered, cs, err)
+	at := attempt{Err: err, ChangeSet: cs, Revision: c.revision(ar, rendered)}
+	if rendered != nil {
+		at.Prune = rendered.Prune
+	}
+	var se *source.Error
+	at.Reason = reasonOf(result, rendered != nil, errors.As(err, &se))
+	if err != nil {
+		return at, 0
+	}
+	return at, pollAfter(ar.cfg.Sources[0].Git, c.opts.Clock.Now())
+}
+
+// prepare finds what an App needs before the library runs it: its name,
+// its GitSource and Secrets, its translated config and its Runner. The
+// reason names what is missing.
+func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App) (*appRunner, v1alpha1.Reason, error) {
+	if err := c.opts.Names.claim(AppName(app.Namespace, app.Name), key); err != nil {
+		return nil, v1alpha1.ReasonNameCollision, err
+	}
+	src, err := c.source(app)
+	if err != nil {
+		return nil, v1alpha1.ReasonSourceNotFound, err
+	}
+	creds, err := c.creds.write(ctx, src)
+	if err != nil {
+		return nil, v1alpha1.ReasonSecretNotFound, err
+	}
+	cfg, err := Translate(app, src, creds)
+	if err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
+	ar, err := c.runnerFor(key, app, cfg)
+	if err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
+	return ar, "", nil
+}
+
+// source returns the GitSource an App references.
+func (c *Controller) source(app *v1alpha1.App) (*v1alpha1.GitSource, error) {
+	ref := app.Spec.SourceRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = app.Namespace
+	}
+	if ns != app.Namespace {
+		return nil, fmt.Errorf("App %s/%s: spec.sourceRef.namespace: GitSource %s/%s is in another namespace; cross-namespace references are not supported yet, create the GitSource in %s", app.Namespace, app.Name, ns, ref.Name, app.Namespace)
+	}
+	obj, err := c.sources.ByNamespace(ns).Get(ref.Name)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("App %s/%s: spec.sourceRef: GitSource %s/%s not found; create it, or fix the name", app.Namespace, app.Name, ns, ref.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sourceFrom(obj)
+}
+
+// runnerFor returns the App's Runner, built anew when its translated
+// config changed (the Git cache on disk is kept).
+func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config) (*appRunner, error) {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ar := c.runners[key]; ar != nil && ar.sum == sum {
+		return ar, nil
+	}
+	opts := c.opts.Runner
+	opts.CacheDir = filepath.Join(c.opts.Runner.CacheDir, "apps", app.Namespace, app.Name)
+	r, err := reconcile.New(cfg, c.opts.Cluster, opts)
+	if err != nil {
+		return nil, fmt.Errorf("App %s: %w", key, err)
+	}
+	ar := &appRunner{sum: sum, cfg: cfg, runner: r}
+	c.runners[key] = ar
+	return ar, nil
+}
+
+// revision is the label of the revision an attempt worked on: the
+// rendered one, else the one the source last resolved.
+func (c *Controller) revision(ar *appRunner, rendered *reconcile.Rendered) string {
+	if rendered != nil && rendered.Plan != nil && rendered.Plan.Revision != "" {
+		return rendered.Plan.Revision
+	}
+	if rev, ok := ar.runner.Source(ar.cfg.Sources[0].Name).Last(); ok {
+		return rev.SHA
+	}
+	return ""
+}
+
+// pollAfter is when a source is next polled: its interval, or the next
+// time of its schedule.
+func pollAfter(g config.GitSource, now time.Time) time.Duration {
+	if g.Interval != nil {
+		return g.Interval.Duration
+	}
+	sched, err := cron.ParseStandard(g.Schedule)
+	if err != nil {
+		return requeueAfterInvalid
+	}
+	return max(sched.Next(now).Sub(now), time.Second)
+}
+
+// forget drops what the controller keeps for an App that is gone.
+func (c *Controller) forget(key string) {
+	c.mu.Lock()
+	delete(c.runners, key)
+	c.mu.Unlock()
+	c.opts.Names.release(key)
+}
+
+func (c *Controller) count(key string) {
+	c.mu.Lock()
+	c.reconciles[key]++
+	c.mu.Unlock()
+}
+
+// logAttempt logs how an attempt ended.
+func (c *Controller) logAttempt(key string, at attempt) {
+	if at.Err != nil {
+		c.log.Error("App reconcile failed", "app", key, "reason", string(at.Reason), "revision", at.Revision, "error", message(at.Err))
+		return
+	}
+	c.log.Info("App reconciled", "app", key, "revision", at.Revision)
+}
+
+// credentialsDir is where GitSources' Secrets are written below the
+// cache root.
+func credentialsDir(root string) string { return filepath.Join(root, "credentials") }

@@ -1,0 +1,149 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/redact"
+)
+
+// maxMessage bounds a condition message (the API allows 32768 bytes; a
+// printer column wants far less, and the full error is in the log).
+const maxMessage = 4096
+
+// attempt is how one reconcile of an App ended, before it is written.
+type attempt struct {
+	// Reason is ReasonSucceeded or why the attempt failed.
+	Reason v1alpha1.Reason
+	// Err is the failure; nil on success.
+	Err error
+	// Revision is the revision label attempted ("" when the source never
+	// answered).
+	Revision  string
+	ChangeSet *applier.ChangeSet
+	Prune     *inventory.Report
+}
+
+// statusOf computes an App's new status from its old one and an attempt:
+// Ready and Stalled say how the attempt ended, Reconciling is cleared,
+// and the revisions and counts move on.
+func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.Time) v1alpha1.AppStatus {
+	st := *old.DeepCopy()
+	st.ObservedGeneration = generation
+	st.LastReconcileTime = &now
+	if at.Revision != "" {
+		st.LastAttemptedRevision = at.Revision
+	}
+	setCondition(&st.Conditions, v1alpha1.ConditionReconciling, metav1.ConditionFalse, at.Reason, "", generation)
+	if at.Err == nil {
+		st.LastAppliedRevision = at.Revision
+		msg := "applied revision " + at.Revision
+		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionTrue, at.Reason, msg, generation)
+		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionFalse, at.Reason, "", generation)
+	} else {
+		msg := message(at.Err)
+		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionFalse, at.Reason, msg, generation)
+		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionTrue, at.Reason, msg, generation)
+	}
+	if at.ChangeSet != nil {
+		st.Objects = countsOf(at.ChangeSet)
+	}
+	if p := pruneSummary(at.Prune, at.Revision, now); p != nil {
+		st.LastPrune = p
+	}
+	return st
+}
+
+// reconciling marks a new generation as being worked on (kstatus
+// InProgress) before the work starts.
+func reconciling(old v1alpha1.AppStatus, generation int64) v1alpha1.AppStatus {
+	st := *old.DeepCopy()
+	st.ObservedGeneration = generation
+	setCondition(&st.Conditions, v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing, fmt.Sprintf("reconciling generation %d", generation), generation)
+	return st
+}
+
+func setCondition(conds *[]metav1.Condition, t v1alpha1.ConditionType, s metav1.ConditionStatus, r v1alpha1.Reason, msg string, gen int64) {
+	meta.SetStatusCondition(conds, metav1.Condition{Type: string(t), Status: s, Reason: string(r), Message: msg, ObservedGeneration: gen})
+}
+
+// message is an error as a condition message: scrubbed of anything that
+// looks secret (package redact) and bounded.
+func message(err error) string {
+	msg := strings.TrimSpace(redact.Error(err))
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "…"
+	}
+	return msg
+}
+
+func countsOf(cs *applier.ChangeSet) *v1alpha1.ObjectCounts {
+	return &v1alpha1.ObjectCounts{
+		Total:     len(cs.Changes),
+		Changed:   cs.Written(),
+		Conflicts: cs.Count(applier.Conflicted),
+		Failed:    len(cs.Failures()),
+	}
+}
+
+// pruneSummary is a prune that removed or refused something; nil for
+// one that did nothing.
+func pruneSummary(rep *inventory.Report, revision string, now metav1.Time) *v1alpha1.PruneSummary {
+	if rep == nil || rep.DryRun || (rep.Refused == nil && len(rep.Deleted)+len(rep.Orphaned)+len(rep.Spared) == 0) {
+		return nil
+	}
+	return &v1alpha1.PruneSummary{
+		Time: now, Revision: revision,
+		Deleted: len(rep.Deleted), Orphaned: len(rep.Orphaned), Spared: len(rep.Spared),
+		Message: redact.Sprintf("%s", rep.String()),
+	}
+}
+
+// reasonOf names why a reconcile that ran the library failed.
+func reasonOf(result reconcile.Result, rendered bool, sourceFailed bool) v1alpha1.Reason {
+	switch {
+	case result == reconcile.ResultOK:
+		return v1alpha1.ReasonSucceeded
+	case sourceFailed:
+		return v1alpha1.ReasonSourceFailed
+	case !rendered:
+		return v1alpha1.ReasonRenderFailed
+	case result == reconcile.ResultConflicts:
+		return v1alpha1.ReasonConflicts
+	case result == reconcile.ResultUnhealthy:
+		return v1alpha1.ReasonUnhealthy
+	}
+	return v1alpha1.ReasonApplyFailed
+}
+
+// statusWriter writes the status subresource of Apps.
+type statusWriter struct{ dyn dynamic.Interface }
+
+// write replaces the App's status with a merge patch of the status
+// subresource (conditions are a whole list: the patch carries all).
+func (w statusWriter) write(ctx context.Context, namespace, name string, st v1alpha1.AppStatus) error {
+	data, err := json.Marshal(map[string]any{"status": st})
+	if err != nil {
+		return fmt.Errorf("App %s/%s: encode status: %w", namespace, name, err)
+	}
+	_, err = w.dyn.Resource(v1alpha1.AppResource).Namespace(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+	if err != nil {
+		return fmt.Errorf("App %s/%s: write status: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// FieldManager is the manager of the controller's writes to App and
+// GitSource objects (status, finalizers).
+const FieldManager = "syncd-controller"

@@ -1,0 +1,149 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+)
+
+// Credentials are the files a GitSource's Secrets were written to
+// (credentials.go); empty fields for keys the source does not use.
+type Credentials struct {
+	Username                          string
+	TokenFile, SSHKeyFile, KnownHosts string
+	KeysFile                          string
+}
+
+// AppName is the name an App runs under in the library (inventory parent,
+// field managers, metrics, logs): "<namespace>-<name>". Two Apps whose
+// names join to the same string, or an App and a file app of that name,
+// collide (names.go).
+func AppName(namespace, name string) string { return namespace + "-" + name }
+
+// Translate turns an App and its GitSource into the one-source, one-app
+// config the library runs, and checks it with the file config's own
+// validation, so an App is held to every rule an apps[] entry of
+// syncd.yaml is. Errors name the object and its field (spec.path), not
+// the config's.
+func Translate(app *v1alpha1.App, src *v1alpha1.GitSource, creds Credentials) (*config.Config, error) {
+	if err := checkReferences(app, src); err != nil {
+		return nil, err
+	}
+	cfg := &config.Config{
+		APIVersion: config.APIVersion,
+		Kind:       config.Kind,
+		Sources:    []config.Source{{Name: src.Name, Git: gitOf(src.Spec, creds)}},
+		Apps:       []config.App{appOf(app, src.Name)},
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("App %s/%s: encode: %w", app.Namespace, app.Name, err)
+	}
+	parsed, err := config.Parse(data, "App "+app.Namespace+"/"+app.Name)
+	if err != nil {
+		return nil, objectErrors(app, src, err)
+	}
+	return parsed, nil
+}
+
+// checkReferences refuses what the file config cannot express: a source
+// of another kind or namespace, a service account of another namespace.
+func checkReferences(app *v1alpha1.App, src *v1alpha1.GitSource) error {
+	ref := app.Spec.SourceRef
+	switch {
+	case ref.Kind != v1alpha1.KindGitSource:
+		return fmt.Errorf("App %s/%s: spec.sourceRef.kind: %q is not a source kind; use GitSource", app.Namespace, app.Name, ref.Kind)
+	case ref.Namespace != "" && ref.Namespace != app.Namespace:
+		return fmt.Errorf("App %s/%s: spec.sourceRef.namespace: GitSource %s/%s is in another namespace; cross-namespace references are not supported yet, create the GitSource in %s", app.Namespace, app.Name, ref.Namespace, ref.Name, app.Namespace)
+	case src.Namespace != app.Namespace || src.Name != ref.Name:
+		return fmt.Errorf("App %s/%s: spec.sourceRef: got GitSource %s/%s, want %s/%s", app.Namespace, app.Name, src.Namespace, src.Name, app.Namespace, ref.Name)
+	case app.Spec.ServiceAccountName != "" && app.Spec.TargetNamespace != "" && app.Spec.TargetNamespace != app.Namespace:
+		return fmt.Errorf("App %s/%s: spec.serviceAccountName: the service account would be looked up in targetNamespace %q, another namespace; unset targetNamespace or set it to %q", app.Namespace, app.Name, app.Spec.TargetNamespace, app.Namespace)
+	}
+	return nil
+}
+
+// gitOf is the sources[].git entry of a GitSource.
+func gitOf(s v1alpha1.GitSourceSpec, creds Credentials) config.GitSource {
+	g := config.GitSource{
+		URL: s.URL, Branch: s.Branch, Tag: s.Tag, Semver: s.Semver, Commit: s.Commit,
+		Interval: s.Interval, Schedule: s.Schedule,
+	}
+	if s.SecretRef != nil {
+		g.Auth = &config.GitAuth{Username: creds.Username, TokenFile: creds.TokenFile, SSHKeyFile: creds.SSHKeyFile, KnownHostsFile: creds.KnownHosts}
+	}
+	if s.Verify != nil {
+		g.Verify = &config.GitVerify{Mode: s.Verify.Mode, KeysFile: creds.KeysFile, AllowRewrites: s.Verify.AllowRewrites}
+	}
+	return g
+}
+
+// appOf is the apps[] entry of an App.
+func appOf(app *v1alpha1.App, source string) config.App {
+	s := app.Spec
+	a := config.App{
+		Name: AppName(app.Namespace, app.Name), Source: source, Path: s.Path,
+		Namespace: s.TargetNamespace, Prune: s.Prune, AllowEmpty: s.AllowEmpty,
+		AllowRewinds: s.AllowRewinds, PruneBudget: s.PruneBudget, Adopted: s.Adopted,
+		Handoff: s.Handoff, Recreate: s.Recreate, Validate: s.Validate, Wait: s.Wait,
+		Timeout: s.Timeout, ServiceAccountName: s.ServiceAccountName, Manager: s.Manager,
+		Split: s.Split, Migrate: s.Migrate, Sensitive: s.Sensitive,
+	}
+	if a.Namespace == "" {
+		a.Namespace = app.Namespace
+	}
+	if s.Conflicts != nil {
+		a.Conflicts = *s.Conflicts
+	}
+	if s.Drift != nil {
+		a.Drift = *s.Drift
+	}
+	return a
+}
+
+// fieldNames maps the config's field names to the objects'.
+var fieldNames = strings.NewReplacer(
+	".namespace", ".targetNamespace",
+	".auth.tokenFile", ".secretRef (key "+v1alpha1.SecretKeyToken+")",
+	".auth.sshKeyFile", ".secretRef (key "+v1alpha1.SecretKeyIdentity+")",
+	".auth.knownHostsFile", ".secretRef (key "+v1alpha1.SecretKeyKnownHosts+")",
+	".auth.username", ".secretRef (key "+v1alpha1.SecretKeyUsername+")",
+	".auth", ".secretRef",
+	".verify.keysFile", ".verify.secretRef (key "+v1alpha1.SecretKeyKeys+")",
+)
+
+// objectErrors restates the config's field errors for the objects: each
+// names the App or the GitSource and its spec field.
+func objectErrors(app *v1alpha1.App, src *v1alpha1.GitSource, err error) error {
+	var fes config.Errors
+	if !errors.As(err, &fes) {
+		return fmt.Errorf("App %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	lines := make([]string, 0, len(fes))
+	for _, fe := range fes {
+		lines = append(lines, objectField(app, src, fe.Field)+": "+fe.Message)
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// objectField names the object and field a config field came from.
+func objectField(app *v1alpha1.App, src *v1alpha1.GitSource, field string) string {
+	if rest, ok := strings.CutPrefix(field, "sources[0].git"); ok {
+		return "GitSource " + src.Namespace + "/" + src.Name + ": spec" + fieldNames.Replace(rest)
+	}
+	if rest, ok := strings.CutPrefix(field, "apps[0]"); ok {
+		switch rest {
+		case ".name":
+			return "App " + app.Namespace + "/" + app.Name + ": metadata.name"
+		case ".source":
+			return "App " + app.Namespace + "/" + app.Name + ": spec.sourceRef"
+		}
+		return "App " + app.Namespace + "/" + app.Name + ": spec" + fieldNames.Replace(rest)
+	}
+	return "App " + app.Namespace + "/" + app.Name + ": " + field
+}
