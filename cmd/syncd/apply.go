@@ -12,6 +12,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -48,6 +49,12 @@ different value is reported as a conflict naming the field and its manager.
 If any document is invalid (bad YAML, no kind, unknown kind, managedFields
 present) nothing from the directory is applied.
 
+With --config and no --app, the apps are applied in dependency order: an
+app after every app its dependsOn names. An app whose dependency failed
+(or was itself not applied) is not applied, and says which one; apps that
+do not depend on it still are. --app applies that app alone and does not
+check its dependsOn (the output notes it).
+
 With --config, an app that declares one of syncd's own objects (anything
 in syncd's or the inventory namespace, an inventory Secret, syncd's
 ClusterRoles and bindings; docs/security.md) is refused before anything is
@@ -61,7 +68,7 @@ Exit codes: 0 applied, 1 error, 3 field conflicts or syncd's own objects.`,
 	f.kube.register(fs)
 	f.inventory.register(fs, false)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml: apply its apps")
-	fs.StringVar(&f.app, "app", "", "with --config: only this app (default: every app, in config order)")
+	fs.StringVar(&f.app, "app", "", "with --config: only this app, its dependsOn not checked (default: every app, in dependency order)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "with --config: where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.path, "path", "", "directory of manifests to apply (with --config: render the app from here instead of its source)")
 	fs.StringVar(&f.manager, "manager", "", "without --config: field manager name to apply as (keep it stable across runs)")
@@ -213,7 +220,11 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 	}
 }
 
-// runApplyConfig runs source → planner → applier once for each app.
+// runApplyConfig runs source → planner → applier once for each app, in
+// dependency order (config.DependencyOrder): an app whose dependency
+// failed, or was itself not applied, is not applied and says why; the
+// apps that do not depend on it still are. With --app only that app is
+// applied, and its dependencies are not checked (the output says so).
 func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
@@ -226,38 +237,96 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 		return withCode(exitError, errors.New("--path renders one app: name it with --app"))
 	}
 	out := cmd.OutOrStdout()
+	if f.app != "" && len(apps[0].DependsOn) > 0 {
+		fmt.Fprintf(out, "note: app %s depends on %s; --app applies it alone, without checking that they applied their current revision\n", apps[0].Name, strings.Join(apps[0].DependsOn, ", "))
+	}
 	var worst error
-	for _, app := range apps {
-		rendered, cs, err := runner.Apply(cmd.Context(), app, f.path, f.dryRun)
-		if rendered != nil {
-			fmt.Fprintf(out, "app %s: revision %s\n", app.Name, rendered.Plan.Revision)
-			for _, w := range rendered.Plan.Warnings {
-				fmt.Fprintf(out, "  warning: %s\n", w)
-			}
+	stopped := dependencyStops{}
+	for _, app := range config.DependencyOrder(apps) {
+		if reason, stop := stopped.reason(app); stop {
+			stopped.skip(app)
+			fmt.Fprintf(cmd.ErrOrStderr(), "error: app %s: not applied: %s\n", app.Name, reason)
+			continue
 		}
-		if cs != nil {
-			printChangeSet(out, cs)
+		err := applyConfigApp(cmd, runner, app, f)
+		if err == nil {
+			continue
 		}
-		if rendered != nil && rendered.Prune != nil {
-			fmt.Fprintln(out, rendered.Prune.String())
-		}
-		if err == nil && cs != nil {
-			err = changeSetExit(cs)
-		}
-		if err != nil {
-			err = refusedExit(err)
-			var ce *exitCodeError
-			if !errors.As(err, &ce) {
-				err = withCode(exitError, fmt.Errorf("app %s: nothing more applied: %w", app.Name, err))
-			}
-			fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
-			if worst == nil || exitCodeOf(err) == exitError {
-				worst = err
-			}
+		stopped.fail(app)
+		fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+		if worst == nil || exitCodeOf(err) == exitError {
+			worst = err
 		}
 	}
 	if worst != nil {
 		return withCode(exitCodeOf(worst), nil)
 	}
 	return nil
+}
+
+// applyConfigApp applies one app of --config and prints what happened; the
+// error carries the exit code.
+func applyConfigApp(cmd *cobra.Command, runner *reconcile.Runner, app config.App, f *applyFlags) error {
+	out := cmd.OutOrStdout()
+	rendered, cs, err := runner.Apply(cmd.Context(), app, f.path, f.dryRun)
+	if rendered != nil {
+		fmt.Fprintf(out, "app %s: revision %s\n", app.Name, rendered.Plan.Revision)
+		for _, w := range rendered.Plan.Warnings {
+			fmt.Fprintf(out, "  warning: %s\n", w)
+		}
+	}
+	if cs != nil {
+		printChangeSet(out, cs)
+	}
+	if rendered != nil && rendered.Prune != nil {
+		fmt.Fprintln(out, rendered.Prune.String())
+	}
+	if err == nil && cs != nil {
+		err = changeSetExit(cs)
+	}
+	if err == nil {
+		return nil
+	}
+	err = refusedExit(err)
+	var ce *exitCodeError
+	if !errors.As(err, &ce) {
+		err = withCode(exitError, fmt.Errorf("app %s: nothing more applied: %w", app.Name, err))
+	}
+	return err
+}
+
+// dependencyStops records, for each app of a syncd apply --config run that
+// was not applied in full, the app whose failure stopped it: itself when
+// it failed, else the failed app its dependencies lead to.
+type dependencyStops map[string]string
+
+// fail records that app was applied and failed.
+func (s dependencyStops) fail(app config.App) { s[app.Name] = app.Name }
+
+// skip records that app was not applied because of a dependency; reason
+// must have said so.
+func (s dependencyStops) skip(app config.App) {
+	for _, dep := range app.DependsOn {
+		if cause, ok := s[dep]; ok {
+			s[app.Name] = cause
+			return
+		}
+	}
+}
+
+// reason says why app must not be applied, naming its first dependency
+// that failed or was not applied; stop is false when none did.
+func (s dependencyStops) reason(app config.App) (reason string, stop bool) {
+	for _, dep := range app.DependsOn {
+		cause, ok := s[dep]
+		switch {
+		case !ok:
+			continue
+		case cause == dep:
+			return fmt.Sprintf("it depends on %s, which failed", dep), true
+		default:
+			return fmt.Sprintf("it depends on %s, which was not applied because %s failed", dep, cause), true
+		}
+	}
+	return "", false
 }

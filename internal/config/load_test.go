@@ -98,6 +98,7 @@ func TestLoadValidFull(t *testing.T) {
 			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},
 			{
 				Name: "shop", Source: "shop", Path: "overlays/production", Namespace: "shop", Manager: "syncd-shop",
+				DependsOn: []string{"platform"},
 				Split: []SplitRule{
 					{Manager: "syncd-shop-replicas", Kinds: []string{"apps/Deployment", "apps/StatefulSet"}, Paths: []string{".spec.replicas"}},
 					{Manager: "syncd-shop-images", Kinds: []string{"apps/Deployment"}, Paths: []string{
@@ -211,7 +212,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, dependsOn, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},
@@ -281,6 +282,15 @@ func TestLoadInvalid(t *testing.T) {
 			{26, "apps[6].name", "name is required"},
 			{27, "apps[7].name", `app name "unknown-source" is already used by apps[1]`},
 			{34, "apps[9].installsSyncd", `app "installer" (apps[8]) already installs syncd`},
+		}},
+		"dependsOn": {"depends.yaml", []wantErr{
+			{19, "apps[2].dependsOn[0]", "dependency cycle a → b → c → a: none of these apps could ever be applied"},
+			{22, "apps[3].dependsOn[0]", `app "self" depends on itself`},
+			{22, "apps[3].dependsOn[1]", `app "self" depends on "nowhere", which is no app of this config; declared apps: a, b, c, self, watched, on-watched, x, y`},
+			{22, "apps[3].dependsOn[3]", `"a" is already listed at dependsOn[2]`},
+			{29, "apps[5].dependsOn[0]", `app "on-watched" depends on "watched", which is in drift mode detect`},
+			{29, "apps[5].dependsOn[1]", `an app name is required; list the names of the apps "on-watched" is applied after`},
+			{35, "apps[7].dependsOn[0]", "dependency cycle x → y → x"},
 		}},
 		"split rules": {"split.yaml", []wantErr{
 			{13, "apps[0].split[0].manager", "is the app's default manager"},

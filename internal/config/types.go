@@ -160,6 +160,12 @@ type App struct {
 	// a variable with the empty string, as Flux does without its
 	// StrictPostBuildSubstitutions feature gate.
 	SubstituteStrict *bool `json:"substituteStrict,omitempty"`
+	// DependsOn names the apps this app is applied after: it is applied
+	// only once each of them has reconciled its current revision
+	// successfully (healthy too, when that app waits). The names are of
+	// other apps of the config, none in drift mode detect, and the
+	// dependencies form no cycle.
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // Kinds of SubstituteSource.

@@ -86,6 +86,7 @@ func (v *validator) config(c *Config) {
 		apps[a.Name] = i
 	}
 	v.managers(c)
+	v.dependencies(c)
 
 	alerts := map[string]int{}
 	for i, a := range c.Alerts {
