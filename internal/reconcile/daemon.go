@@ -117,6 +117,9 @@ type AppStatus struct {
 	// LastPrune is the last prune that removed or refused something
 	// (prune_events.go).
 	LastPrune *PruneStatus `json:"lastPrune,omitempty"`
+	// Waiting is set while the app waits for its dependencies (dependsOn)
+	// before applying a revision (depends.go).
+	Waiting *WaitStatus `json:"waiting,omitempty"`
 }
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
@@ -395,13 +398,14 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 	d.mu.Unlock()
 
 	queues := map[string]chan appWork{}
+	deps := newDependencies(cfg.Apps)
 	var wg sync.WaitGroup
 	for _, apps := range appsBySource {
 		for _, app := range apps {
 			q := make(chan appWork, 1)
 			queues[app.Name] = q
 			wg.Add(1)
-			ar := &appRun{d: d, app: app, notifier: notifier}
+			ar := &appRun{d: d, app: app, notifier: notifier, waits: dependencyHold{graph: deps}}
 			// Ping-pong: a field whose owner keeps flipping between one
 			// of the app's managers and another forcing writer is no
 			// longer forced (it fails as a conflict and alerts) until the
@@ -426,6 +430,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 	sched, err := source.NewScheduler(jobs, source.SchedulerOptions{
 		Clock: d.opts.Clock,
 		OnPoll: func(ev source.Event) {
+			deps.resolved(ev, appsBySource[ev.Source])
 			d.onPoll(ev, runner.Source(ev.Source), appsBySource[ev.Source], queues)
 		},
 	})
@@ -536,6 +541,8 @@ type appRun struct {
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
 	alerts driftAlerts
+	// waits holds the app back until its dependencies are ready.
+	waits dependencyHold
 }
 
 func (a *appRun) notify(evs ...alert.Event) {
@@ -548,7 +555,9 @@ func (a *appRun) notify(evs ...alert.Event) {
 }
 
 // loop reconciles the app for each revision handed to it, retrying
-// failures with capped exponential backoff (appBackoff).
+// failures with capped exponential backoff (appBackoff). A revision whose
+// dependencies are not ready waits, without backoff, until one of them
+// settles or a newer revision arrives (depends.go).
 func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 	d := a.d
 	backoff := d.appBackoff()
@@ -565,11 +574,16 @@ func (a *appRun) loop(ctx context.Context, runner *Runner, q chan appWork) {
 			backoff, retry = d.appBackoff(), nil
 		case <-retry:
 			retry = nil
+		case <-a.waits.graph.wakeup(a.app.Name):
+			if !a.waits.held {
+				continue
+			}
 		}
-		if pending == nil {
+		if pending == nil || a.holdForDependencies(pending) {
 			continue
 		}
 		err := a.reconcile(ctx, runner, pending.rev)
+		a.waits.graph.settled(a.app.Name)
 		if ctx.Err() != nil {
 			pending.done()
 			return

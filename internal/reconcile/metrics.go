@@ -18,6 +18,9 @@ type Metrics struct {
 	// SourceRewinds counts the rewinds an app met (a revision not
 	// descending from the one last applied and pruned).
 	SourceRewinds *prometheus.CounterVec
+	// DependencyWaiting is 1 for each dependency an app waits for before
+	// it applies, labelled with the reason (depends.go).
+	DependencyWaiting *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: a new
@@ -68,7 +71,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "syncd_source_rewinds_total",
 			Help: "Revisions of an app that did not descend from the one last applied and pruned (force-push, rollback); their prune is refused unless the app sets allowRewinds.",
 		}, []string{"app"}),
+		DependencyWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncd_dependency_waiting",
+			Help: "1 for each dependency (dependsOn) an app waits for before it applies its revision, by reason (no-revision, not-applied, failed, waiting, other-shard).",
+		}, []string{"app", "dependency", "reason"}),
 	}
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting)
 	return m
 }
