@@ -14,7 +14,10 @@
 // sets exactly one ref (branch, tag, semver, commit) and exactly one of
 // interval and schedule, and its credentials fit its URL; manager names
 // are stable-looking, not reserved, and not shared between apps; alert
-// types, events and key files are consistent. Load makes relative file
+// types, events and key files are consistent; every dependsOn entry names
+// another app of the file, not in drift mode detect, and the dependencies
+// form no cycle (a cycle is reported with every app on it).
+// DependencyOrder orders apps so that each follows its dependencies. Load makes relative file
 // names absolute against the directory of the config file.
 //
 // What it does NOT guarantee: files named in the config (tokens, keys,

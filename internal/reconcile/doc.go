@@ -11,4 +11,12 @@
 // It guarantees that a failed source or a failed render stops the run
 // before anything is sent to the cluster. It does not schedule, retry or
 // log: the daemon does that.
+//
+// The daemon (Daemon) applies an app only once each app of its dependsOn
+// reconciled its current revision successfully (depends.go), and wakes
+// the dependents when a dependency's reconcile ends. It does not see the
+// applies of apps another shard runs, so dependsOn across shards holds the
+// dependent (reason other-shard), and it remembers what a dependency
+// applied only in memory: after a restart a dependent waits for its
+// dependency's first reconcile.
 package reconcile
