@@ -2,7 +2,10 @@
 // syncd's pipeline (first sync, then a no-op, then optionally a sync
 // without the last objects, which prunes them) and prints the time of
 // each sync and its peak resident set size, for the memory and scale
-// benchmarks.
+// benchmarks. The app's drift watcher runs beside the syncs, as in the
+// daemon (--drift=false turns it off): after the syncs one ConfigMap is
+// edited out of band and the time until the watcher reports it is printed
+// (drift_ms).
 package main
 
 import (
@@ -31,6 +34,7 @@ func main() {
 	cached := flag.Bool("cached-mapper", false, "cache REST mappings per kind")
 	configMaps := flag.Bool("configmaps", false, "only ConfigMaps instead of the benchmark mix")
 	prune := flag.Int("prune", 0, "after the no-op, sync without the last this many objects")
+	watch := flag.Bool("drift", true, "run the app's drift watcher beside the syncs, as the daemon does")
 	flag.Parse()
 	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
@@ -44,14 +48,14 @@ func main() {
 	if *configMaps {
 		objects = syncdrun.ConfigMaps
 	}
-	if err := run(*kubeconfig, *ns, *n, *prune, objects, *memprofile); err != nil {
+	if err := run(*kubeconfig, *ns, *n, *prune, *watch, objects, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "rss:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, ns string, n, prune int, objects func(string, int) []*unstructured.Unstructured, memprofile string) error {
+func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, int) []*unstructured.Unstructured, memprofile string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -62,6 +66,9 @@ func run(kubeconfig, ns string, n, prune int, objects func(string, int) []*unstr
 		return err
 	}
 	defer s.Stop()
+	if watch {
+		s.WithDrift()
+	}
 	steps := []struct {
 		name string
 		n    int
@@ -91,10 +98,32 @@ func run(kubeconfig, ns string, n, prune int, objects func(string, int) []*unstr
 			f.Close()
 		}
 	}
+	if watch {
+		if err := driftSeen(s); err != nil {
+			return err
+		}
+	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return err
 	}
 	fmt.Printf("maxrss_kib %d\n", ru.Maxrss)
+	return nil
+}
+
+// driftSeen edits the first object (a ConfigMap in both mixes) out of band
+// and waits until the drift watcher reports it.
+func driftSeen(s *syncdrun.Syncd) error {
+	start := time.Now()
+	if err := s.EditOutOfBand(context.Background(), "obj-00000"); err != nil {
+		return fmt.Errorf("edit out of band: %w", err)
+	}
+	for deadline := start.Add(5 * time.Minute); !s.Found("obj-00000"); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drift watcher did not report obj-00000 within 5m; watch errors: %v", s.DriftErrors())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("drift_ms %d\n", time.Since(start).Milliseconds())
 	return nil
 }

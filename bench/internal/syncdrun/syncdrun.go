@@ -28,8 +28,12 @@ import (
 type Syncd struct {
 	App     config.App
 	mapper  meta.ResettableRESTMapper
+	dyn     dynamic.Interface
 	inv     *inventory.Manager
 	applier *applier.Applier
+	// drift is the app's drift watcher, as the daemon runs it: started
+	// after the first sync, paused during every later one (WithDrift).
+	drift *driftWatch
 }
 
 // CacheMappings, when true, puts a per-kind cache in front of the
@@ -58,7 +62,7 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 		return nil, err
 	}
 	dm := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	s := &Syncd{App: app, mapper: dm}
+	s := &Syncd{App: app, mapper: dm, dyn: dyn}
 	if CacheMappings {
 		s.mapper = &cachingMapper{DeferredDiscoveryRESTMapper: dm, cache: map[string]*meta.RESTMapping{}}
 	}
@@ -72,7 +76,10 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 }
 
 // Stop stops the watches.
-func (s *Syncd) Stop() { s.inv.Stop() }
+func (s *Syncd) Stop() {
+	s.drift.stop()
+	s.inv.Stop()
+}
 
 // Sync plans copies of objs and reconciles them (apply, then prune).
 func (s *Syncd) Sync(ctx context.Context, objs []*unstructured.Unstructured) (*applier.ChangeSet, *inventory.Report, error) {
@@ -99,14 +106,21 @@ func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured
 	if err != nil {
 		return nil, nil, err
 	}
+	s.drift.pause()
 	run, err := s.inv.Begin(ctx, s.App, plan, false)
 	if err != nil {
+		s.drift.resume()
 		return nil, nil, err
 	}
 	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true, SkipValidation: !s.App.Validates()}))
 	rep, ferr := run.Finish(ctx, cs, err)
 	if err == nil {
 		err = ferr
+	}
+	if err == nil {
+		err = s.drift.follow(plan, cs)
+	} else {
+		s.drift.resume()
 	}
 	if err == nil && !cs.OK() {
 		for _, c := range cs.Changes {
