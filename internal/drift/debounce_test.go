@@ -100,8 +100,11 @@ func liveColor(w *Watcher) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, g := range w.groups {
-		item, ok, _ := g.informer.GetStore().GetByKey("ns/seed")
-		if u, isU := item.(*unstructured.Unstructured); ok && isU {
+		if o, ok := g.informer.Get("ns", "seed"); ok {
+			u, err := o.Unstructured()
+			if err != nil {
+				return ""
+			}
 			c, _, _ := unstructured.NestedString(u.Object, "data", "color")
 			return c
 		}

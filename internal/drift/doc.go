@@ -29,7 +29,7 @@
 // from watch events, debounced per object, and publishes new and resolved
 // findings. With a LabelSelector it watches only the app's members; a
 // member that lost the label is reported as that label taken over, not as
-// deleted. Hold, Applied and SetPlan keep the caller's own apply from
+// deleted. Pause, Applied and SetPlan keep the caller's own apply from
 // being judged against the previous plan or a lagging cache. Report
 // renders text, Markdown or JSON (a stable, documented shape). Values the
 // rules of package redact hide (a Secret's data and stringData, any

@@ -18,15 +18,24 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/livecache"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
+
+// Informers is the live cache the watcher takes its informers from
+// (package livecache), shared with the inventory in the daemon.
+type Informers interface {
+	Acquire(k livecache.Key, client dynamic.Interface) (*livecache.Informer, error)
+	Release(i *livecache.Informer)
+}
+
+var _ Informers = (*livecache.Cache)(nil)
 
 // Delta is what one recomputation of one object changed: findings that
 // appeared and findings that went away (compared by Finding.Key).
@@ -90,17 +99,29 @@ type WatcherOptions struct {
 	// whose list or watch the API server forbids (Unreadable): the
 	// watcher never reads it any other way. Default "syncd".
 	Reader string
+	// Cache is the live cache the informers are taken from, shared with
+	// the inventory of the same app (inventory.Manager.LiveCache), so its
+	// members are listed, watched and kept in memory once. Default: a
+	// cache of the watcher's own, stopped when Run returns.
+	Cache Informers
+	// User is the user the client acts as (identity.User: "" for
+	// syncd's own), part of the live cache's key so that informers of
+	// different identities are never shared.
+	User string
 }
 
 // Watcher recomputes an app's findings from watch events on the objects
 // of its plan and reports changes through OnChange. It watches with one
-// informer (one list, then one watch) per resource and namespace, with a
-// metadata.name field selector when the plan holds a single object there,
-// and the LabelSelector when one is set. It never writes to the cluster.
+// informer of the live cache (one list, then one watch) per resource and
+// namespace, selected by the LabelSelector when one is set, else with a
+// metadata.name field selector when the plan holds a single object there.
+// It never writes to the cluster.
 type Watcher struct {
 	client dynamic.Interface
 	mapper meta.RESTMapper
 	opts   WatcherOptions
+	// own is the watcher's own cache when WatcherOptions.Cache is nil.
+	own *livecache.Cache
 	sel    labels.Selector // nil without LabelSelector
 
 	signal chan struct{}
@@ -118,10 +139,10 @@ type Watcher struct {
 	armed    map[objKey]bool
 	dirty    map[objKey]bool
 	regroup  bool
-	// held stops recomputation (Hold); expect holds the resourceVersion
+	// paused stops recomputation (Pause); expect holds the resourceVersion
 	// the caller's own apply left on an object (Applied): an older cached
 	// copy is not recomputed.
-	held   bool
+	paused bool
 	expect map[objKey]string
 	// norm caches the server's answers (Normalizer) per slice version;
 	// asking holds the requests in flight.
@@ -158,12 +179,11 @@ type groupKey struct {
 
 type group struct {
 	key      groupKey
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
-	synced   bool
-	// forbidden is set when the informer's list or watch was refused
-	// as Forbidden (the reader's RBAC), until it syncs.
-	forbidden bool
+	informer *livecache.Informer
+	// stop removes the watcher's event and error handlers, ends the
+	// wait for the sync and releases the informer.
+	stop   func()
+	synced bool
 }
 
 // NewWatcher returns a Watcher that reads with client and maps kinds with
@@ -194,6 +214,11 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 		}
 		opts.Normalizer = ap
 	}
+	var own *livecache.Cache
+	if opts.Cache == nil {
+		own = livecache.New()
+		opts.Cache = own
+	}
 	var sel labels.Selector
 	if opts.LabelSelector != "" {
 		var err error
@@ -202,7 +227,7 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 		}
 	}
 	return &Watcher{
-		client: client, mapper: mapper, opts: opts, sel: sel,
+		client: client, mapper: mapper, opts: opts, sel: sel, own: own,
 		expect:   map[objKey]string{},
 		norm:     map[normKey]normResult{},
 		asking:   map[normKey]bool{},
@@ -218,12 +243,12 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 
 // SetPlan makes the watcher watch plan's objects and detect with opts from
 // now on (a new revision, a new config, new yielded fields), and ends a
-// Hold. Every object is recomputed from the cache; findings of objects
+// Pause. Every object is recomputed from the cache; findings of objects
 // that left the plan, or that the new plan no longer makes, are resolved.
 // An object of the plan that does not exist yet is reported Deleted, so
 // call it after the plan was applied. An error names the kind that could
 // not be mapped to a resource, and leaves the previous plan in place (and
-// the watcher held, if it was).
+// the watcher paused, if it was).
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	objects := map[objKey]*watched{}
 	names := map[groupKey][]string{}
@@ -245,7 +270,9 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	}
 	index := map[groupKey]map[string]objKey{}
 	for k, wo := range objects {
-		if n := names[wo.group]; len(n) == 1 {
+		if n := names[wo.group]; len(n) == 1 && w.sel == nil {
+			// Label-selected watches are narrow already, and shared
+			// with the inventory's, which selects by label only.
 			wo.group.selector = fields.OneTermEqualSelector("metadata.name", n[0]).String()
 		}
 		if index[wo.group] == nil {
@@ -269,28 +296,29 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	}
 	w.plan, w.det, w.objects, w.index, w.regroup = plan, newDetector(plan, opts), objects, index, true
 	w.keepNormalized()
-	w.held = false
+	w.paused = false
 	w.mu.Unlock()
 	w.poke()
 	return nil
 }
 
-// Hold stops recomputing findings until SetPlan or Release: events are
+// Pause stops recomputing findings until SetPlan or Resume: events are
 // still cached (and seen by the flap detector) and the objects they touch
-// are recomputed when the hold ends. Hold the watcher while applying a new
-// plan, so that the apply's own writes are never judged against the
-// previous plan, then call Applied and SetPlan.
-func (w *Watcher) Hold() {
+// are recomputed when the pause ends. Pause the watcher while applying a
+// new plan, so that the apply's own writes are never judged against the
+// previous plan, then call Applied and SetPlan. (Not to be confused with
+// the applier's handoff hold, which is about field ownership.)
+func (w *Watcher) Pause() {
 	w.mu.Lock()
-	w.held = true
+	w.paused = true
 	w.mu.Unlock()
 }
 
-// Release ends a Hold without a new plan (the apply did not happen) and
+// Resume ends a Pause without a new plan (the apply did not happen) and
 // recomputes what changed meanwhile.
-func (w *Watcher) Release() {
+func (w *Watcher) Resume() {
 	w.mu.Lock()
-	w.held = false
+	w.paused = false
 	w.mu.Unlock()
 	w.poke()
 }
@@ -339,7 +367,7 @@ func (w *Watcher) Report() *Report {
 	}
 	unreadable := Unreadable{By: w.opts.Reader}
 	for _, o := range w.objects {
-		if g := w.groups[o.group]; g != nil && g.forbidden && !g.synced {
+		if g := w.groups[o.group]; g != nil && g.informer.Forbidden() && !g.synced {
 			unreadable.Objects = append(unreadable.Objects, o.obj.Ref)
 		}
 	}
@@ -363,10 +391,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer func() {
 		w.mu.Lock()
 		for _, g := range w.groups {
-			g.cancel()
+			g.stop()
 		}
 		w.groups = map[groupKey]*group{}
 		w.mu.Unlock()
+		if w.own != nil {
+			w.own.Stop()
+		}
 	}()
 	for {
 		w.mu.Lock()
@@ -393,7 +424,7 @@ func (w *Watcher) syncGroups(ctx context.Context) {
 	}
 	for k, g := range w.groups {
 		if !want[k] {
-			g.cancel()
+			g.stop()
 			delete(w.groups, k)
 		}
 	}
@@ -409,55 +440,81 @@ func (w *Watcher) syncGroups(ctx context.Context) {
 	}
 }
 
+// startGroup acquires the live cache's informer of k and adds the
+// watcher's handlers to it. An informer that cannot be had is reported to
+// OnError; its objects wait, unsynced, for the next SetPlan. w.mu is held.
 func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
-	sel, lsel := k.selector, w.opts.LabelSelector
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, k.gvr, k.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-		o.FieldSelector = sel
-		o.LabelSelector = lsel
-	}).Informer()
-	gctx, cancel := context.WithCancel(ctx)
-	g := &group{key: k, informer: inf, cancel: cancel}
-	w.groups[k] = g
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		if apierrors.IsForbidden(err) {
-			w.mu.Lock()
-			g.forbidden = true
-			w.mu.Unlock()
+	inf, err := w.opts.Cache.Acquire(livecache.Key{
+		Resource: k.gvr, Namespace: k.namespace,
+		LabelSelector: w.opts.LabelSelector, FieldSelector: k.selector,
+		User: w.opts.User,
+	}, w.client)
+	if err != nil {
+		if w.opts.OnError != nil {
+			w.opts.OnError(fmt.Errorf("watch %s in namespace %q: %w", k.gvr, k.namespace, err))
 		}
+		return
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	g := &group{key: k, informer: inf}
+	w.groups[k] = g
+	removeErr := inf.OnWatchError(func(err error) {
 		if w.opts.OnError != nil {
 			w.opts.OnError(fmt.Errorf("watch %s in namespace %q: %w", k.gvr, k.namespace, err))
 		}
 	})
-	handler := func(obj any, deleted bool) {
+	reg, err := inf.AddEventHandler(w.handler(g))
+	g.stop = func() {
+		cancel()
+		removeErr()
+		if reg != nil {
+			_ = inf.RemoveEventHandler(reg)
+		}
+		w.opts.Cache.Release(inf)
+	}
+	if err != nil {
+		if w.opts.OnError != nil {
+			w.opts.OnError(fmt.Errorf("watch %s in namespace %q: %w", k.gvr, k.namespace, err))
+		}
+		return
+	}
+	go w.awaitSync(gctx, g, reg)
+}
+
+// handler passes the informer's events on objects to event.
+func (w *Watcher) handler(g *group) cache.ResourceEventHandler {
+	handle := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		u, ok := obj.(*unstructured.Unstructured)
+		o, ok := obj.(*livecache.Object)
 		if !ok {
 			return
 		}
-		w.event(g, u, deleted)
+		w.event(g, o, deleted)
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { handler(o, false) },
-		UpdateFunc: func(_, n any) { handler(n, false) },
-		DeleteFunc: func(o any) { handler(o, true) },
-	})
-	go inf.RunWithContext(gctx)
-	go func() {
-		if !cache.WaitForCacheSync(gctx.Done(), inf.HasSynced) {
-			return
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { handle(o, false) },
+		UpdateFunc: func(_, n any) { handle(n, false) },
+		DeleteFunc: func(o any) { handle(o, true) },
+	}
+}
+
+// awaitSync marks g synced once the informer has listed and the watcher's
+// handler has seen every object it holds, and recomputes g's objects.
+func (w *Watcher) awaitSync(ctx context.Context, g *group, reg cache.ResourceEventHandlerRegistration) {
+	if !cache.WaitForCacheSync(ctx.Done(), g.informer.HasSynced, reg.HasSynced) {
+		return
+	}
+	w.mu.Lock()
+	g.synced = true
+	for ok, o := range w.objects {
+		if o.group == g.key {
+			w.dirty[ok] = true
 		}
-		w.mu.Lock()
-		g.synced, g.forbidden = true, false
-		for ok, o := range w.objects {
-			if o.group == k {
-				w.dirty[ok] = true
-			}
-		}
-		w.mu.Unlock()
-		w.poke()
-	}()
+	}
+	w.mu.Unlock()
+	w.poke()
 }
 
 // event handles one watch event: it records the owners of the object's
@@ -465,7 +522,7 @@ func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 // folded away) and arms the object's debounce timer. A deletion (or the
 // object leaving a label-selected watch) ends the wait for an applied
 // version.
-func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
+func (w *Watcher) event(g *group, u *livecache.Object, deleted bool) {
 	store := u.GetName()
 	if g.key.namespace != "" {
 		store = u.GetNamespace() + "/" + store
@@ -483,7 +540,7 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 	flaps := w.det.opts.Flaps
 	now := w.opts.Clock.Now()
 	if flaps != nil && u.GetDeletionTimestamp() == nil {
-		own := ownership.Decode(u) // its warnings are reported by recompute
+		own := ownership.DecodeEntries(u.GetManagedFields()) // its warnings are reported by recompute
 		for _, l := range wo.leaves {
 			os := l.owners(own)
 			names := make([]string, len(os))
@@ -509,7 +566,7 @@ func (w *Watcher) event(g *group, u *unstructured.Unstructured, deleted bool) {
 }
 
 // process recomputes the dirty objects and publishes the changes. It does
-// nothing while the watcher is held. Objects of the plan missing from the
+// nothing while the watcher is paused. Objects of the plan missing from the
 // cache are read with a GET first (outside the lock) when a label selector
 // is set or syncd applied them: the object may exist outside the watch, or
 // the watch may lag behind the apply.
@@ -520,8 +577,8 @@ func (w *Watcher) process(ctx context.Context) {
 	}
 	fetched := w.readMissing(ctx, reads)
 	w.mu.Lock()
-	if w.held || w.plan != plan {
-		// A new plan or a hold came in meanwhile: it poked the loop.
+	if w.paused || w.plan != plan {
+		// A new plan or a pause came in meanwhile: it poked the loop.
 		w.mu.Unlock()
 		return
 	}
@@ -547,11 +604,11 @@ type missingRead struct {
 // missingReads returns the reads of the dirty objects a synced informer
 // does not hold but that may exist (a label selector is set, or syncd
 // applied them), and the plan they belong to; ok is false while the
-// watcher is held.
+// watcher is paused.
 func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.held {
+	if w.paused {
 		return nil, nil, false
 	}
 	for k := range w.dirty {
@@ -567,7 +624,7 @@ func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bo
 		if g == nil || !g.synced {
 			continue
 		}
-		if _, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
+		if _, ok := g.informer.Get(wo.group.namespace, wo.obj.Ref.Name); ok {
 			continue
 		}
 		var ri dynamic.ResourceInterface = w.client.Resource(wo.group.gvr)
@@ -680,8 +737,14 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 // on the way, or the cached copy is older than syncd's own apply. It ends
 // the wait for an applied version once it is delivered. w.mu is held.
 func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live, outside *unstructured.Unstructured, ok bool) {
-	if item, ok, _ := g.informer.GetStore().GetByKey(wo.store); ok {
-		live, _ = item.(*unstructured.Unstructured)
+	if o, ok := g.informer.Get(wo.group.namespace, wo.obj.Ref.Name); ok {
+		var err error
+		if live, err = o.Unstructured(); err != nil {
+			if w.opts.OnError != nil {
+				w.opts.OnError(fmt.Errorf("%s: %w", wo.obj.Ref, err))
+			}
+			return nil, nil, false
+		}
 	}
 	exp, expecting := w.expect[k]
 	if live == nil && (w.sel != nil || expecting) {

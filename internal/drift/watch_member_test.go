@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
@@ -106,8 +105,8 @@ func settled(w *Watcher) bool {
 func cached(w *Watcher) []string {
 	var out []string
 	for _, g := range w.groups {
-		for _, item := range g.informer.GetStore().List() {
-			out = append(out, item.(*unstructured.Unstructured).GetName())
+		for _, o := range g.informer.List() {
+			out = append(out, o.GetName())
 		}
 	}
 	sort.Strings(out)
@@ -170,13 +169,13 @@ func TestWatcherLabelSelector(t *testing.T) {
 	})
 }
 
-// TestWatcherHold: syncd applies a new value (blue → teal) while the
-// watcher still holds the previous plan. Held, the watcher does not judge
+// TestWatcherPause: syncd applies a new value (blue → teal) while the
+// watcher still has the previous plan. Paused, the watcher does not judge
 // the apply's event against the old plan ("Git says blue"); SetPlan with
 // the new plan then re-evaluates from the cache and publishes nothing. A
 // take-over that the new revision makes moot is resolved by SetPlan, and
 // the resolution carries the new revision.
-func TestWatcherHold(t *testing.T) {
+func TestWatcherPause(t *testing.T) {
 	c := newCluster(t)
 	ns := env.Namespace(t)
 	app := config.App{Name: "app", Namespace: ns}
@@ -198,18 +197,19 @@ func TestWatcherHold(t *testing.T) {
 		return live.GetResourceVersion()
 	}
 	// inCache waits until the watcher's cache holds rv and the event's
-	// debounce has fired (the object waits, dirty, for the hold to end).
+	// debounce has fired (the object waits, dirty, for the pause to end).
 	inCache := func(rv string) {
 		t.Helper()
 		waitState(t, w, "the apply's event seen and debounced", func() bool {
-			item, ok, _ := w.groups[w.objects[k].group].informer.GetStore().GetByKey(w.objects[k].store)
-			seen := ok && item.(*unstructured.Unstructured).GetResourceVersion() == rv
+			wo := w.objects[k]
+			o, ok := w.groups[wo.group].informer.Get(wo.group.namespace, wo.obj.Ref.Name)
+			seen := ok && o.GetResourceVersion() == rv
 			return seen && (w.dirty[k] && !w.armed[k] || rec.len() > 0) // published: checked below
 		})
 	}
 
-	// Git moves to teal; syncd applies it while the watcher is held.
-	w.Hold()
+	// Git moves to teal; syncd applies it while the watcher is paused.
+	w.Pause()
 	v2 := cm("v2", "teal", "s")
 	c.applyPlan(t, v2, false)
 	rv := liveRV()
@@ -230,7 +230,7 @@ func TestWatcherHold(t *testing.T) {
 	i := rec.waitFor(t, 0, 30*time.Second, "a taken-over .data.size", func(ch Delta) bool {
 		return hasFinding(ch.New, ".data.size", TakenOver, "operator")
 	})
-	w.Hold()
+	w.Pause()
 	v3 := cm("v3", "teal", "l")
 	c.applyPlan(t, v3, true)
 	rv = liveRV()
@@ -277,7 +277,7 @@ func TestWatcherAppliedWaitsForWatch(t *testing.T) {
 	// The plan moves to teal and syncd "has applied" a version newer than
 	// the cache (blue): the watcher must wait instead of reporting blue.
 	v2 := mustPlan(t, app, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seed}\ndata: {color: teal}\n")
-	w.Hold()
+	w.Pause()
 	w.Applied(map[planner.ObjectRef]string{v2.Objects[0].Ref: bump(t, live.GetResourceVersion())})
 	if err := w.SetPlan(v2, Options{}); err != nil {
 		t.Fatal(err)

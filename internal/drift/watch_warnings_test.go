@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/livecache"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -67,7 +67,7 @@ func TestWatcherKeepsDetectorWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wo := w.objects[keyOf(plan.Objects[0].Ref)]
-	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	inf := livecache.NewStatic(livecache.Key{})
 	w.groups[wo.group] = &group{key: wo.group, informer: inf, synced: true}
 
 	k := keyOf(plan.Objects[0].Ref)
@@ -90,7 +90,7 @@ func TestWatcherKeepsDetectorWarnings(t *testing.T) {
 		{"it comes back", live(good, bad), warning, append(append([]string{}, warning...), warning...)},
 	} {
 		// As an event would: the object is in the cache and dirty.
-		if err := inf.GetStore().Update(step.live); err != nil {
+		if err := inf.Put(step.live); err != nil {
 			t.Fatal(err)
 		}
 		w.dirty[k] = true

@@ -19,8 +19,9 @@
 // A reconcile is Manager.Begin, the applier with Run.Hooks, then
 // Run.Finish. Begin records every object the plan may create before it is
 // applied, so an interrupted run never loses track of one. Hooks makes the
-// applier read objects from metadata-only informers (one per resource,
-// namespace and app, label-selected by part-of, started once per process)
+// applier read objects' metadata from the live cache (package livecache:
+// one informer per resource, namespace and app, label-selected by part-of,
+// started once per process, shared with the app's drift watcher)
 // and skip an object whose slices' hashes and live resourceVersion are
 // those recorded. Finish prunes, then writes the new member set, but only
 // when something changed.

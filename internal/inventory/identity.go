@@ -3,45 +3,66 @@ package inventory
 import (
 	"sync"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/identity"
 )
 
-// appClients holds the metadata clients that impersonate apps' service
-// accounts, one per user, made on first use. The zero value is ready.
-type appClients struct {
-	mu     sync.Mutex
-	byUser map[string]metadata.Interface
+// memberClients are the clients an app's members are read, watched,
+// deleted and patched through: metadata for reads, deletes and patches,
+// dynamic for the live cache's watches.
+type memberClients struct {
+	md  metadata.Interface
+	dyn dynamic.Interface
 }
 
-// members returns the metadata client an app's members are read,
-// watched, deleted and patched through: the Manager's own for an app
-// without serviceAccountName, else one impersonating it (made from
-// Options.Config; without it the app's runs fail, they never fall back
-// to syncd's identity). The parent Secrets never go through it.
+// appClients holds the clients that impersonate apps' service accounts,
+// one pair per user, made on first use. The zero value is ready.
+type appClients struct {
+	mu     sync.Mutex
+	byUser map[string]memberClients
+}
+
+// members returns the metadata client an app's members are read, deleted
+// and patched through (see clientsOf).
 func (m *Manager) members(app config.App) (metadata.Interface, error) {
+	c, err := m.clientsOf(app)
+	return c.md, err
+}
+
+// clientsOf returns the clients an app's members are read, watched,
+// deleted and patched through: the Manager's own for an app without
+// serviceAccountName, else ones impersonating it (made from
+// Options.Config; without it the app's runs fail, they never fall back to
+// syncd's identity). The parent Secrets never go through them.
+func (m *Manager) clientsOf(app config.App) (memberClients, error) {
 	user := identity.User(app)
 	if user == "" {
-		return m.md, nil
+		return memberClients{md: m.md, dyn: m.dyn}, nil
 	}
 	m.tenants.mu.Lock()
 	defer m.tenants.mu.Unlock()
-	if md := m.tenants.byUser[user]; md != nil {
-		return md, nil
+	if c, ok := m.tenants.byUser[user]; ok {
+		return c, nil
 	}
 	cfg, err := identity.Config(m.opts.Config, app)
 	if err != nil {
-		return nil, err
+		return memberClients{}, err
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return memberClients{}, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return memberClients{}, err
 	}
 	if m.tenants.byUser == nil {
-		m.tenants.byUser = map[string]metadata.Interface{}
+		m.tenants.byUser = map[string]memberClients{}
 	}
-	m.tenants.byUser[user] = md
-	return md, nil
+	c := memberClients{md: md, dyn: dyn}
+	m.tenants.byUser[user] = c
+	return c, nil
 }

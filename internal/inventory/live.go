@@ -11,16 +11,24 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/dynamic"
 
+	"syncd.dev/syncd/internal/livecache"
 	"syncd.dev/syncd/internal/planner"
 )
 
-// watchKey names one metadata-only informer: the members of one ApplySet
-// of one resource in one namespace ("" for cluster-scoped resources), as
-// watched by one user (identity.User of the app; "" for syncd's own).
+// Informers is the live cache the inventory reads its members from
+// (package livecache): the drift watcher shares its informers.
+type Informers interface {
+	Acquire(k livecache.Key, client dynamic.Interface) (*livecache.Informer, error)
+	Release(i *livecache.Informer)
+}
+
+var _ Informers = (*livecache.Cache)(nil)
+
+// watchKey names one informer: the members of one ApplySet of one
+// resource in one namespace ("" for cluster-scoped resources), as watched
+// by one user (identity.User of the app; "" for syncd's own).
 type watchKey struct {
 	gvr       schema.GroupVersionResource
 	namespace string
@@ -28,56 +36,74 @@ type watchKey struct {
 	user      string
 }
 
-// watch is one informer; failed watches (no list/watch permission, a
-// resource gone) are remembered so reads fall back to GETs without
-// waiting again.
+// cacheKey is the live cache's key of k: the members are selected by
+// their part-of label.
+func (k watchKey) cacheKey() livecache.Key {
+	return livecache.Key{
+		Resource:      k.gvr,
+		Namespace:     k.namespace,
+		LabelSelector: labels.Set{LabelPartOf: k.id}.AsSelector().String(),
+		User:          k.user,
+	}
+}
+
+// watch is one informer the tracker holds; failed watches (no list/watch
+// permission, a resource gone) are remembered so reads fall back to GETs
+// without waiting again.
 type watch struct {
-	inf    cache.SharedIndexInformer
-	cancel context.CancelFunc
+	inf    *livecache.Informer
 	failed error
 }
 
-// tracker keeps metadata-only informers of the members syncd applied, one
-// per resource, namespace and ApplySet, started once per process and
+// tracker holds the live cache's informers of the members syncd applied,
+// one per resource, namespace and ApplySet, acquired once per process and
 // label-selected by part-of, so that reading an unchanged object costs no
 // request. Each informer lists and watches through the client of the app
 // it is for, so a tenant's watch needs the tenant's own permission.
 type tracker struct {
 	syncTimeout time.Duration
+	cache       Informers
+	// own is set when the tracker made the cache itself and stops it.
+	own *livecache.Cache
 
 	mu      sync.Mutex
 	watches map[watchKey]*watch
 	done    bool
 }
 
-func newTracker(syncTimeout time.Duration) *tracker {
-	return &tracker{syncTimeout: syncTimeout, watches: map[watchKey]*watch{}}
+// newTracker returns a tracker over c, or over a cache of its own when c
+// is nil.
+func newTracker(syncTimeout time.Duration, c Informers) *tracker {
+	t := &tracker{syncTimeout: syncTimeout, cache: c, watches: map[watchKey]*watch{}}
+	if c == nil {
+		t.own = livecache.New()
+		t.cache = t.own
+	}
+	return t
 }
 
-// ensure starts the informer for k, listing and watching through md (the
-// app's client), unless it runs already, and waits until
-// it has listed (at most syncTimeout). A watch that cannot sync is stopped
+// ensure acquires the informer for k, listing and watching through client
+// (the app's), unless the tracker holds it already, and waits until it
+// has listed (at most syncTimeout). A watch that cannot sync is released
 // and remembered as failed; its reads then go to the API server.
-func (t *tracker) ensure(ctx context.Context, k watchKey, md metadata.Interface) *watch {
+func (t *tracker) ensure(ctx context.Context, k watchKey, client dynamic.Interface) *watch {
 	t.mu.Lock()
 	if w, ok := t.watches[k]; ok || t.done {
 		t.mu.Unlock()
 		return w
 	}
-	selector := labels.Set{LabelPartOf: k.id}.AsSelector().String()
-	inf := metadatainformer.NewFilteredMetadataInformer(md, k.gvr, k.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-		o.LabelSelector = selector
-	}).Informer()
-	wctx, cancel := context.WithCancel(context.Background())
-	w := &watch{inf: inf, cancel: cancel}
+	inf, err := t.cache.Acquire(k.cacheKey(), client)
+	w := &watch{inf: inf, failed: err}
 	t.watches[k] = w
 	t.mu.Unlock()
+	if err != nil {
+		return w
+	}
 
-	go inf.RunWithContext(wctx)
 	sctx, scancel := context.WithTimeout(ctx, t.syncTimeout)
 	defer scancel()
-	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
-		cancel()
+	if !inf.WaitForSync(sctx) {
+		t.cache.Release(inf)
 		t.mu.Lock()
 		w.failed = fmt.Errorf("watch %s in %q did not sync within %s", k.gvr, k.namespace, t.syncTimeout)
 		if ctx.Err() != nil {
@@ -91,7 +117,8 @@ func (t *tracker) ensure(ctx context.Context, k watchKey, md metadata.Interface)
 }
 
 // get returns the cached metadata of name in the informer for k; ok is
-// false when the informer is absent, failed, or does not hold it.
+// false when the informer is absent, failed, or does not hold it. The
+// metadata is the cache's: never modify it.
 func (t *tracker) get(k watchKey, name string) (*metav1.PartialObjectMetadata, bool) {
 	t.mu.Lock()
 	w := t.watches[k]
@@ -99,27 +126,28 @@ func (t *tracker) get(k watchKey, name string) (*metav1.PartialObjectMetadata, b
 	if w == nil || w.failed != nil {
 		return nil, false
 	}
-	key := name
-	if k.namespace != "" {
-		key = k.namespace + "/" + name
-	}
-	obj, exists, err := w.inf.GetIndexer().GetByKey(key)
-	if err != nil || !exists {
+	o, ok := w.inf.Get(k.namespace, name)
+	if !ok {
 		return nil, false
 	}
-	pom, ok := obj.(*metav1.PartialObjectMetadata)
-	return pom, ok
+	return o.Metadata(), true
 }
 
-// stop stops every informer.
+// stop releases every informer (and stops the cache if it is the
+// tracker's own).
 func (t *tracker) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, w := range t.watches {
-		w.cancel()
+		if w.failed == nil {
+			t.cache.Release(w.inf)
+		}
 	}
 	t.watches = map[watchKey]*watch{}
 	t.done = true
+	if t.own != nil {
+		t.own.Stop()
+	}
 }
 
 // toUnstructured turns cached metadata into an unstructured object of the

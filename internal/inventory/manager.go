@@ -43,6 +43,10 @@ type Options struct {
 	// SyncTimeout bounds a new watch's first list (default
 	// DefaultSyncTimeout).
 	SyncTimeout time.Duration
+	// Cache is the live cache the members are watched in (package
+	// livecache), shared with whoever else watches them (the daemon's
+	// drift watchers); nil: a cache of the Manager's own, stopped by Stop.
+	Cache Informers
 	// Reserved are syncd's own objects, which prune never deletes; its
 	// InventoryNamespace is always Namespace.
 	Reserved Reserved
@@ -108,13 +112,19 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 		mapper:  mapper,
 		opts:    opts,
 		store:   &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
-		tracker: newTracker(opts.SyncTimeout),
+		tracker: newTracker(opts.SyncTimeout, opts.Cache),
 		metrics: m,
 	}, nil
 }
 
 // Stop stops the watches. The Manager must not be used afterwards.
 func (m *Manager) Stop() { m.tracker.stop() }
+
+// LiveCache returns the live cache the members are watched in
+// (Options.Cache, or the Manager's own), for the drift watchers of the
+// same apps to share its informers: one list and watch, one copy of each
+// member in memory.
+func (m *Manager) LiveCache() Informers { return m.tracker.cache }
 
 // ID returns the ApplySet ID of an app.
 func (m *Manager) ID(app string) string { return AppID(app, m.opts.Namespace) }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
@@ -35,9 +36,12 @@ type Run struct {
 	plan   *planner.Plan
 	dryRun bool
 	id     string
-	// md reads, watches, deletes and patches the app's members, as the
+	// md reads, deletes and patches the app's members, as the
 	// app's identity (Manager.members).
 	md metadata.Interface
+	// watcher lists and watches them into the live cache, as the app's
+	// identity too.
+	watcher dynamic.Interface
 
 	prev    *loaded
 	prevIdx map[Key]*Member
@@ -66,7 +70,7 @@ type Run struct {
 // in the inventory before anything is applied, so that an interrupted run
 // never leaves an object syncd created outside the inventory.
 func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan, dryRun bool) (*Run, error) {
-	md, err := m.members(app)
+	clients, err := m.clientsOf(app)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +79,7 @@ func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan,
 		return nil, err
 	}
 	r := &Run{
-		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: md,
+		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: clients.md, watcher: clients.dyn,
 		prev: prev, prevIdx: prev.inv.Index(),
 		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
 	}
@@ -272,7 +276,7 @@ func (r *Run) prefetch(ctx context.Context) error {
 			return err
 		}
 		if !r.m.opts.NoWatch {
-			r.m.tracker.ensure(ctx, wk, r.md)
+			r.m.tracker.ensure(ctx, wk, r.watcher)
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -630,25 +630,25 @@ func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revis
 	return err
 }
 
-// hold stops the drift watcher's evaluation while the app is applied, so
-// that syncd's own writes are never judged against the previous plan;
-// watch (or release, when nothing was applied) ends it.
-func (a *appRun) hold() {
+// pauseDrift stops the drift watcher's evaluation while the app is
+// applied, so that syncd's own writes are never judged against the
+// previous plan; watch (or resumeDrift, when nothing was applied) ends it.
+func (a *appRun) pauseDrift() {
 	if a.watcher != nil {
-		a.watcher.Hold()
+		a.watcher.Pause()
 	}
 }
 
-// release ends a hold when nothing was applied.
-func (a *appRun) release() {
+// resumeDrift ends a pause when nothing was applied.
+func (a *appRun) resumeDrift() {
 	if a.watcher != nil {
-		a.watcher.Release()
+		a.watcher.Resume()
 	}
 }
 
 // watch points the app's drift watcher at the plan just applied: it tells
 // the watcher the resourceVersions the apply left (so a lagging watch is
-// not mistaken for drift), sets the plan (which ends the hold) and lets it
+// not mistaken for drift), sets the plan (which ends the pause) and lets it
 // re-evaluate every object from its cache. cs is nil in drift mode detect,
 // where nothing was applied.
 func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.ChangeSet, opts drift.Options) {
@@ -662,6 +662,14 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(a.app), "error", err)
 			},
 			Reader: identity.Name(a.app),
+			User:   identity.User(a.app),
+		}
+		if d.opts.Inventory != nil {
+			// One live cache per app: the watcher shares the
+			// inventory's informers (the applier's live reads and
+			// no-op skip), so each member is listed, watched and
+			// kept in memory once.
+			opts.Cache = d.opts.Inventory.LiveCache()
 		}
 		if d.opts.Inventory != nil && !a.app.DetectOnly() {
 			// Watch only the app's members, not every object of the
@@ -691,7 +699,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 	a.watcher.Applied(versions)
 	opts.Flaps = a.flaps
 	if err := a.watcher.SetPlan(plan, opts); err != nil {
-		a.watcher.Release()
+		a.watcher.Resume()
 		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
 	}
 	a.publishFindings()
@@ -768,10 +776,10 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		return nil
 	}
 	log.Info("applying", "objects", len(rendered.Plan.Objects))
-	ar.hold()
+	ar.pauseDrift()
 	cs, err := runner.ApplyRendered(ctx, app, rendered, false)
 	if cs == nil {
-		ar.release()
+		ar.resumeDrift()
 	}
 	result, err := Outcome(rendered, cs, err)
 	if err != nil {

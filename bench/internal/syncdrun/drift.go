@@ -35,13 +35,13 @@ func (s *Syncd) WithDrift() { s.drift = &driftWatch{s: s} }
 
 func (d *driftWatch) pause() {
 	if d != nil && d.w != nil {
-		d.w.Hold()
+		d.w.Pause()
 	}
 }
 
 func (d *driftWatch) resume() {
 	if d != nil && d.w != nil {
-		d.w.Release()
+		d.w.Resume()
 	}
 }
 
@@ -56,6 +56,7 @@ func (d *driftWatch) follow(plan *planner.Plan, cs *applier.ChangeSet) error {
 			OnChange:      d.record,
 			OnError:       d.recordErr,
 			LabelSelector: inventory.LabelPartOf + "=" + d.s.inv.ID(d.s.App.Name),
+			Cache:         d.s.inv.LiveCache(),
 		})
 		if err != nil {
 			return err

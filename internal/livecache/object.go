@@ -1,0 +1,81 @@
+package livecache
+
+import (
+	"fmt"
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Object is what the cache keeps of a live object: its metadata, typed
+// (managedFields as raw bytes, as a metadata-only informer keeps them),
+// and its top-level fields but metadata and status. Objects in the cache
+// are shared: never modify one.
+type Object struct {
+	metav1.PartialObjectMetadata
+	// content is every top-level field but apiVersion, kind, metadata
+	// and status, as decoded.
+	content map[string]any
+}
+
+var _ runtime.Object = (*Object)(nil)
+
+// dropped are the top-level fields an Object does not keep as content:
+// the type and metadata are kept typed, status is read by no consumer (the
+// planner strips it from Git's objects, so drift never compares it).
+var dropped = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "status": true}
+
+// toObject is the informers' transform: a decoded object becomes an
+// Object before it is stored. Anything else (an Object already, a
+// tombstone) is kept as it is.
+func toObject(item any) (any, error) {
+	u, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return item, nil
+	}
+	o := &Object{content: make(map[string]any, len(u.Object))}
+	for k, v := range u.Object {
+		if !dropped[k] {
+			o.content[k] = v
+		}
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &o.ObjectMeta); err != nil {
+			return nil, fmt.Errorf("%s %s/%s: decode metadata for the live cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	o.APIVersion, o.Kind = u.GetAPIVersion(), u.GetKind()
+	return o, nil
+}
+
+// Metadata returns the object's metadata (shared: never modify it).
+func (o *Object) Metadata() *metav1.PartialObjectMetadata { return &o.PartialObjectMetadata }
+
+// Unstructured returns a new unstructured object of the cached fields,
+// metadata included (status is not cached). Its nested values are shared
+// with the cache: read them, never modify them.
+func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
+	md, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: encode cached metadata: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	m := make(map[string]any, len(o.content)+3)
+	maps.Copy(m, o.content)
+	m["metadata"] = md
+	if o.APIVersion != "" {
+		m["apiVersion"] = o.APIVersion
+	}
+	if o.Kind != "" {
+		m["kind"] = o.Kind
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// DeepCopyObject returns a deep copy of o.
+func (o *Object) DeepCopyObject() runtime.Object {
+	c := &Object{content: runtime.DeepCopyJSON(o.content)}
+	o.PartialObjectMetadata.DeepCopyInto(&c.PartialObjectMetadata)
+	return c
+}
