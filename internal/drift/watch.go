@@ -122,7 +122,7 @@ type Watcher struct {
 	opts   WatcherOptions
 	// own is the watcher's own cache when WatcherOptions.Cache is nil.
 	own *livecache.Cache
-	sel    labels.Selector // nil without LabelSelector
+	sel labels.Selector // nil without LabelSelector
 
 	signal chan struct{}
 
