@@ -456,6 +456,12 @@ func BenchmarkMemory(b *testing.B) {
 	if p := os.Getenv("BENCH_MEMPROFILE"); p != "" {
 		args = append(args, "--memprofile", p)
 	}
+	if p := os.Getenv("BENCH_MEMPROFILE_END"); p != "" {
+		args = append(args, "--memprofile-end", p)
+	}
+	if os.Getenv("BENCH_NO_DRIFT") != "" {
+		args = append(args, "--drift=false")
+	}
 	if os.Getenv("BENCH_CACHED_MAPPER") != "" {
 		args = append(args, "--cached-mapper")
 	}

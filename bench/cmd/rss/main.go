@@ -35,6 +35,7 @@ func main() {
 	configMaps := flag.Bool("configmaps", false, "only ConfigMaps instead of the benchmark mix")
 	prune := flag.Int("prune", 0, "after the no-op, sync without the last this many objects")
 	watch := flag.Bool("drift", true, "run the app's drift watcher beside the syncs, as the daemon does")
+	memprofileEnd := flag.String("memprofile-end", "", "write a heap profile here at the end (after the drift step)")
 	flag.Parse()
 	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
@@ -48,14 +49,14 @@ func main() {
 	if *configMaps {
 		objects = syncdrun.ConfigMaps
 	}
-	if err := run(*kubeconfig, *ns, *n, *prune, *watch, objects, *memprofile); err != nil {
+	if err := run(*kubeconfig, *ns, *n, *prune, *watch, objects, *memprofile, *memprofileEnd); err != nil {
 		fmt.Fprintln(os.Stderr, "rss:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, int) []*unstructured.Unstructured, memprofile string) error {
+func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, int) []*unstructured.Unstructured, memprofile, memprofileEnd string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -88,18 +89,18 @@ func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, i
 		}
 		fmt.Printf("%s_ms %d\n", step.name, time.Since(start).Milliseconds())
 		if i == 0 && memprofile != "" {
-			f, err := os.Create(memprofile)
-			if err != nil {
+			if err := writeHeap(memprofile); err != nil {
 				return err
 			}
-			if err := pprof.WriteHeapProfile(f); err != nil {
-				return err
-			}
-			f.Close()
 		}
 	}
 	if watch {
 		if err := driftSeen(s); err != nil {
+			return err
+		}
+	}
+	if memprofileEnd != "" {
+		if err := writeHeap(memprofileEnd); err != nil {
 			return err
 		}
 	}
@@ -126,4 +127,14 @@ func driftSeen(s *syncdrun.Syncd) error {
 	}
 	fmt.Printf("drift_ms %d\n", time.Since(start).Milliseconds())
 	return nil
+}
+
+// writeHeap writes a heap profile to path.
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.WriteHeapProfile(f)
 }
