@@ -25,7 +25,7 @@ type driftWatch struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
-	changes []drift.Change
+	changes []drift.Delta
 	errs    []error
 }
 
@@ -85,7 +85,7 @@ func (d *driftWatch) follow(plan *planner.Plan, cs *applier.ChangeSet) error {
 	return nil
 }
 
-func (d *driftWatch) record(c drift.Change) {
+func (d *driftWatch) record(c drift.Delta) {
 	d.mu.Lock()
 	d.changes = append(d.changes, c)
 	d.mu.Unlock()
