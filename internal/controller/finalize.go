@@ -28,15 +28,21 @@ func (c *Controller) ensureFinalizer(ctx context.Context, app *v1alpha1.App) err
 	return nil
 }
 
-// finalize prunes a deleted App's objects (unless it does not prune or
-// never wrote any), then lets the deletion finish.
+// finalize prunes a deleted App's objects (unless it does not prune,
+// never wrote any, or its app name is held by another app), then lets
+// the deletion finish.
 func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 	key := app.Namespace + "/" + app.Name
 	if !slices.Contains(app.Finalizers, v1alpha1.Finalizer) {
 		c.forget(key)
 		return nil
 	}
-	if app.Spec.PruneEnabled() && c.opts.Runner.Inventory != nil {
+	switch err := c.opts.Names.claim(AppName(app.Namespace, app.Name), key); {
+	case err != nil:
+		// The inventory of that name is another app's: pruning it would
+		// delete that app's objects.
+		c.log.Info("App deleted without pruning: its app name belongs to another app", "app", key, "reason", err.Error())
+	case app.Spec.PruneEnabled() && c.opts.Runner.Inventory != nil:
 		if err := c.pruneAll(ctx, app); err != nil {
 			return err
 		}
