@@ -193,6 +193,7 @@ func TestSubstituteRefusals(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"cm.yaml": tc.file})
 			for _, cmd := range []string{"apply", "plan"} {
 				r := syncd(t, cmd, "--config", cfg, "--app", "web", "--path", dir)
+				t.Logf("%s: %s%s", cmd, r.stdout, r.stderr)
 				noPassword(t, cmd, r)
 				if r.code != exitError {
 					t.Errorf("%s: exit %d, want %d\n%s%s", cmd, r.code, exitError, r.stdout, r.stderr)

@@ -117,7 +117,15 @@ func TestLoadValidFull(t *testing.T) {
 			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
 				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
 				{Paths: []string{".spec.template.spec.containers[*].env"}},
-			}},
+			},
+				Substitute: map[string]string{"CLUSTER": "prod-eu"},
+				SubstituteFrom: []SubstituteSource{
+					{File: in("vars/cluster.yaml")},
+					{Kind: SubstituteConfigMap, Name: "cluster-vars", Optional: true},
+					{Kind: SubstituteSecret, Name: "cluster-secrets"},
+				},
+				SubstituteStrict: ptr(true),
+			},
 			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
 		},
 		Alerts: []Alert{

@@ -13,6 +13,23 @@
 // the process-wide guard (called by syncd's main) that keeps a build from
 // fetching what the checks miss. See docs/kustomize.md.
 //
+// With Options.Substitution, Planner.Plan first replaces ${NAME} and
+// ${NAME:=default} in each rendered object (Flux's postBuild semantics,
+// with github.com/fluxcd/pkg/envsubst): on the object's YAML as the render
+// wrote it, scalar styles kept, so an unquoted variable may become a
+// number; $${NAME} is a literal; objects annotated or labelled
+// syncd.dev/substitute or kustomize.toolkit.fluxcd.io/substitute:
+// disabled are left alone; an unset variable without a default is
+// refused (UnsetRefused, the default) naming the field. A sensitive
+// variable (from a Secret) may land only in fields the app's redaction
+// rules hide, never in an object's identity or a map key: substitutions
+// with two different stand-ins find every field it reaches. Not
+// guaranteed: text derived from a sensitive value that equals what both
+// stand-ins give (${S:0:0}, or a transformation to a constant) is not
+// found, which is harmless as it shows nothing of the value; an associative-list key
+// field holding one (a container's name) is only as hidden as the rules
+// make it, and it appears in the field paths reports print.
+//
 // Planner.Plan then validates every object, defaults namespaces, orders
 // the objects by stage (CRDs, Namespaces, other cluster-scoped objects,
 // namespaced objects; sorted by group, kind,

@@ -16,25 +16,20 @@ import (
 const probePrefix = "syncd-sensitive-probe-"
 
 // checkSensitive refuses an object in which a sensitive value lands where
-// syncd would print it. It substitutes text a second time with a stand-in
-// for every sensitive value and compares the two objects: the fields that
+// syncd would print it. It substitutes text again with stand-ins for the
+// sensitive values and compares the objects: the fields that
 // differ are those the sensitive values reach. Each must be a field the
 // app's redaction rules hide; none may be part of the object's identity
 // or a map key, which are printed whatever the rules say.
 func (s *Substitution) checkSensitive(text string, real *unstructured.Unstructured, used *lookup) error {
 	names := strings.Join(used.sensitiveNames(), ", ")
-	probe := &lookup{s: s, probe: s.probeValue}
-	out, err := envsubst.Eval(text, probe.value)
-	var probed *unstructured.Unstructured
-	if err == nil {
-		probed, err = parseDocument([]byte(out))
-	}
+	found, err := s.probe(text, real)
 	if err != nil {
 		return fmt.Errorf("the sensitive variables %s change the object's structure; a sensitive value may only be a field's value", names)
 	}
 	gk := real.GroupVersionKind().GroupKind()
 	var printed []string
-	for _, r := range reached(real.Object, probed.Object, nil) {
+	for _, r := range found {
 		switch {
 		case isIdentityPath(r.path):
 			printed = append(printed, r.String()+" (the object's identity)")
@@ -50,10 +45,46 @@ func (s *Substitution) checkSensitive(text string, real *unstructured.Unstructur
 	return fmt.Errorf("the sensitive variables %s land in %s, which syncd prints: substitute them only into a Secret's data or stringData, or into fields an apps[].sensitive rule for this kind covers (paths with [*] for list items)", names, strings.Join(printed, ", "))
 }
 
-// probeValue is the stand-in for a sensitive variable: a string no value
-// equals.
-func (s *Substitution) probeValue(name string) string {
+// probeRounds is how many stand-ins each sensitive variable gets. They
+// differ from each other in their first character, case and length, so
+// that text derived from a value (${S:0:1}, ${#S}, ${S^^}) that happens
+// to equal one stand-in's differs from the other's.
+const probeRounds = 2
+
+// probe substitutes text with stand-ins for the sensitive values, once per
+// round, and returns every field at which a result differs from real,
+// each once, sorted.
+func (s *Substitution) probe(text string, real *unstructured.Unstructured) ([]reach, error) {
+	var found []reach
+	seen := map[string]bool{}
+	for round := range probeRounds {
+		lk := &lookup{s: s, probe: func(name string) string { return s.probeValue(name, round) }}
+		out, err := envsubst.Eval(text, lk.value)
+		if err != nil {
+			return nil, err
+		}
+		probed, err := parseDocument([]byte(out))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range reached(real.Object, probed.Object, nil) {
+			if key := r.String(); !seen[key] {
+				seen[key] = true
+				found = append(found, r)
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b reach) int { return strings.Compare(a.String(), b.String()) })
+	return found, nil
+}
+
+// probeValue is a stand-in for a sensitive variable in a round: a string
+// its value does not equal.
+func (s *Substitution) probeValue(name string, round int) string {
 	p := probePrefix + name
+	if round == 1 {
+		p = "#PROBE#" + strings.Repeat("#", len(s.Variables[name].Value)+1) + name
+	}
 	for p == s.Variables[name].Value {
 		p += "-"
 	}

@@ -128,6 +128,10 @@ func TestSubstitution(t *testing.T) {
 			doc: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  ${TOKEN}: x\n",
 			err: "land in .stringData (its keys)",
 		},
+		"text derived from a sensitive value is found (its first letter is the first stand-in's)": {
+			doc: substCM("  first: ${TOKEN:0:1}\n  length: \"${#TOKEN}\"\n"),
+			err: "land in .data.first, .data.length, which syncd prints",
+		},
 		"a sensitive number is refused where it would be printed": {
 			doc: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: ${TOKEN}\n",
 			err: "land in .spec.replicas, which syncd prints",

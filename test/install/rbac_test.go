@@ -156,6 +156,13 @@ func TestServiceAccountRights(t *testing.T) {
 			_, err := cs.CoreV1().Namespaces().Get(ctx, "syncd-system", metav1.GetOptions{})
 			return err
 		}},
+		"read a ConfigMap in syncd-system (substituteFrom)": {allowed: true, do: func(ctx context.Context) error {
+			_, err := cs.CoreV1().ConfigMaps("syncd-system").Get(ctx, "cluster-vars", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}},
 		"create an Event in syncd-system": {allowed: true, do: func(ctx context.Context) error {
 			_, err := cs.CoreV1().Events("syncd-system").Create(ctx, &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{GenerateName: "syncd-"},
