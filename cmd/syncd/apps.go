@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
@@ -39,7 +40,7 @@ func appObjectsServed(cl *cluster) (bool, error) {
 // The file's app names are reserved: an App whose name collides is
 // refused. Each leadership term builds its own controller (a stopped
 // controller's informers and queue cannot start again).
-func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, log *slog.Logger) (func() (*controller.Controller, error), error) {
+func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, events record.EventRecorder, log *slog.Logger) (func() (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
 	if err != nil || !served {
 		if err == nil {
@@ -69,6 +70,7 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		Runner:  opts,
 		Secrets: controller.ClientSecrets{Client: cs},
 		Names:   names,
+		Events:  events,
 		InShard: func(app string) bool { return reconcile.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
 		Logger:  log.With("controller", "apps"),
 	}

@@ -142,8 +142,9 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()}
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
-		Events:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
+		Events:     recorder,
 		ConfigPath: f.config,
 		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
 		Options:    ropts,
@@ -164,7 +165,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, err)
 	}
 	// App objects run beside the file's apps when their CRDs are served.
-	newCtrl, err := appControllerFor(cl, f, ropts, cfg, log)
+	newCtrl, err := appControllerFor(cl, f, ropts, cfg, recorder, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}

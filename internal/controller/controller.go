@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
@@ -41,6 +42,8 @@ type Options struct {
 	// InShard, when set, selects the Apps this process runs by their
 	// AppName (the file daemon's --shards); the others are left alone.
 	InShard func(appName string) bool
+	// Events, when set, records Kubernetes Events on Apps.
+	Events record.EventRecorder
 	// Workers bounds the Apps reconciled at once (default
 	// DefaultWorkers). One App is never reconciled by two workers.
 	Workers int
@@ -60,6 +63,7 @@ type Controller struct {
 	factory dynamicinformer.DynamicSharedInformerFactory
 	status  statusWriter
 	creds   credentialWriter
+	events  eventer
 
 	mu         sync.Mutex
 	runners    map[string]*appRunner
@@ -94,6 +98,7 @@ func New(opts Options) (*Controller, error) {
 		log:        opts.Logger,
 		status:     statusWriter{dyn: opts.Cluster.Dynamic},
 		creds:      credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
+		events:     eventer{rec: opts.Events},
 		runners:    map[string]*appRunner{},
 		reconciles: map[string]int{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,8 +18,11 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -85,7 +89,11 @@ func (r *rig) start() *Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
+	t.Cleanup(broadcaster.Shutdown)
 	c, err := New(Options{
+		Events:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
 		Cluster: cl,
 		Runner:  reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
 		Secrets: ClientSecrets{Client: env.Clientset(t)},
@@ -254,6 +262,18 @@ func TestBrokenAppDoesNotStopAnother(t *testing.T) {
 	if res, err := status.Compute(u); err != nil || res.Status != status.FailedStatus {
 		t.Errorf("kstatus of the broken App = %+v, %v; want Failed", res, err)
 	}
+	eventually(t, "a RenderFailed Event on the broken App", func() (bool, string) {
+		evs, err := env.Clientset(t).CoreV1().Events(r.ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=broken,involvedObject.kind=App"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == string(v1alpha1.ReasonRenderFailed) && ev.Type == corev1.EventTypeWarning {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(evs.Items))
+	})
 	r.waitReady("web", r.sha)
 	next, err := r.repo.Commit("second", map[string][]byte{"web/cm.yaml": []byte(configMap("web", "2"))})
 	if err != nil {

@@ -70,6 +70,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		return 0, err
 	}
 	c.logAttempt(key, at)
+	c.events.attempt(app, at)
 	if at.Err != nil && after == 0 {
 		return 0, at.Err
 	}

@@ -83,6 +83,14 @@ func TestAppControllerRights(t *testing.T) {
 			_, err := apps.Namespace(team).Patch(ctx, "web", types.MergePatchType, []byte(`{"metadata":{"finalizers":[]}}`), metav1.PatchOptions{})
 			return err
 		}},
+		"record an Event on an App": {allowed: true, do: func(ctx context.Context) error {
+			_, err := cs.CoreV1().Events(team).Create(ctx, &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{GenerateName: "web."},
+				InvolvedObject: corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindApp, Namespace: team, Name: "web"},
+				Reason:         "Synced", Message: "test", Type: corev1.EventTypeNormal,
+			}, metav1.CreateOptions{})
+			return err
+		}},
 		"create an App": {allowed: false, do: func(ctx context.Context) error {
 			_, err := apps.Namespace(team).Create(ctx, app, metav1.CreateOptions{})
 			return err

@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/redact"
+)
+
+// eventer records Kubernetes Events on App objects (kubectl describe app
+// shows them). A nil recorder records nothing.
+type eventer struct{ rec record.EventRecorder }
+
+func appRef(app *v1alpha1.App) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindApp,
+		Namespace: app.Namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion,
+	}
+}
+
+// attempt records how an attempt ended: a Warning with the failure's
+// reason, or Normal Synced when the API server wrote something, and
+// Normal Pruned when objects left. The recorder folds repeats of one
+// message into one Event with a count.
+func (e eventer) attempt(app *v1alpha1.App, at attempt) {
+	if e.rec == nil {
+		return
+	}
+	ref := appRef(app)
+	if at.Err != nil {
+		// Scrubbed whole: an error may echo object content.
+		e.rec.Eventf(ref, corev1.EventTypeWarning, string(at.Reason), "%s", message(fmt.Errorf("revision %s: %w", shortRevision(at.Revision), at.Err)))
+		return
+	}
+	if cs := at.ChangeSet; cs != nil && cs.Written() > 0 {
+		e.rec.Eventf(ref, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortRevision(at.Revision), cs.Count(applier.Created), cs.Count(applier.Configured))
+	}
+	if at.Prune != nil && len(at.Prune.Deleted)+len(at.Prune.Orphaned) > 0 {
+		e.rec.Eventf(ref, corev1.EventTypeNormal, "Pruned", "%s", redact.Sprintf("%s", at.Prune.String()))
+	}
+}
+
+// shortRevision cuts a commit SHA (or tag@SHA) to 12 hex digits.
+func shortRevision(rev string) string {
+	if len(rev) == 40 || len(rev) == 64 {
+		return rev[:12]
+	}
+	return rev
+}
