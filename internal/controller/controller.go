@@ -54,16 +54,18 @@ type Options struct {
 
 // Controller reconciles App objects (package doc).
 type Controller struct {
-	opts    Options
-	log     *slog.Logger
-	queue   workqueue.TypedRateLimitingInterface[string]
-	apps    cache.GenericLister
-	sources cache.GenericLister
-	synced  []cache.InformerSynced
-	factory dynamicinformer.DynamicSharedInformerFactory
-	status  statusWriter
-	creds   credentialWriter
-	events  eventer
+	opts  Options
+	log   *slog.Logger
+	queue workqueue.TypedRateLimitingInterface[string]
+	// sourceQueue holds GitSource keys whose status is to be checked.
+	sourceQueue workqueue.TypedRateLimitingInterface[string]
+	apps        cache.GenericLister
+	sources     cache.GenericLister
+	synced      []cache.InformerSynced
+	factory     dynamicinformer.DynamicSharedInformerFactory
+	status      statusWriter
+	creds       credentialWriter
+	events      eventer
 
 	mu         sync.Mutex
 	runners    map[string]*appRunner
@@ -107,6 +109,9 @@ func New(opts Options) (*Controller, error) {
 				&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)}),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "apps"}),
 	}
+	c.sourceQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "gitsources"})
 	c.factory = dynamicinformer.NewDynamicSharedInformerFactory(opts.Cluster.Dynamic, 0)
 	apps := c.factory.ForResource(v1alpha1.AppResource)
 	sources := c.factory.ForResource(v1alpha1.GitSourceResource)
@@ -119,7 +124,7 @@ func New(opts Options) (*Controller, error) {
 	}
 	if _, err := sources.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.sourceChanged,
-		UpdateFunc: func(_, obj any) { c.sourceChanged(obj) },
+		UpdateFunc: c.sourceUpdated,
 		DeleteFunc: c.sourceChanged,
 	}); err != nil {
 		return nil, err
@@ -133,6 +138,7 @@ func New(opts Options) (*Controller, error) {
 // then it waits for the reconciles in flight.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	defer c.sourceQueue.ShutDown()
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
@@ -146,8 +152,13 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		})
 	}
+	wg.Go(func() {
+		for c.nextSource(ctx) {
+		}
+	})
 	<-ctx.Done()
 	c.queue.ShutDown()
+	c.sourceQueue.ShutDown()
 	wg.Wait()
 	return nil
 }
@@ -219,7 +230,18 @@ func equalStrings(a, b map[string]string) bool {
 	return true
 }
 
-// sourceChanged queues every App of the GitSource's namespace that
+// sourceUpdated queues a GitSource whose spec or metadata changed (not
+// the controller's own status writes), and its Apps.
+func (c *Controller) sourceUpdated(oldObj, newObj any) {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if ok1 && ok2 && !specChanged(o, n) {
+		return
+	}
+	c.sourceChanged(newObj)
+}
+
+// sourceChanged queues the GitSource and every App of its namespace that
 // references it.
 func (c *Controller) sourceChanged(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -228,6 +250,9 @@ func (c *Controller) sourceChanged(obj any) {
 	src, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return
+	}
+	if key, err := cache.MetaNamespaceKeyFunc(src); err == nil {
+		c.sourceQueue.Add(key)
 	}
 	objs, err := c.apps.ByNamespace(src.GetNamespace()).List(everything)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -333,4 +334,45 @@ func TestDeletionPrunes(t *testing.T) {
 	if v, err := r.configMapValue("api"); err != nil || v != "1" {
 		t.Errorf("ConfigMap api of the prune: false App: %q, %v; want it kept", v, err)
 	}
+}
+
+// TestGitSourceStatus: a valid GitSource is Ready; one naming a Secret
+// that does not exist is Ready=False with SecretNotFound, and so is an
+// App using it; kstatus reads them Current and Failed.
+func TestGitSourceStatus(t *testing.T) {
+	r := newRig(t, "1h")
+	r.create("gitsources", fmt.Sprintf(`
+kind: GitSource
+metadata: {name: private}
+spec: {url: %q, branch: main, interval: 1h, secretRef: {name: absent}}`, r.repo.URL))
+	r.app("web", "web", "")
+	r.create("apps", `
+kind: App
+metadata: {name: private}
+spec: {sourceRef: {kind: GitSource, name: private}, path: web}`)
+	want := map[string]string{"repo": "True " + string(v1alpha1.ReasonValid), "private": "False " + string(v1alpha1.ReasonSecretNotFound)}
+	for name, w := range want {
+		eventually(t, "GitSource "+name+" "+w, func() (bool, string) {
+			u, err := r.dyn.Resource(v1alpha1.GitSourceResource).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			src, err := sourceFrom(u)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, c := range src.Status.Conditions {
+				if c.Type == string(v1alpha1.ConditionReady) {
+					got := string(c.Status) + " " + c.Reason
+					return got == w && src.Status.ObservedGeneration == src.Generation, got + ": " + c.Message
+				}
+			}
+			return false, "no Ready condition"
+		})
+	}
+	app := r.waitApp("private", "refused", func(a *v1alpha1.App) bool { c := ready(a); return c != nil && c.Status == metav1.ConditionFalse })
+	if c := ready(app); c.Reason != string(v1alpha1.ReasonSecretNotFound) || !strings.Contains(c.Message, "Secret absent") {
+		t.Errorf("App private: Ready = %+v, want SecretNotFound naming the Secret", c)
+	}
+	r.waitReady("web", r.sha)
 }

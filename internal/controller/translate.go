@@ -51,6 +51,24 @@ func Translate(app *v1alpha1.App, src *v1alpha1.GitSource, creds Credentials) (*
 	return parsed, nil
 }
 
+// CheckSource checks a GitSource alone with the file config's
+// validation of sources[].git, as Translate does for the Apps using it.
+func CheckSource(src *v1alpha1.GitSource, creds Credentials) error {
+	cfg := &config.Config{
+		APIVersion: config.APIVersion,
+		Kind:       config.Kind,
+		Sources:    []config.Source{{Name: src.Name, Git: gitOf(src.Spec, creds)}},
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("GitSource %s/%s: encode: %w", src.Namespace, src.Name, err)
+	}
+	if _, err := config.Parse(data, "GitSource "+src.Namespace+"/"+src.Name); err != nil {
+		return objectErrors(&v1alpha1.App{}, src, err)
+	}
+	return nil
+}
+
 // checkReferences refuses what the file config cannot express: a source
 // of another kind or namespace, a service account of another namespace.
 func checkReferences(app *v1alpha1.App, src *v1alpha1.GitSource) error {
