@@ -15,9 +15,9 @@
 //
 // With Options.Substitution, Planner.Plan first replaces ${NAME} and
 // ${NAME:=default} in each rendered object (Flux's postBuild semantics,
-// with github.com/fluxcd/pkg/envsubst): on the object's YAML as the render
-// wrote it, scalar styles kept, so an unquoted variable may become a
-// number; $${NAME} is a literal; objects annotated or labelled
+// with github.com/fluxcd/pkg/envsubst): on the object's YAML, written
+// anew from the decoded object as Flux does, so a variable may become a
+// number whatever the source's quotes; $${NAME} is a literal; objects annotated or labelled
 // syncd.dev/substitute or kustomize.toolkit.fluxcd.io/substitute:
 // disabled are left alone; an unset variable without a default is
 // refused (UnsetRefused, the default) naming the field. A sensitive

@@ -28,12 +28,6 @@ type Manifest struct {
 	Item int
 	// Object is the decoded object, exactly as written.
 	Object *unstructured.Unstructured
-
-	// doc is the YAML (or JSON) document Object was decoded from, the
-	// List document for an item; substitution reads its scalar styles.
-	// Nil for manifests built in memory. Whoever replaces Object after
-	// the render clears doc.
-	doc []byte
 }
 
 // Origin returns "file#index" (or "file#index item N" for an item of a
@@ -180,7 +174,7 @@ func decodeManifests(doc []byte, name string, index int) ([]Manifest, ManifestEr
 		if err := checkObject(obj); err != nil {
 			return nil, ManifestErrors{{File: name, Index: index, Object: describe(obj), Err: err}}
 		}
-		return []Manifest{{File: name, Index: index, Object: obj, doc: doc}}, nil
+		return []Manifest{{File: name, Index: index, Object: obj}}, nil
 	}
 	items, err := listItems(obj)
 	if err != nil {
@@ -193,7 +187,7 @@ func decodeManifests(doc []byte, name string, index int) ([]Manifest, ManifestEr
 			errs = append(errs, &ManifestError{File: name, Index: index, Item: i + 1, Object: describe(item), Err: err})
 			continue
 		}
-		out = append(out, Manifest{File: name, Index: index, Item: i + 1, Object: item, doc: doc})
+		out = append(out, Manifest{File: name, Index: index, Item: i + 1, Object: item})
 	}
 	return out, errs
 }

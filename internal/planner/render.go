@@ -168,7 +168,7 @@ func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error)
 			errs = append(errs, &ManifestError{File: file, Index: i + 1, Object: describe(obj), Err: err})
 			continue
 		}
-		out = append(out, Manifest{File: file, Index: i + 1, Object: obj, doc: doc})
+		out = append(out, Manifest{File: file, Index: i + 1, Object: obj})
 	}
 	if len(errs) > 0 {
 		return nil, errs

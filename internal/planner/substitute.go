@@ -38,8 +38,9 @@ type Variable struct {
 }
 
 // Substitution replaces ${NAME} and ${NAME:=default} in every rendered
-// object, with Flux's postBuild semantics: on the YAML of each object (so
-// a variable may stand for a number or a boolean when written unquoted),
+// object, with Flux's postBuild semantics: on the YAML of each object,
+// written anew from it (so a variable may stand for a number or a
+// boolean, quoted in the source or not),
 // $${NAME} for a literal ${NAME}, and objects annotated or labelled
 // kustomize.toolkit.fluxcd.io/substitute: disabled or
 // syncd.dev/substitute: disabled left alone.

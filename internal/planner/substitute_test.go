@@ -23,6 +23,7 @@ var substVars = map[string]Variable{
 	"ENABLED":  {Value: "true", Source: "apps[0].substitute"},
 	"KEY":      {Value: "region", Source: "vars.yaml"},
 	"EMPTY":    {Value: "", Source: "vars.yaml"},
+	"QUOTE":    {Value: `"`, Source: "apps[0].substitute"},
 	"TOKEN":    {Value: secretValue, Sensitive: true, Source: "Secret syncd/cluster-secrets"},
 	"TOKEN64":  {Value: "czNjcjN0", Sensitive: true, Source: "Secret syncd/cluster-secrets"},
 	"BROKEN":   {Value: "[" + secretValue, Sensitive: true, Source: "Secret syncd/cluster-secrets"},
@@ -89,13 +90,17 @@ func TestSubstitution(t *testing.T) {
 			doc:  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${CLUSTER}\ndata:\n  ${KEY}: eu\n",
 			want: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-prod\ndata:\n  region: eu\n",
 		},
-		"unquoted becomes a number or a boolean, quoted stays a string": {
-			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: ${REPLICAS}\n  paused: ${ENABLED}\n  template:\n    spec:\n      containers:\n      - name: web\n        env: [{name: NUM, value: \"${REPLICAS}\"}]\n",
-			want: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  paused: true\n  template:\n    spec:\n      containers:\n      - name: web\n        env: [{name: NUM, value: \"3\"}]\n",
+		"a number or a boolean, quoted or not, as in Flux": {
+			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: \"${REPLICAS}\"\n  paused: ${ENABLED}\n",
+			want: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  paused: true\n",
 		},
-		"JSON keeps strings strings": {
-			doc:  `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"n": "${REPLICAS}"}}`,
-			want: substCM("  \"n\": \"3\"\n"),
+		"${QUOTE} keeps a number a string (Flux's documented way)": {
+			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        env:\n        - name: NUM\n          value: ${QUOTE}${REPLICAS}${QUOTE}\n",
+			want: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        env: [{name: NUM, value: \"3\"}]\n",
+		},
+		"JSON is substituted the same way": {
+			doc:  `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"n": "${QUOTE}${REPLICAS}${QUOTE}", "c": "${CLUSTER}"}}`,
+			want: substCM("  \"n\": \"3\"\n  c: prod\n"),
 		},
 		"comments are not substituted": {
 			doc:  substCM("  # uses ${MISSING} in a comment\n  a: ${CLUSTER} # and ${MISSING} here\n"),
@@ -173,7 +178,7 @@ func TestSubstitution(t *testing.T) {
 }
 
 // substituteDoc plans one document of app.yaml with substVars and returns
-// the object as substituted (before namespace defaulting).
+// the planned object (its namespace left out).
 func substituteDoc(t *testing.T, doc string, unset UnsetVariables, sensitive []config.SensitiveRule) (map[string]any, error) {
 	t.Helper()
 	ms, errs := decodeStream(strings.NewReader(doc), "app.yaml")
@@ -189,15 +194,11 @@ func substituteDoc(t *testing.T, doc string, unset UnsetVariables, sensitive []c
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := p.newPlanRun()
-	run.substitute(ms)
-	if len(run.errs) > 0 {
-		return nil, run.errs
+	plan, err := p.Plan(context.Background(), ms)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := p.Plan(context.Background(), ms); err != nil {
-		t.Fatalf("Plan of the substituted object: %v", err)
-	}
-	return roundTrip(t, ms[0].Object.Object), nil
+	return roundTrip(t, plan.Objects[0].Desired.Object), nil
 }
 
 // roundTrip turns o into what decoding its JSON gives, so that numbers
@@ -265,7 +266,7 @@ func TestSubstitutionRefusesBadNames(t *testing.T) {
 
 // TestSubstitutionKeepsObjectsWithoutVariables renders the planner's
 // fixtures with a substitution and without: objects that use no variable
-// come out the same.
+// come out the same (marshalling anew loses nothing).
 func TestSubstitutionKeepsObjectsWithoutVariables(t *testing.T) {
 	for _, tree := range []Tree{
 		{Dir: "testdata/plan/crds/manifests"},
