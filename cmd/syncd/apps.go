@@ -40,7 +40,7 @@ func appObjectsServed(cl *cluster) (bool, error) {
 // The file's app names are reserved: an App whose name collides is
 // refused. Each leadership term builds its own controller (a stopped
 // controller's informers and queue cannot start again).
-func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, events record.EventRecorder, log *slog.Logger) (func() (*controller.Controller, error), error) {
+func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, log *slog.Logger) (func() (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
 	if err != nil || !served {
 		if err == nil {
@@ -52,7 +52,6 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 	if err != nil {
 		return nil, err
 	}
-	names := controller.NewNames()
 	var fileApps []string
 	for _, a := range cfg.Apps {
 		fileApps = append(fileApps, a.Name)

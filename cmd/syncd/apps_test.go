@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ apps:
     source: repo
     path: file
 `, repo.URL, clash)})
-	startSyncd(t, "run", "--config", filepath.Join(dir, "syncd.yaml"), "--kubeconfig", env.Kubeconfig,
+	p := startSyncd(t, "run", "--config", filepath.Join(dir, "syncd.yaml"), "--kubeconfig", env.Kubeconfig,
 		"--inventory-namespace", env.Namespace(t), "--leader-elect=false", "--cache-dir", t.TempDir(), "--listen", "127.0.0.1:0")
 	apps := dyn.Resource(v1alpha1.AppResource).Namespace(ns)
 	t.Cleanup(func() {
@@ -129,6 +131,32 @@ apps:
 	poll(t, "the file app applied its ConfigMap", func() (bool, string) {
 		_, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(ctx, "file", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
+	})
+	// The collision shows on the file app too, in /status.
+	poll(t, "/status shows the file app's collision", func() (bool, string) {
+		addr, ok := p.listenAddr()
+		if !ok {
+			return false, "no listen address yet"
+		}
+		resp, err := httpClient.Get("http://" + addr + "/status")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Apps []struct {
+				App, Collision string
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return false, err.Error()
+		}
+		for _, a := range st.Apps {
+			if a.App == clash && strings.Contains(a.Collision, "App "+ns+"/clash") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", st.Apps)
 	})
 	// Deleting the refused App must not prune the file app's objects,
 	// whose inventory has the same name.

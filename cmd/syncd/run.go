@@ -15,6 +15,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -143,7 +144,9 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	defer broadcaster.Shutdown()
 	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()}
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
+	names := controller.NewNames() // app names shared by the file's apps and App objects
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+		Collision:  names.Collision,
 		Events:     recorder,
 		ConfigPath: f.config,
 		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
@@ -165,7 +168,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, err)
 	}
 	// App objects run beside the file's apps when their CRDs are served.
-	newCtrl, err := appControllerFor(cl, f, ropts, cfg, recorder, log)
+	newCtrl, err := appControllerFor(cl, f, ropts, cfg, names, recorder, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}

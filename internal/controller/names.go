@@ -30,12 +30,15 @@ func (n *Names) SetFile(names []string) {
 	}
 }
 
-// Collides returns the App key (namespace/name) whose name collides with
-// the file app name, or "".
-func (n *Names) Collides(name string) string {
+// Collision says which App object was refused because it has the file
+// app's name, or "" (for reconcile.DaemonOptions.Collision).
+func (n *Names) Collision(fileApp string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.owner[name]
+	if key, ok := n.owner[fileApp]; ok && n.file[fileApp] {
+		return fmt.Sprintf("App %s has this app's name (<namespace>-<name>); it is refused while this app exists: rename one of them", key)
+	}
+	return ""
 }
 
 // claim takes an app name for the App key; an error names who holds it.

@@ -69,6 +69,10 @@ type DaemonOptions struct {
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.WithTicker
+	// Collision, when set, says for an app name whether an App object
+	// has the same name (it is refused and the file's app keeps running);
+	// /status shows it as the app's collision.
+	Collision func(app string) string
 }
 
 // Result is how an app's last reconcile ended, as /status shows it.
@@ -120,6 +124,9 @@ type AppStatus struct {
 	// Waiting is set while the app waits for its dependencies (dependsOn)
 	// before applying a revision (depends.go).
 	Waiting *WaitStatus `json:"waiting,omitempty"`
+	// Collision names an App object refused because it has this app's
+	// name (DaemonOptions.Collision).
+	Collision string `json:"collision,omitempty"`
 }
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
@@ -196,7 +203,11 @@ func (d *Daemon) Status() []AppStatus {
 	defer d.mu.Unlock()
 	out := make([]AppStatus, 0, len(d.status))
 	for _, s := range d.status {
-		out = append(out, *s)
+		st := *s
+		if d.opts.Collision != nil {
+			st.Collision = d.opts.Collision(st.App)
+		}
+		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].App < out[j].App })
 	return out
