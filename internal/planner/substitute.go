@@ -96,7 +96,7 @@ func (r *planRun) substitute(manifests []Manifest) {
 	}
 	for i := range manifests {
 		m := &manifests[i]
-		if m.Object == nil || substituteDisabled(m.Object) {
+		if m.Object == nil || substituteDisabled(m.Object) || !holdsDollar(m.Object.Object) {
 			continue
 		}
 		obj, err := s.object(*m)
@@ -106,6 +106,29 @@ func (r *planRun) substitute(manifests []Manifest) {
 		}
 		m.Object = obj
 	}
+}
+
+// holdsDollar reports whether a key or a string below v holds a "$":
+// without one, substitution leaves an object as it is, and it is skipped
+// (writing and reading its YAML is most of the cost).
+func holdsDollar(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return strings.Contains(t, "$")
+	case map[string]any:
+		for k, c := range t {
+			if strings.Contains(k, "$") || holdsDollar(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range t {
+			if holdsDollar(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // object returns m's object with its variables replaced.
