@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -242,6 +243,11 @@ func TestAppBecomesReady(t *testing.T) {
 		t.Errorf("kubectl get apps: %v\n%s", err, out)
 	}
 	t.Logf("kubectl get apps.syncd.dev:\n%s", out)
+	out, err = exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig,
+		"explain", "apps.syncd.dev.spec.prune").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Prune deletes objects that left Git") {
+		t.Errorf("kubectl explain apps.syncd.dev.spec.prune: %v\n%s", err, out)
+	}
 }
 
 // TestBrokenAppDoesNotStopAnother: an App with a path that is not in the
@@ -328,6 +334,10 @@ func TestDeletionPrunes(t *testing.T) {
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
 		})
 	}
+	eventually(t, "the deleted App's Git cache removed", func() (bool, string) {
+		_, err := os.Stat(r.c.appCacheDir(r.ns, "web"))
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
 	if _, err := r.configMapValue("web"); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap web after its App was deleted: %v, want NotFound", err)
 	}

@@ -16,9 +16,17 @@
 // keeps its own Git cache (CacheDir/apps/<namespace>/<name>), so a slow
 // or broken clone of one App never holds another.
 //
-// The controller does NOT run the file daemon's drift watcher, alerts or
-// Events for Apps yet, and it re-polls an App's source on the source's
-// interval by requeueing the App (a schedule is honoured as its next
-// time), not through source.Scheduler. See docs/apps.md for what else is
-// not implemented.
+// GitSources have a work queue of their own: each is checked (spec and
+// Secrets, not the repository) when created or edited, and its status
+// says whether Apps can use it.
+//
+// Status conditions have kstatus meaning (api/v1alpha1 ConditionType);
+// Events are recorded on Apps; an App whose name collides with a file
+// app or another App is refused (names.go) and never prunes.
+//
+// The controller does NOT run the file daemon's drift watcher or alerts
+// for Apps, does not watch Secrets, and re-polls an App's source by
+// requeueing the App after the source's interval (or at its schedule's
+// next time), not through source.Scheduler. See docs/apps.md for what
+// else is not implemented.
 package controller

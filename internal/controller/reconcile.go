@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -166,7 +167,7 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 		return ar, nil
 	}
 	opts := c.opts.Runner
-	opts.CacheDir = filepath.Join(c.opts.Runner.CacheDir, "apps", app.Namespace, app.Name)
+	opts.CacheDir = c.appCacheDir(app.Namespace, app.Name)
 	r, err := reconcile.New(cfg, c.opts.Cluster, opts)
 	if err != nil {
 		return nil, fmt.Errorf("App %s: %w", key, err)
@@ -201,12 +202,23 @@ func pollAfter(g config.GitSource, now time.Time) time.Duration {
 	return max(sched.Next(now).Sub(now), time.Second)
 }
 
-// forget drops what the controller keeps for an App that is gone.
+// forget drops what the controller keeps for an App that is gone: its
+// Runner, its name and its Git cache.
 func (c *Controller) forget(key string) {
 	c.mu.Lock()
 	delete(c.runners, key)
 	c.mu.Unlock()
 	c.opts.Names.release(key)
+	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
+		if err := os.RemoveAll(c.appCacheDir(ns, name)); err != nil {
+			c.log.Warn("the Git cache of a deleted App could not be removed", "app", key, "error", err)
+		}
+	}
+}
+
+// appCacheDir is where an App's source keeps its Git cache.
+func (c *Controller) appCacheDir(namespace, name string) string {
+	return filepath.Join(c.opts.Runner.CacheDir, "apps", namespace, name)
 }
 
 func (c *Controller) count(key string) {
