@@ -296,7 +296,8 @@ func TestBrokenAppDoesNotStopAnother(t *testing.T) {
 }
 
 // TestEditReconcilesOnlyThatApp: with a long poll interval, editing one
-// App's spec reconciles that App once and not the other.
+// App's spec, or setting its requestedAt annotation, reconciles that App
+// once and not the other.
 func TestEditReconcilesOnlyThatApp(t *testing.T) {
 	r := newRig(t, "1h")
 	r.app("web", "web", "")
@@ -314,6 +315,21 @@ func TestEditReconcilesOnlyThatApp(t *testing.T) {
 	}
 	if got := r.c.Reconciles(r.ns, "api") - apiBefore; got != 0 {
 		t.Errorf("the other App reconciled %d times after the edit, want 0", got)
+	}
+
+	// The requestedAt annotation reconciles that App now, once.
+	webBefore, apiBefore = r.c.Reconciles(r.ns, "web"), r.c.Reconciles(r.ns, "api")
+	const at = "2026-12-01T21:50:00Z"
+	patch = []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"` + at + `"}}}`)
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(context.Background(), "api", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitApp("api", "handled the request", func(a *v1alpha1.App) bool { return a.Status.LastHandledReconcileAt == at })
+	if got := r.c.Reconciles(r.ns, "api") - apiBefore; got != 1 {
+		t.Errorf("the requested App reconciled %d times, want 1", got)
+	}
+	if got := r.c.Reconciles(r.ns, "web") - webBefore; got != 0 {
+		t.Errorf("the other App reconciled %d times after the request, want 0", got)
 	}
 }
 

@@ -66,6 +66,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		return 0, nil
 	}
 	at, after := c.attempt(ctx, key, app)
+	at.RequestedAt = app.Annotations[v1alpha1.RequestedAtAnnotation]
 	now := metav1.NewTime(c.opts.Clock.Now())
 	if err := c.status.write(ctx, ns, name, statusOf(app.Status, app.Generation, at, now)); err != nil {
 		return 0, err

@@ -33,6 +33,9 @@ type attempt struct {
 	Revision  string
 	ChangeSet *applier.ChangeSet
 	Prune     *inventory.Report
+	// RequestedAt is the App's requestedAt annotation when the attempt
+	// started.
+	RequestedAt string
 }
 
 // statusOf computes an App's new status from its old one and an attempt:
@@ -41,6 +44,9 @@ type attempt struct {
 func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.Time) v1alpha1.AppStatus {
 	st := *old.DeepCopy()
 	st.ObservedGeneration = generation
+	if at.RequestedAt != "" {
+		st.LastHandledReconcileAt = at.RequestedAt
+	}
 	st.LastReconcileTime = &now
 	if at.Revision != "" {
 		st.LastAttemptedRevision = at.Revision

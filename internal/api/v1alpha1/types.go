@@ -28,6 +28,12 @@ var (
 	AppResource       = GroupVersion.WithResource("apps")
 )
 
+// RequestedAtAnnotation on an App asks for a reconcile now: any new
+// value (a timestamp, by convention) queues the App, and the status
+// records the value handled (lastHandledReconcileAt), like Flux's
+// reconcile.fluxcd.io/requestedAt.
+const RequestedAtAnnotation = "syncd.dev/requestedAt"
+
 // Finalizer is set on every App that prunes: deleting the App prunes its
 // objects first, then the finalizer is removed.
 const Finalizer = "syncd.dev/prune"
@@ -151,8 +157,11 @@ type AppStatus struct {
 	LastAppliedRevision   string             `json:"lastAppliedRevision,omitempty"`
 	LastAttemptedRevision string             `json:"lastAttemptedRevision,omitempty"`
 	LastReconcileTime     *metav1.Time       `json:"lastReconcileTime,omitempty"`
-	Objects               *ObjectCounts      `json:"objects,omitempty"`
-	LastPrune             *PruneSummary      `json:"lastPrune,omitempty"`
+	// LastHandledReconcileAt is the value of the RequestedAtAnnotation
+	// the last reconcile handled.
+	LastHandledReconcileAt string        `json:"lastHandledReconcileAt,omitempty"`
+	Objects                *ObjectCounts `json:"objects,omitempty"`
+	LastPrune              *PruneSummary `json:"lastPrune,omitempty"`
 }
 
 // ObjectCounts counts the objects of an App's last apply.
