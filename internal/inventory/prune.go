@@ -35,10 +35,29 @@ type candidate struct {
 	mem    *Member
 	ri     metadata.ResourceInterface
 	live   *metav1.PartialObjectMetadata
-	keep   directive.Directive // the directive of a "keep"
-	action string              // "delete", "orphan", "keep", "gone" or "" (spared)
+	keep   directive.Directive // the directive of a pruneKeep
+	action pruneAction
 	spared *Spared
 }
+
+// pruneAction is what prune decided for a candidate.
+type pruneAction string
+
+// Prune actions.
+const (
+	// pruneSpare: the candidate stays (a guard spared it).
+	pruneSpare pruneAction = ""
+	// pruneDelete: the object is deleted from the cluster.
+	pruneDelete pruneAction = "delete"
+	// pruneOrphan: an adopted object stays in the cluster and is
+	// released: the app's field managers and labels leave it.
+	pruneOrphan pruneAction = "orphan"
+	// pruneGone: the object was already gone from the cluster.
+	pruneGone pruneAction = "gone"
+	// pruneKeep: the live object says it is never pruned (prune:
+	// disabled, reconcile: disabled): it leaves the inventory, untouched.
+	pruneKeep pruneAction = "keep"
+)
 
 // Finish ends a reconcile after the applier ran: it prunes the members
 // that left Git when every guard allows it, and writes the inventory of
@@ -299,7 +318,7 @@ func (r *Run) groupCandidates(cands []*candidate) (map[watchKey]*candidateGroup,
 		if err != nil {
 			if isNoMatch(err) {
 				// Its kind is gone (CRD deleted): so is the object.
-				c.action = "gone"
+				c.action = pruneGone
 				continue
 			}
 			c.spare(ReasonError, err.Error())
@@ -350,7 +369,7 @@ func (r *Run) listGroup(ctx context.Context, g *candidateGroup) {
 func (r *Run) refuseBudget(rep *Report, cands []*candidate) bool {
 	deletes := 0
 	for _, c := range cands {
-		if c.action == "delete" {
+		if c.action == pruneDelete {
 			deletes++
 		}
 	}
@@ -410,7 +429,7 @@ func (r *Run) removeStage(ctx context.Context, stage []*candidate) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.m.opts.Concurrency)
 	for _, c := range stage {
-		if c.action != "delete" && c.action != "orphan" || r.dryRun {
+		if c.action != pruneDelete && c.action != pruneOrphan || r.dryRun {
 			continue
 		}
 		g.Go(func() error {
@@ -426,7 +445,7 @@ func (r *Run) read(ctx context.Context, c *candidate) {
 	live, err := c.ri.Get(ctx, c.mem.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.action = "gone"
+		c.action = pruneGone
 	case err != nil:
 		c.spare(ReasonError, fmt.Sprintf("read before prune: %v", err))
 	default:
@@ -443,19 +462,19 @@ func (r *Run) collect(rep *Report, cands []*candidate) {
 		case c.spared != nil:
 			rep.Spared = append(rep.Spared, *c.spared)
 			r.m.metrics.blocked.WithLabelValues(string(c.spared.Reason)).Inc()
-		case c.action == "gone":
+		case c.action == pruneGone:
 			rep.Gone = append(rep.Gone, ref)
-		case c.action == "delete":
+		case c.action == pruneDelete:
 			rep.Deleted = append(rep.Deleted, ref)
 			if !r.dryRun {
 				r.m.metrics.pruned.WithLabelValues("deleted").Inc()
 			}
-		case c.action == "orphan":
+		case c.action == pruneOrphan:
 			rep.Orphaned = append(rep.Orphaned, ref)
 			if !r.dryRun {
 				r.m.metrics.pruned.WithLabelValues("orphaned").Inc()
 			}
-		case c.action == "keep":
+		case c.action == pruneKeep:
 			rep.Kept = append(rep.Kept, Kept{Object: ref, Directive: c.keep})
 			if !r.dryRun {
 				r.m.metrics.pruned.WithLabelValues("kept").Inc()
@@ -465,7 +484,7 @@ func (r *Run) collect(rep *Report, cands []*candidate) {
 }
 
 func (c *candidate) spare(reason Reason, msg string) {
-	c.action = ""
+	c.action = pruneSpare
 	c.spared = &Spared{Object: c.mem.Ref(), Reason: reason, Message: msg}
 }
 
@@ -477,7 +496,7 @@ func (r *Run) decide(c *candidate) {
 	if d, ok := pruneDisabled(live); ok {
 		// Checked first, as Flux does: the object asked never to be
 		// deleted, whatever else is true of it.
-		c.action, c.keep = "keep", d
+		c.action, c.keep = pruneKeep, d
 		return
 	}
 	if rule, why := r.m.opts.Reserved.SyncdOwn(t); rule != "" {
@@ -498,10 +517,10 @@ func (r *Run) decide(c *candidate) {
 		return
 	}
 	if c.mem.Adopted && !r.app.DeleteAdopted() {
-		c.action = "orphan"
+		c.action = pruneOrphan
 		return
 	}
-	c.action = "delete"
+	c.action = pruneDelete
 }
 
 // pruneDisabled reports whether the live object says it is never to be
@@ -559,7 +578,7 @@ func (r *Run) ownsAny(live *metav1.PartialObjectMetadata) bool {
 // remove deletes or orphans one candidate.
 func (r *Run) remove(ctx context.Context, c *candidate) {
 	live := c.live
-	if c.action == "orphan" {
+	if c.action == pruneOrphan {
 		if err := r.orphan(ctx, c); err != nil {
 			switch {
 			case apierrors.IsConflict(err) || apierrors.IsInvalid(err):
@@ -576,7 +595,7 @@ func (r *Run) remove(ctx context.Context, c *candidate) {
 	switch {
 	case err == nil:
 	case apierrors.IsNotFound(err):
-		c.action = "gone"
+		c.action = pruneGone
 	case apierrors.IsConflict(err):
 		c.spare(ReasonChanged, "not deleted: it changed after prune read it; it is checked again on the next run")
 	case apierrors.IsForbidden(err):

@@ -80,7 +80,7 @@ func (r *Run) denials(ctx context.Context, cands []*candidate) []denied {
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.m.opts.Concurrency)
 	for i, c := range cands {
-		if c.action != "delete" && c.action != "orphan" {
+		if c.action != pruneDelete && c.action != pruneOrphan {
 			continue
 		}
 		eg.Go(func() error {
@@ -105,7 +105,7 @@ func (r *Run) denials(ctx context.Context, cands []*candidate) []denied {
 // and the API server's answer.
 func (r *Run) tryRemove(ctx context.Context, c *candidate) (string, error) {
 	dry := []string{metav1.DryRunAll}
-	if c.action == "orphan" {
+	if c.action == pruneOrphan {
 		patch, err := r.orphanPatch(c.live)
 		if err != nil {
 			return "patch", err

@@ -94,6 +94,13 @@ const (
 	ResultUnhealthy Result = "unhealthy"
 )
 
+// Mode is how the daemon runs an app, as /status shows it: empty for an
+// app it applies, ModeDetect for one it only watches.
+type Mode string
+
+// ModeDetect: the app is in drift mode detect; syncd only watches it.
+const ModeDetect Mode = "detect"
+
 // AppStatus is what /status shows for one app.
 type AppStatus struct {
 	App      string `json:"app"`
@@ -102,7 +109,7 @@ type AppStatus struct {
 	Result   Result `json:"result"`
 	// Mode is "detect" for an app in drift mode detect (nothing is
 	// applied; Objects counts the objects watched), empty otherwise.
-	Mode      string    `json:"mode,omitempty"`
+	Mode      Mode      `json:"mode,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	Objects   int       `json:"objects"`
 	Changed   int       `json:"changed"`
@@ -364,14 +371,44 @@ func (w *appWork) done() {
 }
 
 // runGeneration runs one config until ctx ends. It sends on started
-// once, when the config runs or why it cannot (then it returns).
+// once, when the config runs or why it cannot (then it returns). Its
+// phases: build the runner and the alert notifier, keep the shard's apps,
+// start one loop per app, schedule the sources' polls, then wait for the
+// loops and release the revisions still queued.
 func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started chan<- error) {
 	runner, err := New(cfg, d.opts.Cluster, d.opts.Options)
 	if err != nil {
-		d.log.Error("config cannot run", "error", err)
-		started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
+		d.cannotRun(started, err)
 		return
 	}
+	notifier := d.newNotifier(cfg)
+	defer closeNotifier(notifier)
+	appsBySource := d.keepShard(cfg)
+	deps := newDependencies(cfg.Apps)
+	var wg sync.WaitGroup
+	queues := d.startApps(ctx, runner, notifier, deps, appsBySource, &wg)
+	sched, err := d.newScheduler(cfg, runner, deps, appsBySource, queues)
+	if err != nil {
+		d.cannotRun(started, err)
+		return
+	}
+	d.publish(sched, sourceURLs(cfg, appsBySource))
+	started <- nil
+	_ = sched.Run(ctx)
+	wg.Wait()
+	drainQueues(queues)
+}
+
+// cannotRun logs why a config cannot run and tells the generation's
+// starter.
+func (d *Daemon) cannotRun(started chan<- error, err error) {
+	d.log.Error("config cannot run", "error", err)
+	started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
+}
+
+// newNotifier builds the config's alert sinks. A sink that cannot be built
+// is logged and the config runs without alerts (nil).
+func (d *Daemon) newNotifier(cfg *config.Config) *alert.Notifier {
 	notifier, err := alert.New(cfg.Alerts, alert.Options{
 		Client:       d.opts.AlertClient,
 		Registerer:   d.opts.Registerer,
@@ -379,17 +416,28 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 	})
 	if err != nil {
 		d.log.Error("alerts cannot run; continuing without them", "error", err)
-		notifier = nil
+		return nil
 	}
-	defer func() {
-		if notifier != nil {
-			closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = notifier.Close(closeCtx)
-			cancel()
-		}
-	}()
+	return notifier
+}
+
+// closeNotifier flushes the notifier's queued alerts, giving up after 5s.
+func closeNotifier(notifier *alert.Notifier) {
+	if notifier == nil {
+		return
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = notifier.Close(closeCtx)
+}
+
+// keepShard returns the config's apps in this daemon's shard by source,
+// adds a pending status for each new one and drops the status of apps the
+// config no longer has.
+func (d *Daemon) keepShard(cfg *config.Config) map[string][]config.App {
 	appsBySource := map[string][]config.App{}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	keep := map[string]bool{}
 	for _, app := range cfg.Apps {
 		if !d.InShard(app.Name) {
@@ -406,11 +454,14 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 			delete(d.status, name)
 		}
 	}
-	d.mu.Unlock()
+	return appsBySource
+}
 
+// startApps starts one loop per app, each fed by a queue of one and held
+// by deps until its dependencies settled, and returns the queues by app
+// name. wg counts the running loops.
+func (d *Daemon) startApps(ctx context.Context, runner *Runner, notifier *alert.Notifier, deps *dependencies, appsBySource map[string][]config.App, wg *sync.WaitGroup) map[string]chan appWork {
 	queues := map[string]chan appWork{}
-	deps := newDependencies(cfg.Apps)
-	var wg sync.WaitGroup
 	for _, apps := range appsBySource {
 		for _, app := range apps {
 			q := make(chan appWork, 1)
@@ -431,6 +482,13 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 			}()
 		}
 	}
+	return queues
+}
+
+// newScheduler schedules the polls of every source that has apps in this
+// shard; each poll tells deps what the source resolved, then goes to
+// onPoll.
+func (d *Daemon) newScheduler(cfg *config.Config, runner *Runner, deps *dependencies, appsBySource map[string][]config.App, queues map[string]chan appWork) (*source.Scheduler, error) {
 	var jobs []source.Job
 	for _, sc := range cfg.Sources {
 		if len(appsBySource[sc.Name]) == 0 {
@@ -438,32 +496,39 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 		}
 		jobs = append(jobs, runner.Source(sc.Name).Job())
 	}
-	sched, err := source.NewScheduler(jobs, source.SchedulerOptions{
+	return source.NewScheduler(jobs, source.SchedulerOptions{
 		Clock: d.opts.Clock,
 		OnPoll: func(ev source.Event) {
 			deps.resolved(ev, appsBySource[ev.Source])
 			d.onPoll(ev, runner.Source(ev.Source), appsBySource[ev.Source], queues)
 		},
 	})
-	if err != nil {
-		d.log.Error("config cannot run", "error", err)
-		started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
-		return
-	}
+}
+
+// sourceURLs returns the URL of every source with apps in this shard, by
+// source name.
+func sourceURLs(cfg *config.Config, appsBySource map[string][]config.App) map[string]string {
 	urls := map[string]string{}
 	for _, sc := range cfg.Sources {
 		if len(appsBySource[sc.Name]) > 0 {
 			urls[sc.Name] = sc.Git.URL
 		}
 	}
+	return urls
+}
+
+// publish makes the generation's scheduler and sources the ones Trigger
+// and Sources see, and marks the daemon ready.
+func (d *Daemon) publish(sched *source.Scheduler, urls map[string]string) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.scheduler = sched
 	d.sources = urls
 	d.ready = true
-	d.mu.Unlock()
-	started <- nil
-	_ = sched.Run(ctx)
-	wg.Wait()
+}
+
+// drainQueues releases the revisions still queued when the loops ended.
+func drainQueues(queues map[string]chan appWork) {
 	for _, q := range queues {
 		select {
 		case w := <-q:
@@ -483,7 +548,7 @@ func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, 
 	if ev.Err != nil {
 		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 		for _, app := range apps {
-			d.m.Errors.WithLabelValues(app.Name, "source").Inc()
+			d.m.countError(app.Name, StageSource)
 			if d.opts.Inventory != nil {
 				d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, ev.Err)
 			}
@@ -502,7 +567,7 @@ func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, 
 	}
 	d.m.SourceRevision.DeletePartialMatch(map[string]string{"source": ev.Source})
 	d.m.SourceRevision.WithLabelValues(ev.Source, ev.Revision.SHA).Set(1)
-	if ev.Result.Change == source.Rewritten {
+	if ev.Result.Moved == source.Rewritten {
 		d.log.Warn("branch history was rewritten (force-push); following it", "source", ev.Source, "previous", ev.Result.Previous, "revision", ev.Revision.SHA)
 	}
 	if ev.Result.CacheRecovered != nil {
@@ -752,7 +817,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	log := d.log.With("app", app.Name, "revision", rev.SHA)
 	rendered, err := runner.RenderAt(ctx, app, rev)
 	if err != nil {
-		d.m.Errors.WithLabelValues(app.Name, "render").Inc()
+		d.m.countError(app.Name, StageRender)
 		if d.opts.Inventory != nil {
 			d.opts.Inventory.Refuse(app.Name, inventory.ReasonRenderFailed, err)
 		}
@@ -781,7 +846,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		log.Info("drift mode detect: watching, not applying", "objects", len(rendered.Plan.Objects))
 		d.finish(app, rev, start, ResultOK, nil, nil)
 		d.setStatus(app.Name, func(s *AppStatus) {
-			s.Mode, s.Objects, s.Changed, s.Conflicts = config.DriftDetect, len(rendered.Plan.Objects), 0, 0
+			s.Mode, s.Objects, s.Changed, s.Conflicts = ModeDetect, len(rendered.Plan.Objects), 0, 0
 		})
 		ar.watch(ctx, rendered.Plan, nil, dopts)
 		return nil
@@ -794,7 +859,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	}
 	result, err := Outcome(rendered, cs, err)
 	if err != nil {
-		d.m.Errors.WithLabelValues(app.Name, "apply").Inc()
+		d.m.countError(app.Name, StageApply)
 	}
 	d.finish(app, rev, start, result, err, cs)
 	ar.reportRewind(rendered)
@@ -851,9 +916,9 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 	if cs != nil {
 		for _, c := range cs.Changes {
 			counts[c.Action]++
-			d.m.Conflicts.WithLabelValues(app.Name, "force").Add(float64(len(c.Forced)))
-			d.m.Conflicts.WithLabelValues(app.Name, "yield").Add(float64(len(c.Yielded)))
-			d.m.Conflicts.WithLabelValues(app.Name, "fail").Add(float64(len(c.Conflicts)))
+			d.m.countConflicts(app.Name, ConflictForced, len(c.Forced))
+			d.m.countConflicts(app.Name, ConflictYielded, len(c.Yielded))
+			d.m.countConflicts(app.Name, ConflictFailed, len(c.Conflicts))
 		}
 		d.m.Objects.DeletePartialMatch(map[string]string{"app": app.Name})
 		for a, n := range counts {

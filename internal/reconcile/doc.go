@@ -1,16 +1,26 @@
 // Package reconcile wires syncd's stages together for one app: source
 // (resolve and check out the Git revision) → planner (render, validate,
-// split) → applier (apply under the conflict policy). Runner.Preview runs
-// the same render, plan, refusal of syncd's own objects and identity as
-// Runner.Apply, dry-runs what the inventory does not show unchanged
+// split) → applier (apply under the conflict policy) → inventory (prune
+// and record the members) → drift (watch what was applied). Runner.Preview
+// runs the same render, plan, refusal of syncd's own objects and identity
+// as Runner.Apply, dry-runs what the inventory does not show unchanged
 // through a memoising client (dryrun.go) and reports it as a
 // preview.Report, prune preview included (syncd plan). The CLI commands
-// and the daemon call it; the stages themselves never import each other
-// backwards.
+// call its Runner for one run; the stages themselves never import each
+// other backwards.
+//
+// It also holds the daemon (Daemon): it schedules each source's polls,
+// reconciles every app of its shard on each new revision, retries a failed
+// reconcile with capped exponential backoff, reloads the config when the
+// file changes, and logs, raises alerts, Events and metrics for what it
+// did. It is the one library package that logs (with the Logger it is
+// given); the stages return results and errors.
 //
 // It guarantees that a failed source or a failed render stops the run
-// before anything is sent to the cluster. It does not schedule, retry or
-// log: the daemon does that.
+// before anything is sent to the cluster, and that a failed poll keeps
+// the last good revision in force (nothing is applied or pruned). It does
+// not guarantee that two daemons never reconcile one app at once: that is
+// the job of the leader election in cmd/syncd.
 //
 // The daemon (Daemon) applies an app only once each app of its dependsOn
 // reconciled its current revision successfully (depends.go), and wakes

@@ -79,3 +79,40 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting)
 	return m
 }
+
+// Stage is the stage a reconcile failed in, the stage label of
+// syncd_reconcile_errors_total.
+type Stage string
+
+// Stages of a failed reconcile.
+const (
+	// StageSource: the source could not be polled.
+	StageSource Stage = "source"
+	// StageRender: the app could not be rendered or planned.
+	StageRender Stage = "render"
+	// StageApply: objects failed, conflicted or were unhealthy, or the
+	// prune did not complete.
+	StageApply Stage = "apply"
+)
+
+// ConflictOutcome is what the conflict policy did with a field conflict,
+// the outcome label of syncd_conflicts_total.
+type ConflictOutcome string
+
+// Outcomes of a field conflict.
+const (
+	// ConflictForced: syncd took the field over.
+	ConflictForced ConflictOutcome = "force"
+	// ConflictYielded: syncd left the field to its other owner.
+	ConflictYielded ConflictOutcome = "yield"
+	// ConflictFailed: the object was not applied.
+	ConflictFailed ConflictOutcome = "fail"
+)
+
+func (m *Metrics) countError(app string, stage Stage) {
+	m.Errors.WithLabelValues(app, string(stage)).Inc()
+}
+
+func (m *Metrics) countConflicts(app string, outcome ConflictOutcome, n int) {
+	m.Conflicts.WithLabelValues(app, string(outcome)).Add(float64(n))
+}

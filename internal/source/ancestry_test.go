@@ -53,8 +53,8 @@ func newVerifiedBranch(t *testing.T, allowRewrites bool) *verifiedBranch {
 	b.u.push("main")
 	var res Result
 	b.last, res = poll(t, b.s)
-	if b.last.SHA != b.s3 || res.Change != Updated {
-		t.Fatalf("fast-forward to s3 = %s %v, want %s Updated", b.last.SHA, res.Change, b.s3)
+	if b.last.SHA != b.s3 || res.Moved != Updated {
+		t.Fatalf("fast-forward to s3 = %s %v, want %s Updated", b.last.SHA, res.Moved, b.s3)
 	}
 	return b
 }
@@ -99,8 +99,8 @@ func TestPollVerifiedBranchRefusesRewrites(t *testing.T) {
 			}
 
 			b.u.forcePush(b.s3)
-			if rev, res := poll(t, b.s); rev.SHA != b.s3 || res.Change != Unchanged {
-				t.Errorf("with main back at s3: %s %v, want %s Unchanged", rev.SHA, res.Change, b.s3)
+			if rev, res := poll(t, b.s); rev.SHA != b.s3 || res.Moved != Unchanged {
+				t.Errorf("with main back at s3: %s %v, want %s Unchanged", rev.SHA, res.Moved, b.s3)
 			}
 		})
 	}
@@ -117,8 +117,8 @@ func TestPollVerifiedBranchRefusesRewrites(t *testing.T) {
 		next := b.u.goGitCommit("next", map[string]string{"f": "next"}, b.key)
 		b.u.push("main")
 		rev, res := poll(t, b.s)
-		if rev.SHA != next || res.Change != Updated || res.Previous != prev.SHA {
-			t.Errorf("fast-forward (cache deleted: %v) = %s %v (prev %s), want %s Updated (prev %s)", deleteCache, rev.SHA, res.Change, res.Previous, next, prev.SHA)
+		if rev.SHA != next || res.Moved != Updated || res.Previous != prev.SHA {
+			t.Errorf("fast-forward (cache deleted: %v) = %s %v (prev %s), want %s Updated (prev %s)", deleteCache, rev.SHA, res.Moved, res.Previous, next, prev.SHA)
 		}
 	}
 }
@@ -137,8 +137,8 @@ func TestPollVerifiedBranchAllowRewritesFollows(t *testing.T) {
 			}
 			next := b.u.goGitCommit("after", map[string]string{"f": "after"}, b.key)
 			b.u.push("main")
-			if rev, res := poll(t, b.s); rev.SHA != next || res.Change != Updated {
-				t.Errorf("fast-forward after the rewrite = %s %v, want %s Updated", rev.SHA, res.Change, next)
+			if rev, res := poll(t, b.s); rev.SHA != next || res.Moved != Updated {
+				t.Errorf("fast-forward after the rewrite = %s %v, want %s Updated", rev.SHA, res.Moved, next)
 			}
 		})
 	}

@@ -83,8 +83,8 @@ func BenchmarkPollUnchanged(b *testing.B) {
 	srv.counts()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, res := poll(b, s); res.Change != Unchanged {
-			b.Fatalf("change %v", res.Change)
+		if _, res := poll(b, s); res.Moved != Unchanged {
+			b.Fatalf("change %v", res.Moved)
 		}
 	}
 	b.StopTimer()
@@ -111,8 +111,8 @@ func BenchmarkPollNewCommit(b *testing.B) {
 		rev, res := poll(b, s)
 		b.StopTimer()
 		transferred += srv.totalBytes() - before
-		if res.Change != Updated || !strings.HasPrefix(rev.Subject, "bump") {
-			b.Fatalf("poll = %v %q", res.Change, rev.Subject)
+		if res.Moved != Updated || !strings.HasPrefix(rev.Subject, "bump") {
+			b.Fatalf("poll = %v %q", res.Moved, rev.Subject)
 		}
 		b.StartTimer()
 	}

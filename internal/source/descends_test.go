@@ -49,8 +49,8 @@ func TestDescends(t *testing.T) {
 	u.forcePush(c1)
 	x := u.commit("x", map[string]string{"f": "x"})
 	u.push("-f", "HEAD:main")
-	if rev, res := poll(t, followed); rev.SHA != x || res.Change != Rewritten {
-		t.Fatalf("poll after force-push = %s %v, want %s Rewritten", rev.SHA, res.Change, x)
+	if rev, res := poll(t, followed); rev.SHA != x || res.Moved != Rewritten {
+		t.Fatalf("poll after force-push = %s %v, want %s Rewritten", rev.SHA, res.Moved, x)
 	}
 	got["rewound x from c3"] = ask(followed, x, c3)
 	got["rewound x from c1"] = ask(followed, x, c1)

@@ -30,8 +30,8 @@ func TestPollFollowsForcePushAsRewrite(t *testing.T) {
 	ff := u.commit("ff 3", map[string]string{"c": "3"})
 	u.push("main")
 	rev, res := poll(t, s)
-	if rev.SHA != ff || res.Change != Updated || res.Previous != old {
-		t.Fatalf("fast-forward poll = %s %v (prev %s), want %s Updated (prev %s)", rev.SHA, res.Change, res.Previous, ff, old)
+	if rev.SHA != ff || res.Moved != Updated || res.Previous != old {
+		t.Fatalf("fast-forward poll = %s %v (prev %s), want %s Updated (prev %s)", rev.SHA, res.Moved, res.Previous, ff, old)
 	}
 
 	// Rewrite to a commit whose tree reuses a blob ("a": "v1") that only
@@ -40,8 +40,8 @@ func TestPollFollowsForcePushAsRewrite(t *testing.T) {
 	rewritten := u.commit("rewritten", map[string]string{"d": "new"})
 	u.git("push", "-q", "-f", "origin", "main")
 	rev, res = poll(t, s)
-	if rev.SHA != rewritten || res.Change != Rewritten || res.Previous != ff {
-		t.Fatalf("force-push poll = %s %v (prev %s), want %s Rewritten (prev %s)", rev.SHA, res.Change, res.Previous, rewritten, ff)
+	if rev.SHA != rewritten || res.Moved != Rewritten || res.Previous != ff {
+		t.Fatalf("force-push poll = %s %v (prev %s), want %s Rewritten (prev %s)", rev.SHA, res.Moved, res.Previous, rewritten, ff)
 	}
 	if got := readTree(t, rev.Dir); got["a"] != "v1" || got["d"] != "new" || got["c"] != "" {
 		t.Errorf("rewritten tree = %v, want a=v1 d=new and no c", got)
@@ -54,8 +54,8 @@ func TestPollFollowsForcePushAsRewrite(t *testing.T) {
 	next := u.commit("after", map[string]string{"e": "1"})
 	u.push("main")
 	rev, res = poll(t, s)
-	if rev.SHA != next || res.Change != Updated {
-		t.Errorf("poll after rewrite = %s %v, want %s Updated", rev.SHA, res.Change, next)
+	if rev.SHA != next || res.Moved != Updated {
+		t.Errorf("poll after rewrite = %s %v, want %s Updated", rev.SHA, res.Moved, next)
 	}
 }
 
@@ -78,8 +78,8 @@ func TestPollMergeOfOldBranchFetchesMissingObjects(t *testing.T) {
 	merged := u.commit("take base's a back", nil)
 	u.push("main")
 	rev, res := poll(t, s)
-	if rev.SHA != merged || res.Change != Updated || res.Previous != prev.SHA {
-		t.Fatalf("poll = %s %v, want %s Updated", rev.SHA, res.Change, merged)
+	if rev.SHA != merged || res.Moved != Updated || res.Previous != prev.SHA {
+		t.Fatalf("poll = %s %v, want %s Updated", rev.SHA, res.Moved, merged)
 	}
 	if got := readTree(t, rev.Dir); got["a"] != "base" || got["f"] != "feature" {
 		t.Errorf("tree = %v, want a=base f=feature", got)
@@ -148,8 +148,8 @@ func TestPollServerDown(t *testing.T) {
 
 	// The cache survived the broken fetch: the next poll works.
 	srv.hangup.Store(false)
-	if got, res := poll(t, s); res.Change != Updated || res.CacheRecovered != nil || got.SHA == rev.SHA {
-		t.Errorf("poll after hang-up = %s %v (recovered %v)", got.SHA, res.Change, res.CacheRecovered)
+	if got, res := poll(t, s); res.Moved != Updated || res.CacheRecovered != nil || got.SHA == rev.SHA {
+		t.Errorf("poll after hang-up = %s %v (recovered %v)", got.SHA, res.Moved, res.CacheRecovered)
 	}
 
 	srv.Close()
@@ -210,8 +210,8 @@ func TestPollServerDiesMidPack(t *testing.T) {
 
 			srv.cutPack.Store(false)
 			rev, res := poll(t, s)
-			if rev.SHA != want || res.Change != Updated || res.CacheRecovered != nil {
-				t.Errorf("poll with the server healthy = %s %v (recovered: %v), want %s Updated and no recovery", rev.SHA, res.Change, res.CacheRecovered, want)
+			if rev.SHA != want || res.Moved != Updated || res.CacheRecovered != nil {
+				t.Errorf("poll with the server healthy = %s %v (recovered: %v), want %s Updated and no recovery", rev.SHA, res.Moved, res.CacheRecovered, want)
 			}
 			if got := readTree(t, rev.Dir); got["m/new"] != randomText(4096, 100) || got["m/f1"] != files["m/f1"] {
 				t.Error("tree after the healthy poll lacks the new or the unchanged files")

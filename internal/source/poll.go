@@ -82,12 +82,12 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	}
 
 	var (
-		rev    Revision
-		change Change
+		rev   Revision
+		moved Movement
 	)
 	for attempt := 0; ; attempt++ {
 		var corrupt error
-		rev, change, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, false)
+		rev, moved, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, false)
 		if corrupt == nil {
 			break
 		}
@@ -104,9 +104,9 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	if err != nil {
 		return Revision{}, res, err
 	}
-	res.Change = change
+	res.Moved = moved
 	if !hasPrev {
-		res.Change = Updated
+		res.Moved = Updated
 	}
 
 	// Put the new tree in force, then drop the hold checkout took for the
@@ -335,7 +335,7 @@ func (s *Source) fetch(ctx context.Context, repo *git.Repository, creds credenti
 // exactly when the local history walk reaches it. When it does not (a
 // rewrite), or when the new tree needs objects the cache never had, the
 // cache is emptied and the target fetched again with depth 1.
-func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev Revision, hasPrev, refetch bool) (rev Revision, change Change, corrupt, err error) {
+func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev Revision, hasPrev, refetch bool) (rev Revision, moved Movement, corrupt, err error) {
 	repo, closeRepo, corrupt, err := s.openRepo(tgt.ref == "")
 	if corrupt != nil || err != nil {
 		return Revision{}, 0, corrupt, err
@@ -357,9 +357,9 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		return Revision{}, 0, corrupt, err
 	}
 
-	change = Updated
+	moved = Updated
 	if refetch {
-		change = Rewritten
+		moved = Rewritten
 	}
 	next, err := s.checkHistory(repo, tgt, commit, prev, hasPrev, fresh, refetch)
 	if err != nil {
@@ -386,7 +386,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 			return Revision{}, 0, nil, err
 		}
 		rev, _, corrupt, err = s.update(ctx, creds, tgt, prev, hasPrev, true)
-		return rev, change, corrupt, err
+		return rev, moved, corrupt, err
 	}
 	if corrupt != nil || err != nil {
 		return Revision{}, 0, corrupt, err
@@ -394,7 +394,7 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	if tgt.ref != "" {
 		dropOtherRefs(repo, localRef(tgt.ref))
 	}
-	return s.revisionOf(tgt, commit, signer, dir), change, nil, nil
+	return s.revisionOf(tgt, commit, signer, dir), moved, nil, nil
 }
 
 // fetchTarget fetches tgt into repo at the given depth. A failed fetch

@@ -108,8 +108,8 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 
 	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
 	rev, res := poll(t, s)
-	if res.Change != Updated {
-		t.Errorf("first poll change = %v, want Updated", res.Change)
+	if res.Moved != Updated {
+		t.Errorf("first poll change = %v, want Updated", res.Moved)
 	}
 	want := Revision{
 		Source: "src", URL: srv.url(), Ref: "branch main", SHA: sha,
@@ -138,8 +138,8 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 	}
 
 	rev2, res2 := poll(t, s)
-	if res2.Change != Unchanged || rev2.SHA != sha || res2.Previous != sha {
-		t.Errorf("second poll = %v %s (previous %s), want Unchanged %s", res2.Change, rev2.SHA, res2.Previous, sha)
+	if res2.Moved != Unchanged || rev2.SHA != sha || res2.Previous != sha {
+		t.Errorf("second poll = %v %s (previous %s), want Unchanged %s", res2.Moved, rev2.SHA, res2.Previous, sha)
 	}
 	if refs, posts, _ := srv.counts(); refs != 1 || posts != 0 {
 		t.Errorf("no-change poll made %d info/refs GETs and %d upload-pack POSTs, want 1 and 0", refs, posts)
@@ -170,8 +170,8 @@ func TestPollFetchesIncrementallyAndKeepsHeldTrees(t *testing.T) {
 	u.push("main")
 	rev2, res := poll(t, s)
 	refs, posts, incBytes := srv.counts()
-	if res.Change != Updated || rev2.SHA != second || res.Previous != first {
-		t.Fatalf("poll = %v %s (prev %s), want Updated %s (prev %s)", res.Change, rev2.SHA, res.Previous, second, first)
+	if res.Moved != Updated || rev2.SHA != second || res.Previous != first {
+		t.Fatalf("poll = %v %s (prev %s), want Updated %s (prev %s)", res.Moved, rev2.SHA, res.Previous, second, first)
 	}
 	if posts != 1 || refs != 2 {
 		t.Errorf("update poll made %d info/refs and %d upload-pack requests, want 2 and 1", refs, posts)

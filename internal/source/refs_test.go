@@ -71,8 +71,8 @@ func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
 			tc.git.URL = srv.url()
 			s := newSource(t, tc.git)
 			rev, res := poll(t, s)
-			if rev.SHA != tc.wantSHA || rev.Tag != tc.wantTag || res.Change != Updated {
-				t.Errorf("poll = %s tag %q %v, want %s tag %q Updated", rev.SHA, rev.Tag, res.Change, tc.wantSHA, tc.wantTag)
+			if rev.SHA != tc.wantSHA || rev.Tag != tc.wantTag || res.Moved != Updated {
+				t.Errorf("poll = %s tag %q %v, want %s tag %q Updated", rev.SHA, rev.Tag, res.Moved, tc.wantSHA, tc.wantTag)
 			}
 			if got := readTree(t, rev.Dir)["f"]; got != tc.wantF {
 				t.Errorf("tree has f=%q, want %q", got, tc.wantF)
@@ -97,8 +97,8 @@ func TestPollSemverFollowsNewTag(t *testing.T) {
 	u.git("tag", "v2.1.0")
 	u.push("main", "--tags")
 	rev, res := poll(t, s)
-	if rev.SHA != c2 || rev.Tag != "v1.4.0" || res.Change != Updated {
-		t.Errorf("poll = %s %q %v, want %s v1.4.0 Updated", rev.SHA, rev.Tag, res.Change, c2)
+	if rev.SHA != c2 || rev.Tag != "v1.4.0" || res.Moved != Updated {
+		t.Errorf("poll = %s %q %v, want %s v1.4.0 Updated", rev.SHA, rev.Tag, res.Moved, c2)
 	}
 }
 
@@ -112,8 +112,8 @@ func TestPollCommitPinDoesNotAskAgain(t *testing.T) {
 	poll(t, s)
 	srv.counts()
 	rev, res := poll(t, s)
-	if rev.SHA != c1 || res.Change != Unchanged {
-		t.Errorf("second poll = %s %v, want %s Unchanged", rev.SHA, res.Change, c1)
+	if rev.SHA != c1 || res.Moved != Unchanged {
+		t.Errorf("second poll = %s %v, want %s Unchanged", rev.SHA, res.Moved, c1)
 	}
 	if refs, posts, _ := srv.counts(); refs+posts != 0 {
 		t.Errorf("second poll of a pinned commit made %d requests, want 0", refs+posts)

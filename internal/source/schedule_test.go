@@ -45,7 +45,7 @@ func (f *fakePoller) Poll(ctx context.Context) (Revision, Result, error) {
 			return Revision{}, Result{}, ctx.Err()
 		}
 	}
-	return Revision{Source: f.name, SHA: "abc"}, Result{Change: Unchanged}, nil
+	return Revision{Source: f.name, SHA: "abc"}, Result{Moved: Unchanged}, nil
 }
 
 type schedHarness struct {
@@ -337,7 +337,7 @@ func TestSchedulerRunsRealSourceAndReportsErrors(t *testing.T) {
 	srv := newHTTPServer(t, u, "")
 	s := newSource(t, gitSource(srv.url(), "main"))
 	h := startScheduler(t, []Job{s.Job()})
-	if e := h.event(); e.Err != nil || e.Revision.SHA != sha || e.Result.Change != Updated {
+	if e := h.event(); e.Err != nil || e.Revision.SHA != sha || e.Result.Moved != Updated {
 		t.Fatalf("first event = %+v", e)
 	}
 	srv.Close()

@@ -16,13 +16,14 @@ import (
 	"syncd.dev/syncd/internal/config"
 )
 
-// Change says what a successful poll did to the revision in force.
-type Change int
+// Movement says what a successful poll did to the revision in force:
+// whether it moved and how.
+type Movement int
 
 const (
 	// Unchanged: the ref still resolves to the revision in force; nothing
 	// was fetched.
-	Unchanged Change = iota
+	Unchanged Movement = iota
 	// Updated: a new revision descending from the previous one (or the
 	// first revision) is now in force.
 	Updated
@@ -32,8 +33,8 @@ const (
 	Rewritten
 )
 
-// String returns the change's name.
-func (c Change) String() string {
+// String returns the movement's name.
+func (c Movement) String() string {
 	switch c {
 	case Unchanged:
 		return "Unchanged"
@@ -42,13 +43,13 @@ func (c Change) String() string {
 	case Rewritten:
 		return "Rewritten"
 	}
-	return fmt.Sprintf("Change(%d)", int(c))
+	return fmt.Sprintf("Movement(%d)", int(c))
 }
 
 // Result describes a successful poll.
 type Result struct {
-	// Change says whether the revision moved and how.
-	Change Change
+	// Moved says whether the revision moved and how.
+	Moved Movement
 	// Previous is the SHA in force before the poll; empty on the first.
 	Previous string
 	// CacheRecovered is non-nil (an *Error of KindCorruptCache) when the

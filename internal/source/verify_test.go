@@ -154,8 +154,8 @@ func TestPollVerifiesSignatures(t *testing.T) {
 
 	next := u.goGitCommit("signed again", map[string]string{"f": "ok"}, trusted)
 	u.push("main")
-	if rev, res := poll(t, s); rev.SHA != next || res.Change != Updated {
-		t.Errorf("after a signed commit: %s %v, want %s Updated", rev.SHA, res.Change, next)
+	if rev, res := poll(t, s); rev.SHA != next || res.Moved != Updated {
+		t.Errorf("after a signed commit: %s %v, want %s Updated", rev.SHA, res.Moved, next)
 	}
 }
 
@@ -253,8 +253,8 @@ func TestPollVerifyKeysFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, keysFile, trustedArmor)
-	if got, res := poll(t, s); got.SHA != next || res.Change != Updated {
-		t.Errorf("with the keys file restored: %s %v, want %s Updated", got.SHA, res.Change, next)
+	if got, res := poll(t, s); got.SHA != next || res.Moved != Updated {
+		t.Errorf("with the keys file restored: %s %v, want %s Updated", got.SHA, res.Moved, next)
 	}
 }
 
@@ -299,8 +299,8 @@ func TestPollVerifyTagKeepsPreviousOnUnsignedTag(t *testing.T) {
 	c4 := u.commit("four", map[string]string{"f": "4"})
 	u.goGitTag("v1.3.0", c4, trusted)
 	u.push("main", "--tags")
-	if got, res := poll(t, s); got.SHA != c4 || got.Tag != "v1.3.0" || res.Change != Updated {
-		t.Errorf("after a signed v1.3.0: %s %s %v, want %s v1.3.0 Updated", got.SHA, got.Tag, res.Change, c4)
+	if got, res := poll(t, s); got.SHA != c4 || got.Tag != "v1.3.0" || res.Moved != Updated {
+		t.Errorf("after a signed v1.3.0: %s %s %v, want %s v1.3.0 Updated", got.SHA, got.Tag, res.Moved, c4)
 	}
 }
 
