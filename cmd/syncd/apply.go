@@ -100,12 +100,15 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	if ns == "" {
 		ns = cl.namespace
 	}
-	app := config.App{Name: "apply", Manager: f.manager, Namespace: ns}
+	spec, err := reconcile.Compile(config.App{Name: "apply", Manager: f.manager, Namespace: ns})
+	if err != nil {
+		return withCode(exitError, err)
+	}
 	// The cluster's OpenAPI types custom kinds whose CRD is not in the
 	// directory and says which of them serve status as a subresource; it
 	// is fetched only for such kinds.
 	schemas := planner.NewClusterSchemas(cl.discovery.OpenAPIV3WithContext(cmd.Context()))
-	pl, err := planner.New(app, planner.Options{Mapper: cl.mapper, Schemas: schemas})
+	pl, err := planner.New(spec.Planner, planner.Options{Mapper: cl.mapper, Schemas: schemas})
 	if err != nil {
 		return withCode(exitError, err)
 	}

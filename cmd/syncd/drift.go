@@ -91,7 +91,7 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, err)
 		}
-		opts.Unreadable = drift.Unreadable{By: identity.Name(app), Objects: unreadable}
+		opts.Unreadable = drift.Unreadable{By: identity.Name(reconcile.TenantOf(app)), Objects: unreadable}
 		norm, err := runner.Normalizer(app)
 		if err != nil {
 			return withCode(exitError, err)

@@ -11,7 +11,6 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/redact"
 )
 
 type renderFlags struct {
@@ -91,7 +90,11 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	pl, err := planner.New(app, planner.Options{Revision: "working tree", Substitution: subst})
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: "working tree", Substitution: subst})
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -99,11 +102,7 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err))
 	}
-	sensitive, err := redact.ForApp(app)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	plan.Redact(sensitive)
+	plan.Redact(spec.Sensitive)
 	out := cmd.OutOrStdout()
 	if f.output == "json" {
 		err = plan.WriteJSON(out)

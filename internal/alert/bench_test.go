@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // BenchmarkNotify measures what a reconcile pays per event: redaction,
@@ -22,9 +20,9 @@ func BenchmarkNotify(b *testing.B) {
 		return false
 	}
 	defer close(release)
-	var alerts []config.Alert
-	for _, typ := range []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook} {
-		alerts = append(alerts, testAlert(b, "s-"+typ, typ, rec.URL))
+	var alerts []Sink
+	for _, typ := range []string{string(SinkSlack), string(SinkMSTeams), string(SinkDiscord), string(SinkWebhook)} {
+		alerts = append(alerts, testAlert(b, "s-"+typ, SinkType(typ), rec.URL))
 	}
 	n, err := New(alerts, testOptions(newFakeClock()))
 	if err != nil {
@@ -56,7 +54,7 @@ func BenchmarkRender(b *testing.B) {
 	}{{"typical", driftEvent()}, {"huge", hugeEvent()}} {
 		m := message{sink: "s", ev: Redact(tc.ev), fingerprint: fingerprint(dedupeKey(tc.ev))}
 		for typ, render := range sinkTypes {
-			b.Run(tc.name+"/"+typ, func(b *testing.B) {
+			b.Run(tc.name+"/"+string(typ), func(b *testing.B) {
 				b.ReportAllocs()
 				var size int
 				for i := 0; i < b.N; i++ {

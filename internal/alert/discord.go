@@ -3,8 +3,6 @@ package alert
 import (
 	"fmt"
 	"strings"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // Discord embed limits (discord.com/developers, "Embed Limits"), counted
@@ -71,13 +69,13 @@ func discordColor(m message) int {
 		return discordGreen
 	}
 	switch m.ev.Type {
-	case config.EventDrift:
+	case EventDrift:
 		return discordOrange
-	case config.EventConflict, config.EventError:
+	case EventConflict, EventError:
 		return discordRed
-	case config.EventSync:
+	case EventSync:
 		return discordBlue
-	case config.EventHandoff:
+	case EventHandoff:
 		return discordPurple
 	}
 	return discordGrey

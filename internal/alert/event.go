@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // Event is one thing worth telling people about: a drifted or conflicting
@@ -17,7 +15,7 @@ import (
 // sync. The daemon fills it from the result of a stage; this package does
 // not import those stages.
 type Event struct {
-	// Type is one of the config.Event* constants ("drift", "conflict", ...).
+	// Type is one of the Event* constants ("drift", "conflict", ...).
 	Type string
 	// App is the name of the app the object belongs to.
 	App string
@@ -100,9 +98,9 @@ type Culprit struct {
 // until it clears (and so are remembered until a Resolved event arrives);
 // the other types describe something that happened once at a revision.
 var findingEvents = map[string]bool{
-	config.EventDrift:    true,
-	config.EventConflict: true,
-	config.EventError:    true,
+	EventDrift:    true,
+	EventConflict: true,
+	EventError:    true,
 }
 
 // isFinding reports whether events of type t stay open until resolved.

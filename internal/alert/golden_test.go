@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden payloads in testdata/")
@@ -19,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden payloads in testdata
 // for every sink type. The files are the examples in docs/alerts.md;
 // rewrite them with: go test ./internal/alert -run TestGoldenPayloads -update
 func TestGoldenPayloads(t *testing.T) {
-	for _, typ := range []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook} {
+	for _, typ := range []string{string(SinkSlack), string(SinkMSTeams), string(SinkDiscord), string(SinkWebhook)} {
 		for _, state := range []string{StateOpen, StateResolved} {
 			t.Run(typ+"/"+state, func(t *testing.T) {
 				var body []byte

@@ -15,8 +15,6 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // t0 is the time every fake clock starts at.
@@ -158,11 +156,11 @@ func writeFile(t testing.TB, dir, name, content string) string {
 }
 
 // testAlert returns an alert of type typ whose URL file points at url.
-func testAlert(t testing.TB, name, typ, url string, events ...string) config.Alert {
+func testAlert(t testing.TB, name string, typ SinkType, url string, events ...string) Sink {
 	t.Helper()
 	dir := t.TempDir()
-	a := config.Alert{Name: name, Type: typ, URLFile: writeFile(t, dir, "url", url+"\n"), Events: events}
-	if typ == config.AlertWebhook {
+	a := Sink{Name: name, Type: typ, URLFile: writeFile(t, dir, "url", url+"\n"), Events: events}
+	if typ == SinkWebhook {
 		a.HMACKeyFile = writeFile(t, dir, "key", testKey+"\n")
 	}
 	return a
@@ -180,7 +178,7 @@ func testOptions(clk *fakeClock) Options {
 	}
 }
 
-func mustNew(t *testing.T, alerts []config.Alert, opts Options) *Notifier {
+func mustNew(t *testing.T, alerts []Sink, opts Options) *Notifier {
 	t.Helper()
 	n, err := New(alerts, opts)
 	if err != nil {
@@ -224,7 +222,7 @@ const driftRevision = "5d0f3a8e21c94b7a6e3f0d1c2b9a8e7f6d5c4b3a"
 // daemon fills in (internal/reconcile driftEvent).
 func driftEvent() Event {
 	return Event{
-		Type:     config.EventDrift,
+		Type:     EventDrift,
 		App:      "web",
 		Revision: driftRevision,
 		Object:   ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "testreportexample-1", Name: "web"},

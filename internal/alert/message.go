@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // States of an alert as sent.
@@ -32,12 +30,12 @@ func (m message) state() string {
 }
 
 var eventTitles = map[string]string{
-	config.EventDrift:    "Drift",
-	config.EventConflict: "Conflict",
-	config.EventHandoff:  "Hand-off",
-	config.EventPrune:    "Pruned",
-	config.EventError:    "Error",
-	config.EventSync:     "Synced",
+	EventDrift:    "Drift",
+	EventConflict: "Conflict",
+	EventHandoff:  "Hand-off",
+	EventPrune:    "Pruned",
+	EventError:    "Error",
+	EventSync:     "Synced",
 }
 
 // title is the one-line headline: "Drift: Deployment web/frontend (app

@@ -15,8 +15,6 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // Options tune a Notifier. The zero value gives the documented defaults.
@@ -140,7 +138,7 @@ type Notifier struct {
 
 // New validates alerts, checks that every URL and HMAC key file can be
 // read, and starts one sender goroutine per sink. Call Close to stop them.
-func New(alerts []config.Alert, opts Options) (*Notifier, error) {
+func New(alerts []Sink, opts Options) (*Notifier, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -177,17 +175,17 @@ func New(alerts []config.Alert, opts Options) (*Notifier, error) {
 	return n, nil
 }
 
-var sinkTypes = map[string]func(message) ([]byte, error){
-	config.AlertSlack:   renderSlack,
-	config.AlertMSTeams: renderTeams,
-	config.AlertDiscord: renderDiscord,
-	config.AlertWebhook: renderWebhook,
+var sinkTypes = map[SinkType]func(message) ([]byte, error){
+	SinkSlack:   renderSlack,
+	SinkMSTeams: renderTeams,
+	SinkDiscord: renderDiscord,
+	SinkWebhook: renderWebhook,
 }
 
-var knownEvents = []string{config.EventDrift, config.EventConflict, config.EventHandoff, config.EventPrune, config.EventError, config.EventSync}
+var knownEvents = []string{EventDrift, EventConflict, EventHandoff, EventPrune, EventError, EventSync}
 
 // newSink validates one alert config and builds its sink.
-func newSink(n *Notifier, a config.Alert) (*sink, error) {
+func newSink(n *Notifier, a Sink) (*sink, error) {
 	if a.Name == "" {
 		return nil, errors.New("name is empty; give the alert a name, it labels metrics and errors")
 	}
@@ -199,9 +197,9 @@ func newSink(n *Notifier, a config.Alert) (*sink, error) {
 		return nil, errors.New("urlFile is empty; name a file holding the webhook URL")
 	}
 	switch {
-	case a.Type == config.AlertWebhook && a.HMACKeyFile == "":
+	case a.Type == SinkWebhook && a.HMACKeyFile == "":
 		return nil, errors.New("hmacKeyFile is empty; a webhook alert is signed, name a file holding the HMAC key")
-	case a.Type != config.AlertWebhook && a.HMACKeyFile != "":
+	case a.Type != SinkWebhook && a.HMACKeyFile != "":
 		return nil, fmt.Errorf("hmacKeyFile is only used by type webhook, not %s; remove it", a.Type)
 	}
 	var events map[string]bool
@@ -296,3 +294,38 @@ func (n *Notifier) sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Sink is one chat or webhook destination of alerts.
+type Sink struct {
+	// Name labels the sink's metrics and errors; unique among sinks.
+	Name string
+	Type SinkType
+	// URLFile holds the webhook URL (it embeds a secret for most
+	// providers); it is re-read for every send.
+	URLFile string
+	// HMACKeyFile holds the key that signs SinkWebhook payloads.
+	HMACKeyFile string
+	// Events limits the sink to these event types; empty: every event.
+	Events []string
+}
+
+// SinkType is the kind of destination, which decides the payload.
+type SinkType string
+
+// Sink types.
+const (
+	SinkSlack   SinkType = "slack"
+	SinkMSTeams SinkType = "msteams"
+	SinkDiscord SinkType = "discord"
+	SinkWebhook SinkType = "webhook"
+)
+
+// Event types (Event.Type).
+const (
+	EventDrift    = "drift"
+	EventConflict = "conflict"
+	EventHandoff  = "handoff"
+	EventPrune    = "prune"
+	EventError    = "error"
+	EventSync     = "sync"
+)

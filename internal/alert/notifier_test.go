@@ -14,8 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // sent is what a test reads back from a webhook request.
@@ -52,9 +50,9 @@ func TestDedupeAndResolve(t *testing.T) {
 	replicasOnly := driftEvent()
 	replicasOnly.Fields = replicasOnly.Fields[:1]
 	conflict := driftEvent()
-	conflict.Type = config.EventConflict
-	objectWide := Event{Type: config.EventDrift, App: drift.App, Object: drift.Object, Resolved: true, Summary: "object matches Git"}
-	sync := func(rev string) Event { return Event{Type: config.EventSync, App: "shop", Revision: rev} }
+	conflict.Type = EventConflict
+	objectWide := Event{Type: EventDrift, App: drift.App, Object: drift.Object, Resolved: true, Summary: "object matches Git"}
+	sync := func(rev string) Event { return Event{Type: EventSync, App: "shop", Revision: rev} }
 	driftPaths := []string{".spec.replicas", `.spec.template.spec.containers[name="app"].image`}
 	open := sent{Type: "drift", State: "open", Revision: drift.Revision, Paths: driftPaths}
 	closed := sent{Type: "drift", State: "resolved", Revision: drift.Revision, Paths: driftPaths}
@@ -131,7 +129,7 @@ func TestDedupeAndResolve(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clk := newFakeClock()
 			rec := newRecorder(t)
-			n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(clk))
+			n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL)}, testOptions(clk))
 			for _, s := range tc.steps {
 				clk.Step(s.advance)
 				n.Notify(s.ev)
@@ -271,7 +269,7 @@ func TestRetries(t *testing.T) {
 				opts.Backoff.Cap = tc.cap
 			}
 			opts.ErrorHandler = log.handle
-			n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertSlack, rec.URL+secretURLPath)}, opts)
+			n := mustNew(t, []Sink{testAlert(t, "ops", SinkSlack, rec.URL+secretURLPath)}, opts)
 			n.Notify(driftEvent())
 			closeNotifier(t, n)
 
@@ -338,7 +336,7 @@ func TestSinkDown(t *testing.T) {
 	opts := testOptions(clk)
 	opts.MaxRetries = 1
 	opts.ErrorHandler = log.handle
-	n := mustNew(t, []config.Alert{testAlert(t, "chat", config.AlertDiscord, refusedURL(t))}, opts)
+	n := mustNew(t, []Sink{testAlert(t, "chat", SinkDiscord, refusedURL(t))}, opts)
 
 	n.Notify(driftEvent()) // returns at once: nothing listens, nothing waits
 	closeNotifier(t, n)
@@ -372,9 +370,9 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	}
 	opts := testOptions(newFakeClock())
 	opts.QueueSize = 10
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, opts)
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL)}, opts)
 	sync := func(i int) Event {
-		return Event{Type: config.EventSync, App: "shop", Revision: fmt.Sprintf("r%03d", i)}
+		return Event{Type: EventSync, App: "shop", Revision: fmt.Sprintf("r%03d", i)}
 	}
 
 	n.Notify(sync(0))
@@ -432,9 +430,9 @@ func TestRateLimit(t *testing.T) {
 	rec := newRecorder(t)
 	opts := testOptions(clk)
 	opts.RateLimit, opts.Burst = 0.5, 1 // one alert every 2s
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertSlack, rec.URL)}, opts)
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkSlack, rec.URL)}, opts)
 	for _, rev := range []string{"r1", "r2", "r3"} {
-		n.Notify(Event{Type: config.EventSync, App: "shop", Revision: rev})
+		n.Notify(Event{Type: EventSync, App: "shop", Revision: rev})
 	}
 	closeNotifier(t, n)
 	if len(rec.Requests()) != 3 {
@@ -447,14 +445,14 @@ func TestRateLimit(t *testing.T) {
 
 func TestURLFileIsReadForEverySend(t *testing.T) {
 	rec1, rec2 := newRecorder(t), newRecorder(t)
-	a := testAlert(t, "ops", config.AlertMSTeams, rec1.URL)
-	n := mustNew(t, []config.Alert{a}, testOptions(newFakeClock()))
-	n.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r1"})
+	a := testAlert(t, "ops", SinkMSTeams, rec1.URL)
+	n := mustNew(t, []Sink{a}, testOptions(newFakeClock()))
+	n.Notify(Event{Type: EventSync, App: "shop", Revision: "r1"})
 	<-rec1.received
 	if err := os.WriteFile(a.URLFile, []byte(rec2.URL+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r2"})
+	n.Notify(Event{Type: EventSync, App: "shop", Revision: "r2"})
 	closeNotifier(t, n)
 	if got1, got2 := len(rec1.Requests()), len(rec2.Requests()); got1 != 1 || got2 != 1 {
 		t.Errorf("requests to old and new URL: %d, %d; want 1, 1", got1, got2)
@@ -463,11 +461,11 @@ func TestURLFileIsReadForEverySend(t *testing.T) {
 
 func TestURLFileBrokenAfterStart(t *testing.T) {
 	rec := newRecorder(t)
-	a := testAlert(t, "ops", config.AlertSlack, rec.URL+secretURLPath)
+	a := testAlert(t, "ops", SinkSlack, rec.URL+secretURLPath)
 	var log errorLog
 	opts := testOptions(newFakeClock())
 	opts.ErrorHandler = log.handle
-	n := mustNew(t, []config.Alert{a}, opts)
+	n := mustNew(t, []Sink{a}, opts)
 	if err := os.WriteFile(a.URLFile, []byte("ftp://example.com"+secretURLPath), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -488,10 +486,10 @@ func TestURLFileBrokenAfterStart(t *testing.T) {
 
 func TestEventsFilter(t *testing.T) {
 	rec := newRecorder(t)
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL, config.EventDrift, config.EventError)}, testOptions(newFakeClock()))
-	n.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r1"})
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL, EventDrift, EventError)}, testOptions(newFakeClock()))
+	n.Notify(Event{Type: EventSync, App: "shop", Revision: "r1"})
 	n.Notify(driftEvent())
-	n.Notify(Event{Type: config.EventPrune, App: "shop", Revision: "r1", Object: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "old"}})
+	n.Notify(Event{Type: EventPrune, App: "shop", Revision: "r1", Object: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "old"}})
 	closeNotifier(t, n)
 	var got []string
 	for _, s := range summarise(t, rec.Requests()) {
@@ -508,9 +506,9 @@ func TestCloseWhileProviderHangs(t *testing.T) {
 		<-r.Context().Done() // hang until the client gives up
 		return true
 	}
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(newFakeClock()))
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL)}, testOptions(newFakeClock()))
 	for _, rev := range []string{"r1", "r2", "r3"} {
-		n.Notify(Event{Type: config.EventSync, App: "shop", Revision: rev})
+		n.Notify(Event{Type: EventSync, App: "shop", Revision: rev})
 	}
 	<-rec.received
 	ctx, cancel := context.WithCancel(context.Background())
@@ -537,17 +535,17 @@ func TestMetricsRegistered(t *testing.T) {
 	opts := testOptions(newFakeClock())
 	opts.Registerer = reg
 	opts.MaxRetries = -1
-	alerts := []config.Alert{testAlert(t, "ops", config.AlertSlack, rec.URL)}
+	alerts := []Sink{testAlert(t, "ops", SinkSlack, rec.URL)}
 	n := mustNew(t, alerts, opts)
 	n.Notify(driftEvent())
-	n.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r1"})
-	n.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r2"})
+	n.Notify(Event{Type: EventSync, App: "shop", Revision: "r1"})
+	n.Notify(Event{Type: EventSync, App: "shop", Revision: "r2"})
 	closeNotifier(t, n)
 
 	// A Notifier rebuilt on the same registry (config reload) keeps the
 	// counters.
 	n2 := mustNew(t, alerts, opts)
-	n2.Notify(Event{Type: config.EventSync, App: "shop", Revision: "r3"})
+	n2.Notify(Event{Type: EventSync, App: "shop", Revision: "r3"})
 	closeNotifier(t, n2)
 
 	want := `
@@ -570,35 +568,35 @@ func TestNewValidates(t *testing.T) {
 	key := writeFile(t, dir, "key", "k")
 	empty := writeFile(t, dir, "empty", "\n")
 	notURL := writeFile(t, dir, "noturl", "hooks.slack.com"+secretURLPath)
-	ok := config.Alert{Name: "a", Type: config.AlertSlack, URLFile: url}
-	with := func(f func(*config.Alert)) []config.Alert { a := ok; f(&a); return []config.Alert{a} }
+	ok := Sink{Name: "a", Type: SinkSlack, URLFile: url}
+	with := func(f func(*Sink)) []Sink { a := ok; f(&a); return []Sink{a} }
 	tests := map[string]struct {
-		alerts []config.Alert
+		alerts []Sink
 		opts   Options
 		want   string // "" for success
 	}{
-		"valid":           {alerts: []config.Alert{ok, {Name: "b", Type: config.AlertWebhook, URLFile: url, HMACKeyFile: key, Events: []string{"drift"}}}},
+		"valid":           {alerts: []Sink{ok, {Name: "b", Type: SinkWebhook, URLFile: url, HMACKeyFile: key, Events: []string{"drift"}}}},
 		"no alerts":       {},
-		"no name":         {alerts: with(func(a *config.Alert) { a.Name = "" }), want: `alerts[0] "": name is empty`},
-		"duplicate name":  {alerts: []config.Alert{ok, ok}, want: `alerts[1] "a": name is already used by alerts[0]`},
-		"unknown type":    {alerts: with(func(a *config.Alert) { a.Type = "email" }), want: `alerts[0] "a": type "email" is not one of slack, msteams, discord, webhook`},
-		"no urlFile":      {alerts: with(func(a *config.Alert) { a.URLFile = "" }), want: "urlFile is empty"},
-		"missing urlFile": {alerts: with(func(a *config.Alert) { a.URLFile = dir + "/nope" }), want: `alert sink "a": read urlFile: open ` + dir + "/nope"},
-		"empty urlFile":   {alerts: with(func(a *config.Alert) { a.URLFile = empty }), want: "urlFile " + empty + " is empty"},
+		"no name":         {alerts: with(func(a *Sink) { a.Name = "" }), want: `alerts[0] "": name is empty`},
+		"duplicate name":  {alerts: []Sink{ok, ok}, want: `alerts[1] "a": name is already used by alerts[0]`},
+		"unknown type":    {alerts: with(func(a *Sink) { a.Type = "email" }), want: `alerts[0] "a": type "email" is not one of slack, msteams, discord, webhook`},
+		"no urlFile":      {alerts: with(func(a *Sink) { a.URLFile = "" }), want: "urlFile is empty"},
+		"missing urlFile": {alerts: with(func(a *Sink) { a.URLFile = dir + "/nope" }), want: `alert sink "a": read urlFile: open ` + dir + "/nope"},
+		"empty urlFile":   {alerts: with(func(a *Sink) { a.URLFile = empty }), want: "urlFile " + empty + " is empty"},
 		"urlFile without scheme": {
-			alerts: with(func(a *config.Alert) { a.URLFile = notURL }), want: "urlFile " + notURL + " does not hold an http(s) URL",
+			alerts: with(func(a *Sink) { a.URLFile = notURL }), want: "urlFile " + notURL + " does not hold an http(s) URL",
 		},
 		"webhook without key": {
-			alerts: with(func(a *config.Alert) { a.Type = config.AlertWebhook }), want: "hmacKeyFile is empty",
+			alerts: with(func(a *Sink) { a.Type = SinkWebhook }), want: "hmacKeyFile is empty",
 		},
 		"key on a chat sink": {
-			alerts: with(func(a *config.Alert) { a.HMACKeyFile = key }), want: "hmacKeyFile is only used by type webhook, not slack",
+			alerts: with(func(a *Sink) { a.HMACKeyFile = key }), want: "hmacKeyFile is only used by type webhook, not slack",
 		},
 		"empty key file": {
-			alerts: with(func(a *config.Alert) { a.Type, a.HMACKeyFile = config.AlertWebhook, empty }), want: "hmacKeyFile " + empty + " is empty",
+			alerts: with(func(a *Sink) { a.Type, a.HMACKeyFile = SinkWebhook, empty }), want: "hmacKeyFile " + empty + " is empty",
 		},
 		"unknown event": {
-			alerts: with(func(a *config.Alert) { a.Events = []string{"drift", "deploy"} }), want: `events: "deploy" is not one of drift, conflict, handoff, prune, error, sync`,
+			alerts: with(func(a *Sink) { a.Events = []string{"drift", "deploy"} }), want: `events: "deploy" is not one of drift, conflict, handoff, prune, error, sync`,
 		},
 		"negative queue": {opts: Options{QueueSize: -1}, want: "Options.QueueSize must not be negative"},
 		"negative rate":  {opts: Options{RateLimit: -1}, want: "Options.RateLimit must not be negative"},
@@ -629,9 +627,9 @@ func TestConcurrentNotify(t *testing.T) {
 	rec := newRecorder(t)
 	opts := testOptions(newFakeClock())
 	opts.QueueSize = 1000
-	n := mustNew(t, []config.Alert{
-		testAlert(t, "a", config.AlertWebhook, rec.URL),
-		testAlert(t, "b", config.AlertDiscord, rec.URL, config.EventSync),
+	n := mustNew(t, []Sink{
+		testAlert(t, "a", SinkWebhook, rec.URL),
+		testAlert(t, "b", SinkDiscord, rec.URL, EventSync),
 	}, opts)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -641,7 +639,7 @@ func TestConcurrentNotify(t *testing.T) {
 			// Every goroutine reports the same 50 revisions, half of them
 			// twice: each sink must send each revision once.
 			for i := range 50 {
-				ev := Event{Type: config.EventSync, App: "shop", Revision: fmt.Sprintf("r%02d", (i+g)%50)}
+				ev := Event{Type: EventSync, App: "shop", Revision: fmt.Sprintf("r%02d", (i+g)%50)}
 				n.Notify(ev)
 				if i%2 == 0 {
 					n.Notify(ev)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // The structs below mirror each provider's documented request schema,
@@ -358,10 +356,10 @@ func checkWebhook(t *testing.T, body []byte) string {
 }
 
 var checkers = map[string]func(*testing.T, []byte) string{
-	config.AlertSlack:   checkSlack,
-	config.AlertMSTeams: checkTeams,
-	config.AlertDiscord: checkDiscord,
-	config.AlertWebhook: checkWebhook,
+	string(SinkSlack):   checkSlack,
+	string(SinkMSTeams): checkTeams,
+	string(SinkDiscord): checkDiscord,
+	string(SinkWebhook): checkWebhook,
 }
 
 // hugeEvent exceeds every provider limit: long names, many fields, long
@@ -369,7 +367,7 @@ var checkers = map[string]func(*testing.T, []byte) string{
 func hugeEvent() Event {
 	long := func(n int) string { return strings.Repeat("<ä😀&>", n) }
 	ev := Event{
-		Type:     config.EventConflict,
+		Type:     EventConflict,
 		App:      "app-" + strings.Repeat("x", 300),
 		Revision: strings.Repeat("f", 400),
 		Object:   ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "ns-" + long(40), Name: "name-" + long(60)},
@@ -403,7 +401,7 @@ func manyFields(n int) Event {
 func sendOne(t *testing.T, typ string, ev Event) []byte {
 	t.Helper()
 	rec := newRecorder(t)
-	n := mustNew(t, []config.Alert{testAlert(t, "team-"+typ, typ, rec.URL+secretURLPath)}, testOptions(newFakeClock()))
+	n := mustNew(t, []Sink{testAlert(t, "team-"+typ, SinkType(typ), rec.URL+secretURLPath)}, testOptions(newFakeClock()))
 	n.Notify(ev)
 	closeNotifier(t, n)
 	reqs := rec.Requests()
@@ -422,7 +420,7 @@ func sendOne(t *testing.T, typ string, ev Event) []byte {
 func TestPayloadShapes(t *testing.T) {
 	resolved := driftEvent()
 	resolved.Resolved = true
-	sync := Event{Type: config.EventSync, App: "shop", Revision: "v1.2.0@sha1:abc", Summary: "applied 12 objects", Time: t0}
+	sync := Event{Type: EventSync, App: "shop", Revision: "v1.2.0@sha1:abc", Summary: "applied 12 objects", Time: t0}
 	evil := driftEvent()
 	evil.Object.Name = "<!channel> @everyone"
 	evil.Summary = "<!here> *bold* `code` @here <@123>"
@@ -459,18 +457,18 @@ func TestPayloadShapes(t *testing.T) {
 		"many short fields are capped by count": {
 			ev:    manyFields(80),
 			want:  want{contains: []string{"more field(s) not shown"}},
-			types: []string{config.AlertSlack, config.AlertDiscord},
+			types: []string{string(SinkSlack), string(SinkDiscord)},
 		},
 		"markup in names cannot ping in slack": {
 			ev:    evil,
 			want:  want{contains: []string{"&lt;!channel&gt;", "&lt;!here&gt;"}},
-			types: []string{config.AlertSlack},
+			types: []string{string(SinkSlack)},
 		},
 	}
 	for name, tc := range tests {
 		types := tc.types
 		if types == nil {
-			types = []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook}
+			types = []string{string(SinkSlack), string(SinkMSTeams), string(SinkDiscord), string(SinkWebhook)}
 		}
 		for _, typ := range types {
 			t.Run(name+"/"+typ, func(t *testing.T) {
@@ -487,8 +485,8 @@ func TestPayloadShapes(t *testing.T) {
 				// The webhook's content is compared field by field in
 				// TestWebhookPayload; here only its shape is checked.
 				for _, s := range tc.want.contains {
-					if typ == config.AlertWebhook {
-						if !strings.Contains(text, `"fieldsOmitted":400`) && tc.ev.Type == config.EventConflict {
+					if typ == string(SinkWebhook) {
+						if !strings.Contains(text, `"fieldsOmitted":400`) && tc.ev.Type == EventConflict {
 							t.Errorf("webhook payload does not count the 400 fields left out")
 						}
 						break
@@ -512,7 +510,7 @@ func TestPayloadShapes(t *testing.T) {
 func sendResolved(t *testing.T, typ string, ev Event) []byte {
 	t.Helper()
 	rec := newRecorder(t)
-	n := mustNew(t, []config.Alert{testAlert(t, "team-"+typ, typ, rec.URL)}, testOptions(newFakeClock()))
+	n := mustNew(t, []Sink{testAlert(t, "team-"+typ, SinkType(typ), rec.URL)}, testOptions(newFakeClock()))
 	open := ev
 	open.Resolved = false
 	n.Notify(open)

@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // The functions below render a payload as plain text the way its chat
@@ -140,10 +138,10 @@ func readWebhook(t *testing.T, body []byte) string {
 }
 
 var readers = map[string]func(*testing.T, []byte) string{
-	config.AlertSlack:   readSlack,
-	config.AlertMSTeams: readTeams,
-	config.AlertDiscord: readDiscord,
-	config.AlertWebhook: readWebhook,
+	string(SinkSlack):   readSlack,
+	string(SinkMSTeams): readTeams,
+	string(SinkDiscord): readDiscord,
+	string(SinkWebhook): readWebhook,
 }
 
 // TestDriftDocPayloads checks that docs/drift.md shows, for every sink
@@ -158,7 +156,7 @@ func TestDriftDocPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := driftEvent()
-	for _, typ := range []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook} {
+	for _, typ := range []string{string(SinkSlack), string(SinkMSTeams), string(SinkDiscord), string(SinkWebhook)} {
 		t.Run(typ, func(t *testing.T) {
 			golden, err := os.ReadFile(filepath.Join("testdata", typ+"-open.json"))
 			if err != nil {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // BEGIN receiver snippet
@@ -46,7 +44,7 @@ func verifySyncd(key []byte, h http.Header, body []byte, now time.Time) error {
 // requests, and a replay of one of them.
 func TestReceiverSnippet(t *testing.T) {
 	rec := newRecorder(t)
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(newFakeClock()))
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL)}, testOptions(newFakeClock()))
 	n.Notify(driftEvent())
 	closeNotifier(t, n)
 	r := rec.Requests()[0]

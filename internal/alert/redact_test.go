@@ -8,7 +8,6 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -87,7 +86,7 @@ func TestSecretsNeverSent(t *testing.T) {
 	values := []string{"hunter2-desired-password", "old-live-password", "c3VwZXJzZWNyZXQ=", "tok-live-0042", "sk_live_sensitive"}
 	events := []Event{
 		{
-			Type: config.EventDrift, App: "shop", Revision: "r1", Time: t0,
+			Type: EventDrift, App: "shop", Revision: "r1", Time: t0,
 			Object:  ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "web", Name: "db"},
 			Summary: "password set to hunter2-desired-password by hand",
 			Fields: []Field{
@@ -96,15 +95,15 @@ func TestSecretsNeverSent(t *testing.T) {
 			},
 		},
 		{
-			Type: config.EventConflict, App: "shop", Revision: "r1", Time: t0,
+			Type: EventConflict, App: "shop", Revision: "r1", Time: t0,
 			Object: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "settings"},
 			Fields: []Field{{Path: ".data.apiKey", Class: "conflict", Desired: "sk_live_sensitive", Live: "x", Sensitive: true}},
 		},
 	}
-	for _, typ := range []string{config.AlertSlack, config.AlertMSTeams, config.AlertDiscord, config.AlertWebhook} {
+	for _, typ := range []string{string(SinkSlack), string(SinkMSTeams), string(SinkDiscord), string(SinkWebhook)} {
 		t.Run(typ, func(t *testing.T) {
 			rec := newRecorder(t)
-			n := mustNew(t, []config.Alert{testAlert(t, "s", typ, rec.URL)}, testOptions(newFakeClock()))
+			n := mustNew(t, []Sink{testAlert(t, "s", SinkType(typ), rec.URL)}, testOptions(newFakeClock()))
 			for _, ev := range events {
 				n.Notify(ev)
 				resolved := ev

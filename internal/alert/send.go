@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // SendError is an alert a sink gave up on. It never holds the sink's URL.
@@ -130,7 +128,7 @@ func (s *sink) attempt(ctx context.Context, body []byte) (reason string, err err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "syncd-alert/1")
-	if s.typ == config.AlertWebhook {
+	if s.typ == SinkWebhook {
 		key, err := s.readKey()
 		if err != nil {
 			return ReasonConfig, err

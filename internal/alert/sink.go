@@ -17,7 +17,7 @@ import (
 type sink struct {
 	n       *Notifier
 	name    string
-	typ     string
+	typ     SinkType
 	urlFile string
 	keyFile string
 	events  map[string]bool // nil: every event

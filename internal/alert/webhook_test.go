@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // independentSignature computes the documented signature without the
@@ -27,7 +25,7 @@ func independentSignature(key, ts string, body []byte) string {
 func TestWebhookPayload(t *testing.T) {
 	clk := newFakeClock()
 	rec := newRecorder(t)
-	n := mustNew(t, []config.Alert{testAlert(t, "ops", config.AlertWebhook, rec.URL)}, testOptions(clk))
+	n := mustNew(t, []Sink{testAlert(t, "ops", SinkWebhook, rec.URL)}, testOptions(clk))
 	ev := driftEvent()
 	n.Notify(ev)
 	resolved := resolvedDriftEvent()
@@ -85,15 +83,15 @@ func TestWebhookPayload(t *testing.T) {
 
 func TestWebhookKeyRotation(t *testing.T) {
 	rec := newRecorder(t)
-	a := testAlert(t, "ops", config.AlertWebhook, rec.URL)
-	n := mustNew(t, []config.Alert{a}, testOptions(newFakeClock()))
+	a := testAlert(t, "ops", SinkWebhook, rec.URL)
+	n := mustNew(t, []Sink{a}, testOptions(newFakeClock()))
 	n.Notify(driftEvent())
 	// Wait for the first request before rotating the key.
 	<-rec.received
 	if err := os.WriteFile(a.HMACKeyFile, []byte("rotated-key\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sync := Event{Type: config.EventSync, App: "shop", Revision: "r2", Time: t0}
+	sync := Event{Type: EventSync, App: "shop", Revision: "r2", Time: t0}
 	n.Notify(sync)
 	closeNotifier(t, n)
 	reqs := rec.Requests()

@@ -67,7 +67,7 @@ func (c *cluster) applier(t *testing.T, opts Options) *Applier {
 // plan renders docs (YAML documents) for app, as the daemon would.
 func (c *cluster) plan(t *testing.T, app config.App, docs ...string) *planner.Plan {
 	t.Helper()
-	p, err := planner.New(app, planner.Options{Mapper: c.mapper, Revision: "test"})
+	p, err := planner.New(plannerApp(t, app), planner.Options{Mapper: c.mapper, Revision: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func newBenchApplier(b *testing.B) *benchApplier {
 
 func (ba *benchApplier) plan(b *testing.B, ns string, docs []string) *planner.Plan {
 	b.Helper()
-	p, err := planner.New(appOf("bench", ns), planner.Options{Mapper: ba.mapper, Revision: "bench"})
+	p, err := planner.New(plannerApp(b, appOf("bench", ns)), planner.Options{Mapper: ba.mapper, Revision: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

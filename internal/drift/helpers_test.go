@@ -32,7 +32,7 @@ func obj(t testing.TB, doc string) *unstructured.Unstructured {
 // mustPlan plans YAML documents for app with the planner, offline.
 func mustPlan(t testing.TB, app config.App, docs ...string) *planner.Plan {
 	t.Helper()
-	p, err := planner.New(app, planner.Options{Revision: "test"})
+	p, err := planner.New(plannerApp(t, app), planner.Options{Revision: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,10 +34,11 @@ func TestSensitiveServer(t *testing.T) {
 	c := newCluster(t)
 	ns := env.Namespace(t)
 	app := config.App{Name: "app", Namespace: ns, Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}}}}
-	sens, err := redact.ForApp(app)
+	rule, err := redact.ParseSensitive(app.Sensitive[0].Kinds, app.Sensitive[0].Paths)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sens := redact.New(redact.Options{Sensitive: []redact.Sensitive{rule}})
 	plan := mustPlan(t, app, settings)
 	c.applyPlan(t, plan, false)
 	c.mergePatch(t, plan.Objects[0].Desired, "operator", `{"data":{"color":"green","password":"live-rotated-s3cret"}}`)

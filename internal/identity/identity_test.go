@@ -5,32 +5,30 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func TestConfig(t *testing.T) {
 	base := &rest.Config{Host: "https://api"}
 	tests := map[string]struct {
-		app      config.App
+		tenant   Tenant
 		base     *rest.Config
 		wantUser string
 		wantName string
 		wantErr  bool
 	}{
-		"syncd's own":      {app: config.App{Name: "a", Namespace: "ns"}, base: base, wantName: Syncd},
-		"service account":  {app: config.App{Name: "a", Namespace: "ns", ServiceAccountName: "deployer"}, base: base, wantUser: "system:serviceaccount:ns:deployer", wantName: "system:serviceaccount:ns:deployer"},
-		"no config to use": {app: config.App{Name: "a", Namespace: "ns", ServiceAccountName: "deployer"}, wantUser: "system:serviceaccount:ns:deployer", wantName: "system:serviceaccount:ns:deployer", wantErr: true},
+		"syncd's own":      {tenant: Tenant{App: "a", Namespace: "ns"}, base: base, wantName: Syncd},
+		"service account":  {tenant: Tenant{App: "a", Namespace: "ns", ServiceAccount: "deployer"}, base: base, wantUser: "system:serviceaccount:ns:deployer", wantName: "system:serviceaccount:ns:deployer"},
+		"no config to use": {tenant: Tenant{App: "a", Namespace: "ns", ServiceAccount: "deployer"}, wantUser: "system:serviceaccount:ns:deployer", wantName: "system:serviceaccount:ns:deployer", wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.wantUser, User(tc.app)); diff != "" {
+			if diff := cmp.Diff(tc.wantUser, User(tc.tenant)); diff != "" {
 				t.Errorf("User (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantName, Name(tc.app)); diff != "" {
+			if diff := cmp.Diff(tc.wantName, Name(tc.tenant)); diff != "" {
 				t.Errorf("Name (-want +got):\n%s", diff)
 			}
-			cfg, err := Config(tc.base, tc.app)
+			cfg, err := Config(tc.base, tc.tenant)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Config error = %v, want error %v", err, tc.wantErr)
 			}

@@ -144,7 +144,7 @@ func newFixture(t *testing.T, app config.App, opts Options) *fixture {
 // plan plans docs for the fixture's app.
 func (f *fixture) plan(docs ...string) *planner.Plan {
 	f.t.Helper()
-	p, err := planner.New(f.app, planner.Options{Mapper: f.mapper, Revision: "test"})
+	p, err := planner.New(plannerApp(f.t, f.app), planner.Options{Mapper: f.mapper, Revision: "test"})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func (f *fixture) plan(docs ...string) *planner.Plan {
 // sync runs one reconcile (Begin, apply, Finish) as the daemon does.
 func (f *fixture) sync(ctx context.Context, plan *planner.Plan) (*applier.ChangeSet, *Report, error) {
 	f.t.Helper()
-	run, err := f.m.Begin(ctx, f.app, plan, false)
+	run, err := f.m.Begin(ctx, invApp(f.app), plan, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,7 @@ func TestUnchangedFromCache(t *testing.T) {
 	plan := f.plan(f.cms("a", "b")...)
 	f.converge(t, plan)
 
-	run, err := f.m.Begin(ctx, f.app, plan, false)
+	run, err := f.m.Begin(ctx, invApp(f.app), plan, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestUnchangedFromCache(t *testing.T) {
 
 	// Git changes b: its slice hash no longer matches.
 	changed := f.plan(f.cm("a"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {k: new}\n")
-	run2, err := f.m.Begin(ctx, f.app, changed, false)
+	run2, err := f.m.Begin(ctx, invApp(f.app), changed, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestUnchangedFromCache(t *testing.T) {
 	nw := newFixture(t, config.App{}, Options{NoWatch: true})
 	nwPlan := nw.plan(nw.cm("a"))
 	nw.mustSync(nwPlan)
-	nwRun, err := nw.m.Begin(ctx, nw.app, nwPlan, false)
+	nwRun, err := nw.m.Begin(ctx, invApp(nw.app), nwPlan, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ const (
 func (f *fixture) syncWith(m *Manager, plan *planner.Plan, rev string) *Report {
 	f.t.Helper()
 	ctx := context.Background()
-	run, err := m.Begin(ctx, f.app, plan, false)
+	run, err := m.Begin(ctx, invApp(f.app), plan, false)
 	if err != nil {
 		f.t.Fatalf("Begin at %s: %v", rev[:4], err)
 	}
@@ -89,7 +89,7 @@ func TestTwoWritersFenced(t *testing.T) {
 					}
 				}
 			}
-			run, err := f.m.Begin(context.Background(), f.app, olderPlan, false)
+			run, err := f.m.Begin(context.Background(), invApp(f.app), olderPlan, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestRewoundRefusesPrune(t *testing.T) {
 	f.syncWith(f.m, f.plan(f.cms("a", "b", "c")...), revNew)
 
 	rewound := f.plan(f.cms("a")...)
-	run, err := f.m.Begin(context.Background(), f.app, rewound, false)
+	run, err := f.m.Begin(context.Background(), invApp(f.app), rewound, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/identity"
 )
 
@@ -27,7 +26,7 @@ type appClients struct {
 
 // members returns the metadata client an app's members are read, deleted
 // and patched through (see clientsOf).
-func (m *Manager) members(app config.App) (metadata.Interface, error) {
+func (m *Manager) members(app App) (metadata.Interface, error) {
 	c, err := m.clientsOf(app)
 	return c.md, err
 }
@@ -37,8 +36,8 @@ func (m *Manager) members(app config.App) (metadata.Interface, error) {
 // serviceAccountName, else ones impersonating it (made from
 // Options.Config; without it the app's runs fail, they never fall back to
 // syncd's identity). The parent Secrets never go through them.
-func (m *Manager) clientsOf(app config.App) (memberClients, error) {
-	user := identity.User(app)
+func (m *Manager) clientsOf(app App) (memberClients, error) {
+	user := identity.User(app.Tenant)
 	if user == "" {
 		return memberClients{md: m.md, dyn: m.dyn}, nil
 	}
@@ -47,7 +46,7 @@ func (m *Manager) clientsOf(app config.App) (memberClients, error) {
 	if c, ok := m.tenants.byUser[user]; ok {
 		return c, nil
 	}
-	cfg, err := identity.Config(m.opts.Config, app)
+	cfg, err := identity.Config(m.opts.Config, app.Tenant)
 	if err != nil {
 		return memberClients{}, err
 	}

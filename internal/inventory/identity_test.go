@@ -45,7 +45,7 @@ func TestTenantWatchesAsItself(t *testing.T) {
 				got[k.user] = w.failed == nil
 			}
 			f.m.tracker.mu.Unlock()
-			want := map[string]bool{identity.User(f.app): tc.wantSynced}
+			want := map[string]bool{identity.User(invApp(f.app).Tenant): tc.wantSynced}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("watches by user, synced (-want +got):\n%s", diff)
 			}
@@ -65,7 +65,7 @@ func TestTenantWatchesAsItself(t *testing.T) {
 	t.Run("no config", func(t *testing.T) {
 		f := newFixture(t, config.App{}, Options{})
 		f.app.ServiceAccountName = "deployer"
-		if _, err := f.m.Begin(context.Background(), f.app, f.plan(f.cm("a")), false); err == nil {
+		if _, err := f.m.Begin(context.Background(), invApp(f.app), f.plan(f.cm("a")), false); err == nil {
 			t.Fatal("Begin of a tenant app without Config succeeded; its reads would run as syncd")
 		}
 	})

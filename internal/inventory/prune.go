@@ -111,7 +111,7 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 		refuse(ReasonRewound, r.rewound)
 	case len(r.plan.Objects) == 0 && len(left) > 0 && !r.app.AllowEmpty:
 		refuse(ReasonEmptyRender, fmt.Sprintf("not pruning: the render is empty and would delete all %d objects of the app; set allowEmpty: true on app %s if that is intended", len(left), r.app.Name))
-	case len(left) > 0 && !r.app.PruneEnabled():
+	case len(left) > 0 && !r.app.Prune:
 		refuse(ReasonDisabled, fmt.Sprintf("not pruning: app %s sets prune: false; the objects stay in the inventory and are pruned once prune is enabled", r.app.Name))
 	case len(left) > 0:
 		changed := r.contended
@@ -373,7 +373,7 @@ func (r *Run) refuseBudget(rep *Report, cands []*candidate) bool {
 			deletes++
 		}
 	}
-	budget := r.app.PruneBudgetPercent()
+	budget := r.app.PruneBudget
 	if r.m.opts.PruneBudget != nil {
 		budget = *r.m.opts.PruneBudget
 	}
@@ -516,7 +516,7 @@ func (r *Run) decide(c *candidate) {
 		c.spare(ReasonProtected, fmt.Sprintf("not deleted: a %s is deleted by prune only when it carries the annotation %s: %s (deleting it deletes what it holds); add it in Git first, or delete it by hand", gk.Kind, PruneAnnotation, PruneAllow))
 		return
 	}
-	if c.mem.Adopted && !r.app.DeleteAdopted() {
+	if c.mem.Adopted && !r.app.DeleteAdopted {
 		c.action = pruneOrphan
 		return
 	}
@@ -543,7 +543,7 @@ func pruneDisabled(live *metav1.PartialObjectMetadata) (directive.Directive, boo
 // configured ones, those its managers annotation lists, and their handoff
 // managers.
 func (r *Run) ours(live *metav1.PartialObjectMetadata) sets.Set[string] {
-	set := sets.New(r.app.Managers()...)
+	set := sets.New(r.app.Managers...)
 	if v := live.Annotations[applier.ManagersAnnotationPrefix+trim63(r.app.Name)]; v != "" {
 		for _, m := range strings.Split(v, ",") {
 			if m = strings.TrimSpace(m); m != "" {

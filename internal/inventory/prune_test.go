@@ -324,7 +324,7 @@ func TestDryRunPrunesNothing(t *testing.T) {
 	f.mustSync(f.plan(f.cms("a", "b", "c", "d")...))
 	plan := f.plan(f.cms("a", "b", "c")...)
 	ctx := context.Background()
-	run, err := f.m.Begin(ctx, f.app, plan, true)
+	run, err := f.m.Begin(ctx, invApp(f.app), plan, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func deleteOptions(live *metav1.PartialObjectMetadata) metav1.DeleteOptions {
 // checksAuthority reports whether prune asks the API server first whether
 // the app may remove what it would: only for an app with
 // serviceAccountName, whose RBAC is the tenant's, not syncd's.
-func (r *Run) checksAuthority() bool { return identity.User(r.app) != "" }
+func (r *Run) checksAuthority() bool { return identity.User(r.app.Tenant) != "" }
 
 // refuseForbidden refuses the whole prune, before anything is removed,
 // when the app's service account may not remove one of the objects prune
@@ -56,7 +56,7 @@ func (r *Run) refuseForbidden(ctx context.Context, rep *Report, cands []*candida
 		what = append(what, d.verb+" "+d.c.mem.Ref().String())
 		byCand[d.c] = d.verb
 	}
-	who := identity.User(r.app)
+	who := identity.User(r.app.Tenant)
 	msg := fmt.Sprintf("not pruning: %s (the serviceAccountName of app %s) is forbidden to %s; syncd prunes as the app's service account, so nothing was removed: grant it those verbs on those objects, or remove them by hand",
 		who, r.app.Name, strings.Join(what, ", "))
 	rep.Refused = &Refusal{Reason: ReasonForbidden, Message: msg}
@@ -125,5 +125,5 @@ func (r *Run) forbiddenMessage(verb string) string {
 		return fmt.Sprintf("not pruned: syncd may not %s it (Forbidden): grant syncd's own role %s on it, or remove it by hand", verb, verb)
 	}
 	return fmt.Sprintf("not pruned: %s may not %s it (Forbidden); syncd prunes app %s as its serviceAccountName, never as itself: grant the account %s on it, or remove it by hand",
-		identity.Name(r.app), verb, r.app.Name, verb)
+		identity.Name(r.app.Tenant), verb, r.app.Name, verb)
 }

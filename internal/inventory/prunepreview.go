@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -23,7 +22,7 @@ import (
 // metadata of the objects that left Git (a LIST per resource and
 // namespace holding many of them, a GET for the others), and writes
 // nothing. An app syncd never applied has nothing to prune.
-func (m *Manager) PreviewPrune(ctx context.Context, app config.App, plan *planner.Plan, applied bool, read *Unchanged) (*Report, error) {
+func (m *Manager) PreviewPrune(ctx context.Context, app App, plan *planner.Plan, applied bool, read *Unchanged) (*Report, error) {
 	md, err := m.members(app)
 	if err != nil {
 		return nil, err

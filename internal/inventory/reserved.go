@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -192,7 +191,7 @@ func syncdName(name string) bool {
 
 // Refuse returns a ReservedErrors listing every object of the plan that is
 // syncd's own for app, nil when there is none.
-func (r Reserved) Refuse(app config.App, plan *planner.Plan) error {
+func (r Reserved) Refuse(app App, plan *planner.Plan) error {
 	var errs ReservedErrors
 	for i := range plan.Objects {
 		obj := &plan.Objects[i]

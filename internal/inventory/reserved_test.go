@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -140,10 +139,10 @@ func TestRefuse(t *testing.T) {
 		obj := object(t, m)
 		plan.Objects = append(plan.Objects, planner.Object{Ref: planner.RefOf(obj), Origin: "app.yaml#" + string(rune('1'+i)), Desired: obj})
 	}
-	if err := res.Refuse(config.App{Name: "web"}, &planner.Plan{App: "web", Objects: plan.Objects[:1]}); err != nil {
+	if err := res.Refuse(App{Name: "web"}, &planner.Plan{App: "web", Objects: plan.Objects[:1]}); err != nil {
 		t.Errorf("Refuse of an app's own ConfigMap: %v", err)
 	}
-	err := res.Refuse(config.App{Name: "web"}, plan)
+	err := res.Refuse(App{Name: "web"}, plan)
 	var errs ReservedErrors
 	if !errors.As(err, &errs) {
 		t.Fatalf("Refuse = %v, want ReservedErrors", err)
@@ -170,7 +169,7 @@ func TestRefuse(t *testing.T) {
 			t.Errorf("error does not say %q:\n%s", s, msg)
 		}
 	}
-	if err := res.Refuse(config.App{Name: "syncd", InstallsSyncd: true}, &planner.Plan{Objects: plan.Objects[:2]}); err != nil {
+	if err := res.Refuse(App{Name: "syncd", InstallsSyncd: true}, &planner.Plan{Objects: plan.Objects[:2]}); err != nil {
 		t.Errorf("Refuse for the app that installs syncd: %v", err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -32,7 +31,7 @@ const listPage = 500
 // then Finish.
 type Run struct {
 	m      *Manager
-	app    config.App
+	app    App
 	plan   *planner.Plan
 	dryRun bool
 	id     string
@@ -69,7 +68,7 @@ type Run struct {
 // many), and — unless dryRun — records every object the plan may create
 // in the inventory before anything is applied, so that an interrupted run
 // never leaves an object syncd created outside the inventory.
-func (m *Manager) Begin(ctx context.Context, app config.App, plan *planner.Plan, dryRun bool) (*Run, error) {
+func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun bool) (*Run, error) {
 	clients, err := m.clientsOf(app)
 	if err != nil {
 		return nil, err
@@ -247,7 +246,7 @@ func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterf
 		r.mappings[gvk] = mapping
 		r.mu.Unlock()
 	}
-	k := watchKey{gvr: mapping.Resource, id: r.id, user: identity.User(r.app)}
+	k := watchKey{gvr: mapping.Resource, id: r.id, user: identity.User(r.app.Tenant)}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		k.namespace = ref.Namespace
 		return k, r.md.Resource(mapping.Resource).Namespace(ref.Namespace), nil

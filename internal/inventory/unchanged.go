@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -53,7 +52,7 @@ type Unchanged struct {
 // Unchanged with Exists false. A LIST that fails (no list permission, a
 // kind gone) is noted in Unlisted and its objects are left out: they are
 // treated as changed.
-func (m *Manager) Unchanged(ctx context.Context, app config.App, plan *planner.Plan) (*Unchanged, error) {
+func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*Unchanged, error) {
 	md, err := m.members(app)
 	if err != nil {
 		return nil, err

@@ -240,7 +240,7 @@ func renderAndPlan(dir string, app config.App, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := New(app, opts)
+	p, err := newFromConfig(app, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func TestNewErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := New(tc.app, Options{})
+			_, err := newFromConfig(tc.app, Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New() error = %v, want it to contain %q", err, tc.want)
 			}

@@ -65,7 +65,7 @@ func BenchmarkRenderAndSplit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := New(app, Options{})
+		p, err := newFromConfig(app, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

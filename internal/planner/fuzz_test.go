@@ -25,7 +25,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	p, err := New(config.App{Name: "fuzz", Namespace: "default", Split: []config.SplitRule{
+	p, err := newFromConfig(config.App{Name: "fuzz", Namespace: "default", Split: []config.SplitRule{
 		{Manager: "images", Paths: []string{".spec.template.spec.containers[*].image", ".data.*"}},
 	}}, Options{})
 	if err != nil {

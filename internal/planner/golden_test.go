@@ -39,7 +39,7 @@ func planDir(t testing.TB, dir string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := New(app, opts)
+	p, err := newFromConfig(app, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func decodeAll(t testing.TB, docs string) []Manifest {
 
 func mustPlan(t testing.TB, app config.App, opts Options, docs string) *Plan {
 	t.Helper()
-	p, err := New(app, opts)
+	p, err := newFromConfig(app, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMapperScope(t *testing.T) {
 	if diff := cmp.Diff([]string{"cluster example.org/Gadget g", "namespaced ConfigMap apps/c"}, refs(plan)); diff != "" {
 		t.Errorf("scope from the mapper (-want +got):\n%s", diff)
 	}
-	p, err := New(app, Options{Mapper: mapper})
+	p, err := newFromConfig(app, Options{Mapper: mapper})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSlicesRebuildDesired(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := New(loadApp(t, dir), Options{})
+			p, err := newFromConfig(loadApp(t, dir), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,7 +378,7 @@ func TestOrderIndependent(t *testing.T) {
 	for i, m := range ms {
 		reversed[len(ms)-1-i] = m
 	}
-	p, err := New(loadApp(t, dir), Options{})
+	p, err := newFromConfig(loadApp(t, dir), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/paths"
 )
 
@@ -61,10 +60,57 @@ var builtinConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(scheme.Scheme)
 })
 
+// App is what the planner needs to know about one app, already parsed.
+type App struct {
+	// Name names the app in the Plan and in errors; it is required.
+	Name string
+	// Namespace is given to namespaced objects without metadata.namespace
+	// (empty: such objects are an error).
+	Namespace string
+	// Manager is the app's default field manager: it owns every field no
+	// split rule hands to another manager.
+	Manager FieldManager
+	// Splits hand fields to other managers, in config order (ParseSplit
+	// reads one from its written form).
+	Splits []Split
+}
+
+// Split is one split rule: the fields at Paths of objects of Kinds belong
+// to Manager instead of the app's default manager.
+type Split struct {
+	Manager FieldManager
+	// Kinds limits the rule to these kinds; empty: every kind.
+	Kinds []schema.GroupKind
+	// Paths are the fields the manager owns; at least one.
+	Paths []paths.Pattern
+}
+
+// ParseSplit reads a split rule from its written form: kinds as "Kind" or
+// "group/Kind", paths in field-path notation. Errors name the entry
+// (kinds[1], paths[0]) and say how to write it.
+func ParseSplit(manager string, kinds, pathList []string) (Split, error) {
+	sp := Split{Manager: FieldManager(manager)}
+	for j, k := range kinds {
+		gk, err := parseKind(k)
+		if err != nil {
+			return Split{}, fmt.Errorf("kinds[%d] %q: %w", j, k, err)
+		}
+		sp.Kinds = append(sp.Kinds, gk)
+	}
+	for j, s := range pathList {
+		pat, err := paths.Parse(s)
+		if err != nil {
+			return Split{}, fmt.Errorf("paths[%d]: %w", j, err)
+		}
+		sp.Paths = append(sp.Paths, pat)
+	}
+	return sp, nil
+}
+
 // Planner turns the manifests of one app into a Plan. It is safe for
 // concurrent use by several goroutines once built.
 type Planner struct {
-	app     config.App
+	app     App
 	opts    Options
 	manager FieldManager
 	// managers lists the split managers in config order, without
@@ -74,9 +120,9 @@ type Planner struct {
 	builtin  managedfields.TypeConverter
 }
 
-// rule is a parsed split rule.
+// rule is a split rule with its slot.
 type rule struct {
-	index   int // position in app.Split
+	index   int // position in App.Splits
 	manager FieldManager
 	slot    int                       // index into the slices of an object: 1 + position in Planner.managers
 	kinds   map[schema.GroupKind]bool // nil: every kind
@@ -90,16 +136,16 @@ func (r rule) appliesTo(gk schema.GroupKind) bool {
 // maxManagerLen is the API server's limit on a field manager name.
 const maxManagerLen = 128
 
-// New validates the app's manager and split rules and returns a Planner for
+// New checks the app's managers and split rules and returns a Planner for
 // it. Errors name the app, the split rule's index and the bad value.
-func New(app config.App, opts Options) (*Planner, error) {
+func New(app App, opts Options) (*Planner, error) {
 	if app.Name == "" {
 		return nil, errors.New("app: name is empty: give every app a name")
 	}
 	p := &Planner{
 		app:     app,
 		opts:    opts,
-		manager: FieldManager(app.DefaultManager()),
+		manager: app.Manager,
 		builtin: builtinConverter(),
 	}
 	if err := checkManager(p.manager); err != nil {
@@ -111,48 +157,49 @@ func New(app config.App, opts Options) (*Planner, error) {
 		}
 	}
 	slots := map[FieldManager]int{}
-	for i, s := range app.Split {
-		where := fmt.Sprintf("app %q: split[%d]", app.Name, i)
-		m := FieldManager(s.Manager)
-		if err := checkManager(m); err != nil {
-			return nil, fmt.Errorf("%s: manager: %w", where, err)
-		}
-		if m == p.manager {
-			return nil, fmt.Errorf("%s: manager %q is the app's default manager: a split rule must hand fields to another manager", where, m)
-		}
-		if len(s.Paths) == 0 {
-			return nil, fmt.Errorf("%s (manager %s): paths is empty: list the fields this manager owns, e.g. .spec.template.spec.containers[*].image", where, m)
-		}
-		slot, ok := slots[m]
-		if !ok {
-			p.managers = append(p.managers, m)
-			slot = len(p.managers)
-			slots[m] = slot
-		}
-		r := rule{index: i, manager: m, slot: slot}
-		for j, k := range s.Kinds {
-			gk, err := parseKind(k)
-			if err != nil {
-				return nil, fmt.Errorf("%s: kinds[%d] %q: %w", where, j, k, err)
-			}
-			if r.kinds == nil {
-				r.kinds = map[schema.GroupKind]bool{}
-			}
-			r.kinds[gk] = true
-		}
-		for j, s := range s.Paths {
-			pat, err := paths.Parse(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: paths[%d]: %w", where, j, err)
-			}
-			if isIdentityPattern(pat) {
-				return nil, fmt.Errorf("%s: paths[%d] %q: apiVersion, kind, metadata.name and metadata.namespace identify the object and are in every slice; they cannot be split", where, j, s)
-			}
-			r.paths = append(r.paths, pat)
+	for i, s := range app.Splits {
+		r, err := p.newRule(i, s, slots)
+		if err != nil {
+			return nil, fmt.Errorf("app %q: split[%d]%w", app.Name, i, err)
 		}
 		p.rules = append(p.rules, r)
 	}
 	return p, nil
+}
+
+// newRule checks split rule i and gives its manager a slot (a manager
+// named by several rules shares one). Errors start with what follows
+// "split[i]" in a message.
+func (p *Planner) newRule(i int, s Split, slots map[FieldManager]int) (rule, error) {
+	m := s.Manager
+	if err := checkManager(m); err != nil {
+		return rule{}, fmt.Errorf(": manager: %w", err)
+	}
+	if m == p.manager {
+		return rule{}, fmt.Errorf(": manager %q is the app's default manager: a split rule must hand fields to another manager", m)
+	}
+	if len(s.Paths) == 0 {
+		return rule{}, fmt.Errorf(" (manager %s): paths is empty: list the fields this manager owns, e.g. .spec.template.spec.containers[*].image", m)
+	}
+	for j, pat := range s.Paths {
+		if isIdentityPattern(pat) {
+			return rule{}, fmt.Errorf(": paths[%d] %q: apiVersion, kind, metadata.name and metadata.namespace identify the object and are in every slice; they cannot be split", j, pat)
+		}
+	}
+	slot, ok := slots[m]
+	if !ok {
+		p.managers = append(p.managers, m)
+		slot = len(p.managers)
+		slots[m] = slot
+	}
+	r := rule{index: i, manager: m, slot: slot, paths: s.Paths}
+	for _, gk := range s.Kinds {
+		if r.kinds == nil {
+			r.kinds = map[schema.GroupKind]bool{}
+		}
+		r.kinds[gk] = true
+	}
+	return r, nil
 }
 
 // Manager returns the app's default field manager.

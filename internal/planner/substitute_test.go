@@ -186,11 +186,16 @@ func substituteDoc(t *testing.T, doc string, unset UnsetVariables, sensitive []c
 		t.Fatalf("decode: %v", errs)
 	}
 	app := config.App{Name: "web", Namespace: "default", Sensitive: sensitive}
-	rules, err := redact.ForApp(app)
-	if err != nil {
-		t.Fatal(err)
+	var ropts redact.Options
+	for i, sr := range sensitive {
+		r, err := redact.ParseSensitive(sr.Kinds, sr.Paths)
+		if err != nil {
+			t.Fatalf("sensitive[%d]: %v", i, err)
+		}
+		ropts.Sensitive = append(ropts.Sensitive, r)
 	}
-	p, err := New(app, Options{Substitution: &Substitution{Variables: substVars, Unset: unset, Sensitive: rules}})
+	rules := redact.New(ropts)
+	p, err := newFromConfig(app, Options{Substitution: &Substitution{Variables: substVars, Unset: unset, Sensitive: rules}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +244,7 @@ items:
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	p, err := New(config.App{Name: "web", Namespace: "default"}, Options{Substitution: &Substitution{Variables: substVars}})
+	p, err := newFromConfig(config.App{Name: "web", Namespace: "default"}, Options{Substitution: &Substitution{Variables: substVars}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +263,7 @@ items:
 }
 
 func TestSubstitutionRefusesBadNames(t *testing.T) {
-	_, err := New(config.App{Name: "web"}, Options{Substitution: &Substitution{Variables: map[string]Variable{"my-var": {Source: "vars.yaml"}}}})
+	_, err := newFromConfig(config.App{Name: "web"}, Options{Substitution: &Substitution{Variables: map[string]Variable{"my-var": {Source: "vars.yaml"}}}})
 	if want := `app "web": substitution: "my-var" (from vars.yaml) is not a variable name`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("New = %v, want an error containing %q", err, want)
 	}

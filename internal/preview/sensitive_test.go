@@ -15,11 +15,15 @@ import (
 
 func sensitive(t *testing.T, rules ...config.SensitiveRule) *redact.Rules {
 	t.Helper()
-	s, err := redact.ForApp(config.App{Name: "web", Sensitive: rules})
-	if err != nil {
-		t.Fatal(err)
+	var opts redact.Options
+	for i, sr := range rules {
+		r, err := redact.ParseSensitive(sr.Kinds, sr.Paths)
+		if err != nil {
+			t.Fatalf("sensitive[%d]: %v", i, err)
+		}
+		opts.Sensitive = append(opts.Sensitive, r)
 	}
-	return s
+	return redact.New(opts)
 }
 
 // deployment is a Deployment with one container "app" whose env holds a

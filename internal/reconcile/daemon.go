@@ -409,7 +409,7 @@ func (d *Daemon) cannotRun(started chan<- error, err error) {
 // newNotifier builds the config's alert sinks. A sink that cannot be built
 // is logged and the config runs without alerts (nil).
 func (d *Daemon) newNotifier(cfg *config.Config) *alert.Notifier {
-	notifier, err := alert.New(cfg.Alerts, alert.Options{
+	notifier, err := alert.New(AlertSinks(cfg.Alerts), alert.Options{
 		Client:       d.opts.AlertClient,
 		Registerer:   d.opts.Registerer,
 		ErrorHandler: func(err error) { d.log.Warn("alert not delivered", "error", err) },
@@ -691,7 +691,7 @@ func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revis
 	d, app := a.d, a.app
 	err := a.d.reconcile(ctx, runner, app, rev, a)
 	now := d.opts.Clock.Now()
-	errEvent := alert.Event{Type: config.EventError, App: app.Name, Revision: rev.SHA, Time: now}
+	errEvent := alert.Event{Type: alert.EventError, App: app.Name, Revision: rev.SHA, Time: now}
 	switch {
 	case err != nil:
 		a.failing = true
@@ -735,10 +735,10 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 			Debounce:   d.opts.DriftDebounce,
 			OnChange:   func(ch drift.Delta) { a.onDrift(ch) },
 			OnError: func(err error) {
-				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(a.app), "error", err)
+				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(TenantOf(a.app)), "error", err)
 			},
-			Reader: identity.Name(a.app),
-			User:   identity.User(a.app),
+			Reader: identity.Name(TenantOf(a.app)),
+			User:   identity.User(TenantOf(a.app)),
 		}
 		if d.opts.Inventory != nil {
 			// One live cache per app: the watcher shares the

@@ -10,7 +10,6 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"
-	"syncd.dev/syncd/internal/redact"
 )
 
 // ErrDetectOnly is returned (wrapped, naming the app) when asked to write
@@ -40,7 +39,7 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	if err != nil {
 		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	sens, err := redact.ForApp(app)
+	sens, err := sensitiveRules(app)
 	if err != nil {
 		return drift.Options{}, err
 	}

@@ -289,7 +289,7 @@ func TestTenantDriftUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Unreadable = drift.Unreadable{By: identity.Name(app), Objects: unreadable}
+	opts.Unreadable = drift.Unreadable{By: identity.Name(reconcile.TenantOf(app)), Objects: unreadable}
 	rep := drift.Detect(rendered.Plan, live, opts)
 
 	var objects []string

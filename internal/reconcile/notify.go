@@ -8,7 +8,6 @@ import (
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -109,7 +108,7 @@ func driftEvent(ch drift.Delta, revision string, findings []drift.Finding, resol
 		summary = fmt.Sprintf("%s %s/%s matches Git again", obj.Kind, obj.Namespace, obj.Name)
 	}
 	return alert.Event{
-		Type:     config.EventDrift,
+		Type:     alert.EventDrift,
 		App:      ch.App,
 		Revision: revision,
 		Object:   alert.ObjectRef{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name},
@@ -164,14 +163,14 @@ func changeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []alert.Ev
 		ref := objectRef(c.Object)
 		switch {
 		case len(c.Conflicts) > 0:
-			ev := alert.Event{Type: config.EventConflict, App: app, Revision: cs.Revision, Object: ref, Time: at,
+			ev := alert.Event{Type: alert.EventConflict, App: app, Revision: cs.Revision, Object: ref, Time: at,
 				Summary: fmt.Sprintf("%s not applied as %s: fields owned by another manager", c.Object, c.Manager)}
 			for _, k := range c.Conflicts {
 				ev.Fields = append(ev.Fields, alert.Field{Path: k.Path, Class: "conflict", Culprit: alert.Culprit{Manager: k.Manager, Operation: k.Operation, Subresource: k.Subresource}})
 			}
 			out = append(out, ev)
 		case len(c.Held) > 0:
-			ev := alert.Event{Type: config.EventHandoff, App: app, Revision: cs.Revision, Object: ref, Time: at,
+			ev := alert.Event{Type: alert.EventHandoff, App: app, Revision: cs.Revision, Object: ref, Time: at,
 				Summary: fmt.Sprintf("%s: fields %s left Git; held at their live value by %s until another manager owns them", c.Object, c.Manager, ownership.HandoffManager(c.Manager))}
 			for _, p := range c.Held {
 				ev.Fields = append(ev.Fields, alert.Field{Path: p, Class: "handoff-pending"})
@@ -183,7 +182,7 @@ func changeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []alert.Ev
 		}
 	}
 	if written > 0 {
-		out = append(out, alert.Event{Type: config.EventSync, App: app, Revision: cs.Revision, Time: at,
+		out = append(out, alert.Event{Type: alert.EventSync, App: app, Revision: cs.Revision, Time: at,
 			Summary: fmt.Sprintf("app %s synced to %s: %d object slice(s) written", app, cs.Revision, written)})
 	}
 	return out

@@ -34,6 +34,10 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 		return nil, nil, err
 	}
 	plan := rendered.Plan
+	spec, err := r.Spec(app)
+	if err != nil {
+		return nil, nil, err
+	}
 	ao, err := r.previewApplyOptions(app)
 	if err != nil {
 		return nil, nil, err
@@ -42,7 +46,7 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	basis, err := r.readBasis(ctx, app, plan)
+	basis, err := r.readBasis(ctx, spec.Inventory, plan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -50,11 +54,11 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	report, err := buildPreview(app, plan, previews, basis)
+	report, err := buildPreview(app.Name, spec.Sensitive, plan, previews, basis)
 	if err != nil {
 		return nil, nil, err
 	}
-	r.previewPrune(ctx, app, plan, basis, report)
+	r.previewPrune(ctx, spec.Inventory, plan, basis, report)
 	return report, plan.Warnings, nil
 }
 
@@ -94,7 +98,7 @@ func (b previewBasis) notDryRun(obj *planner.Object) bool {
 // of the app's members shows that resourceVersion still live
 // (inventory.Manager.Unchanged). When the inventory is missing or cannot
 // be read, every object is dry-run and the notes say why.
-func (r *Runner) readBasis(ctx context.Context, app config.App, plan *planner.Plan) (previewBasis, error) {
+func (r *Runner) readBasis(ctx context.Context, app inventory.App, plan *planner.Plan) (previewBasis, error) {
 	if r.opts.Inventory == nil {
 		return previewBasis{notes: []string{"every object was dry-run: syncd runs without an inventory"}}, nil
 	}
@@ -172,18 +176,14 @@ func inPlanOrder(plan *planner.Plan, basis previewBasis, dried []applier.ObjectP
 
 // buildPreview builds the report of the previews, the app's sensitive
 // fields masked.
-func buildPreview(app config.App, plan *planner.Plan, previews []applier.ObjectPreview, basis previewBasis) (*preview.Report, error) {
+func buildPreview(app string, sens *redact.Rules, plan *planner.Plan, previews []applier.ObjectPreview, basis previewBasis) (*preview.Report, error) {
 	popts := preview.Options{NotDryRun: basis.notDryRun, Notes: basis.notes}
-	sens, err := redact.ForApp(app)
-	if err != nil {
-		return nil, err
-	}
 	if sens != nil {
 		popts.Sensitive = sens
 	}
-	report, err := preview.Build(app.Name, plan.Revision, previews, popts)
+	report, err := preview.Build(app, plan.Revision, previews, popts)
 	if err != nil {
-		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+		return nil, fmt.Errorf("app %s: %w", app, err)
 	}
 	return report, nil
 }
@@ -192,7 +192,7 @@ func buildPreview(app config.App, plan *planner.Plan, previews []applier.ObjectP
 // a note saying why prune is not previewed. The prune runs only after an
 // apply that completes: a blocking conflict or a refused object refuses
 // it, as it would for real.
-func (r *Runner) previewPrune(ctx context.Context, app config.App, plan *planner.Plan, basis previewBasis, report *preview.Report) {
+func (r *Runner) previewPrune(ctx context.Context, app inventory.App, plan *planner.Plan, basis previewBasis, report *preview.Report) {
 	switch {
 	case r.opts.Inventory == nil:
 		report.Notes = append(report.Notes, "prune is not previewed: syncd runs without an inventory")

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"syncd.dev/syncd/internal/alert"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
@@ -124,7 +123,7 @@ func pruneStatus(rev source.Revision, rep *inventory.Report, at time.Time) *Prun
 // "deleted", "orphaned", "kept", "spared" or "refused" as class, so a new set of
 // objects at the same revision is a new alert.
 func pruneEvent(app, revision string, rep *inventory.Report, outcome pruneOutcome, at time.Time) alert.Event {
-	ev := alert.Event{Type: config.EventPrune, App: app, Revision: revision, Time: at}
+	ev := alert.Event{Type: alert.EventPrune, App: app, Revision: revision, Time: at}
 	add := func(class string, refs ...planner.ObjectRef) {
 		for _, r := range refs {
 			ev.Fields = append(ev.Fields, alert.Field{Path: objectRef(r).String(), Class: class})

@@ -70,6 +70,8 @@ type Runner struct {
 	cluster Cluster
 	opts    Options
 	sources map[string]*source.Source
+	// specs are the config's apps compiled for the stages (compileApps).
+	specs map[string]compiled
 	// schemas types custom resources whose CRD is not in the render with
 	// the cluster's schema (nil without Cluster.Config).
 	schemas *planner.ClusterSchemas
@@ -94,7 +96,7 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir()
 	}
-	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]*source.Source{}}
+	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]*source.Source{}, specs: compileApps(cfg.Apps)}
 	if cluster.Config != nil {
 		dc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
 		if err != nil {
@@ -103,7 +105,7 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 		r.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
 	}
 	for _, sc := range cfg.Sources {
-		s, err := source.New(sc, source.Options{CacheDir: opts.CacheDir})
+		s, err := source.New(SourceSpec(sc), source.Options{CacheDir: opts.CacheDir})
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +193,11 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planner.New(app, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas, Substitution: subst})
+	spec, err := r.Spec(app)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas, Substitution: subst})
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +205,7 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	if err := r.reserved().Refuse(app, plan); err != nil {
+	if err := r.reserved().Refuse(spec.Inventory, plan); err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
 	out.Plan = plan
@@ -306,7 +312,11 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	}
 	var run *inventory.Run
 	if r.opts.Inventory != nil {
-		if run, err = r.opts.Inventory.Begin(ctx, app, rendered.Plan, dryRun); err != nil {
+		spec, err := r.Spec(app)
+		if err != nil {
+			return nil, err
+		}
+		if run, err = r.opts.Inventory.Begin(ctx, spec.Inventory, rendered.Plan, dryRun); err != nil {
 			return nil, err
 		}
 		if !dryRun && rendered.Revision.SHA != "" {
@@ -333,10 +343,11 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 // own, or, with serviceAccountName, one impersonating that service
 // account (package identity), so the app cannot do outside its RBAC.
 func (r *Runner) Dynamic(app config.App) (dynamic.Interface, error) {
-	if identity.User(app) == "" {
+	t := TenantOf(app)
+	if identity.User(t) == "" {
 		return r.cluster.Dynamic, nil
 	}
-	cfg, err := identity.Config(r.cluster.Config, app)
+	cfg, err := identity.Config(r.cluster.Config, t)
 	if err != nil {
 		return nil, err
 	}

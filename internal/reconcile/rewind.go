@@ -114,6 +114,6 @@ func (a *appRun) reportRewind(rendered *Rendered) {
 		// naming what it holds; a second one here would say it twice.
 		return
 	}
-	a.notify(alert.Event{Type: config.EventPrune, App: app.Name, Revision: rw.To, Time: now,
+	a.notify(alert.Event{Type: alert.EventPrune, App: app.Name, Revision: rw.To, Time: now,
 		Summary: "app " + app.Name + ": " + rw.what() + "; " + outcome})
 }

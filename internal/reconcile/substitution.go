@@ -18,7 +18,6 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
-	"syncd.dev/syncd/internal/redact"
 )
 
 // substitution returns the planner's substitution for an app (nil when it
@@ -66,7 +65,7 @@ func (vs variableSources) substitution(ctx context.Context, app config.App) (*pl
 	for name, v := range app.Substitute {
 		vars[name] = planner.Variable{Value: flatten(v), Source: "substitute"}
 	}
-	rules, err := redact.ForApp(app)
+	rules, err := sensitiveRules(app)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // FuzzObject feeds arbitrary JSON objects to the redaction walker, with
@@ -25,13 +23,10 @@ func FuzzObject(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	app, err := ForApp(config.App{Name: "fuzz", Sensitive: []config.SensitiveRule{
-		{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-		{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].env"}},
-	}})
-	if err != nil {
-		f.Fatal(err)
-	}
+	app := mustRules(f,
+		written{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+		written{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].env"}},
+	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var obj map[string]any
 		if json.Unmarshal(data, &obj) != nil || obj == nil {

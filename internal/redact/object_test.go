@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func decode(t *testing.T, s string) map[string]any {
@@ -21,8 +19,8 @@ func decode(t *testing.T, s string) map[string]any {
 
 func TestObject(t *testing.T) {
 	app := mustRules(t,
-		config.SensitiveRule{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-		config.SensitiveRule{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[name="app"].env`}},
+		written{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+		written{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[name="app"].env`}},
 	)
 	deployFields := &fieldpath.Set{}
 	deployFields.Insert(p("spec", "template", "spec", "containers", fieldpath.KeyByFields("name", "app"), "env"))

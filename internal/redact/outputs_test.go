@@ -24,6 +24,7 @@ import (
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -67,10 +68,11 @@ var sensitiveApp = config.App{Name: "web", Namespace: "web", Sensitive: []config
 // error echoing them, through every output path and checks no value
 // appears in any.
 func TestNoValueInAnyOutput(t *testing.T) {
-	rules, err := redact.ForApp(sensitiveApp)
+	spec, err := reconcile.Compile(sensitiveApp)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rules := spec.Sensitive
 	plan := planOf(t, sensitiveApp, manifests)
 	live := liveObjects(t, plan)
 	report := drift.Detect(plan, live, drift.Options{Sensitive: rules})
@@ -139,7 +141,11 @@ func TestNoValueInAnyOutput(t *testing.T) {
 
 func planOf(t *testing.T, app config.App, docs string) *planner.Plan {
 	t.Helper()
-	p, err := planner.New(app, planner.Options{Revision: "test"})
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.New(spec.Planner, planner.Options{Revision: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

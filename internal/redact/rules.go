@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/paths"
 )
 
@@ -41,44 +39,60 @@ type rule struct {
 	paths []paths.Pattern
 }
 
-// ForApp compiles the app's sensitive rules on top of the built-in ones. It
-// returns nil (the built-in rules) when the app has none. Errors name the
-// app, the rule and the field.
-func ForApp(a config.App) (*Rules, error) {
-	if len(a.Sensitive) == 0 {
-		return nil, nil
+// Sensitive is one of an app's sensitive rules: the values at Paths of
+// objects of Kinds are never printed.
+type Sensitive struct {
+	// Kinds limits the rule to these kinds; empty: every kind.
+	Kinds []schema.GroupKind
+	// Paths are the hidden fields (and everything below them).
+	Paths []paths.Pattern
+}
+
+// Options are an app's redaction settings.
+type Options struct {
+	// Sensitive are the app's rules, on top of the built-in ones.
+	Sensitive []Sensitive
+}
+
+// ParseSensitive reads a sensitive rule from its written form: kinds as
+// "Kind" or "group/Kind", paths in field-path notation. Errors name the
+// field (paths, paths[1]) and say what to write.
+func ParseSensitive(kinds, pathList []string) (Sensitive, error) {
+	var r Sensitive
+	for _, k := range kinds {
+		r.Kinds = append(r.Kinds, groupKindOf(k))
+	}
+	if len(pathList) == 0 {
+		return Sensitive{}, fmt.Errorf("paths: paths is required; list the fields whose values must never be printed, e.g. .data.password")
+	}
+	for j, s := range pathList {
+		p, err := paths.Parse(s)
+		if err != nil {
+			return Sensitive{}, fmt.Errorf("paths[%d]: %w", j, err)
+		}
+		r.Paths = append(r.Paths, p)
+	}
+	return r, nil
+}
+
+// New returns the rules of an app: the built-in ones and opts.Sensitive.
+// It returns nil (the built-in rules) when the app has none.
+func New(opts Options) *Rules {
+	if len(opts.Sensitive) == 0 {
+		return nil
 	}
 	out := &Rules{}
-	for i, sr := range a.Sensitive {
-		where := fmt.Sprintf("app %q: sensitive[%d]", a.Name, i)
-		r, err := compile(sr)
-		if err != nil {
-			return nil, fmt.Errorf("%s.%w", where, err)
+	for _, sr := range opts.Sensitive {
+		r := rule{paths: sr.Paths}
+		for _, gk := range sr.Kinds {
+			if r.kinds == nil {
+				r.kinds = map[schema.GroupKind]bool{}
+			}
+			r.kinds[gk] = true
 		}
 		out.rules = append(out.rules, r)
 	}
-	return out, nil
-}
-
-func compile(sr config.SensitiveRule) (rule, error) {
-	var r rule
-	for _, k := range sr.Kinds {
-		if r.kinds == nil {
-			r.kinds = map[schema.GroupKind]bool{}
-		}
-		r.kinds[groupKindOf(k)] = true
-	}
-	if len(sr.Paths) == 0 {
-		return rule{}, fmt.Errorf("paths: paths is required; list the fields whose values must never be printed, e.g. .data.password")
-	}
-	for j, s := range sr.Paths {
-		p, err := paths.Parse(s)
-		if err != nil {
-			return rule{}, fmt.Errorf("paths[%d]: %w", j, err)
-		}
-		r.paths = append(r.paths, p)
-	}
-	return r, nil
+	return out
 }
 
 // groupKindOf reads a config kind: "group/Kind", or "Kind" for the core

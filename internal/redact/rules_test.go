@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 var (
@@ -19,20 +17,27 @@ var (
 
 func p(parts ...any) fieldpath.Path { return fieldpath.MakePathOrDie(parts...) }
 
-func mustRules(t *testing.T, rules ...config.SensitiveRule) *Rules {
+// written is a sensitive rule as a config writes it.
+type written struct{ Kinds, Paths []string }
+
+func mustRules(t testing.TB, rules ...written) *Rules {
 	t.Helper()
-	r, err := ForApp(config.App{Name: "web", Sensitive: rules})
-	if err != nil {
-		t.Fatal(err)
+	var opts Options
+	for i, w := range rules {
+		r, err := ParseSensitive(w.Kinds, w.Paths)
+		if err != nil {
+			t.Fatalf("sensitive[%d]: %v", i, err)
+		}
+		opts.Sensitive = append(opts.Sensitive, r)
 	}
-	return r
+	return New(opts)
 }
 
 func TestPath(t *testing.T) {
 	app := mustRules(t,
-		config.SensitiveRule{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-		config.SensitiveRule{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[*].env`}},
-		config.SensitiveRule{Kinds: []string{"example.com/Widget"}, Paths: []string{".spec.token"}},
+		written{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+		written{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[*].env`}},
+		written{Kinds: []string{"example.com/Widget"}, Paths: []string{".spec.token"}},
 	)
 	env := p("spec", "template", "spec", "containers", fieldpath.KeyByFields("name", "app"), "env", fieldpath.KeyByFields("name", "TOKEN"), "value")
 	tests := map[string]struct {
@@ -70,20 +75,22 @@ func TestPath(t *testing.T) {
 	}
 }
 
-func TestForApp(t *testing.T) {
-	if got, err := ForApp(config.App{}); got != nil || err != nil {
-		t.Errorf("ForApp of an app without rules = %v, %v; want nil, nil", got, err)
+// TestParseSensitive: the app and rule prefix (app "web": sensitive[0].)
+// is reconcile's compile step's, tested there.
+func TestParseSensitive(t *testing.T) {
+	if got := New(Options{}); got != nil {
+		t.Errorf("New of an app without rules = %v; want nil", got)
 	}
 	tests := map[string]struct {
-		rule config.SensitiveRule
+		rule written
 		want string
 	}{
-		"bad path": {config.SensitiveRule{Paths: []string{".data["}}, `app "web": sensitive[0].paths[0]`},
-		"no paths": {config.SensitiveRule{Kinds: []string{"ConfigMap"}}, `app "web": sensitive[0].paths: paths is required`},
+		"bad path": {written{Paths: []string{".data["}}, `paths[0]`},
+		"no paths": {written{Kinds: []string{"ConfigMap"}}, `paths: paths is required`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := ForApp(config.App{Name: "web", Sensitive: []config.SensitiveRule{tc.rule}})
+			_, err := ParseSensitive(tc.rule.Kinds, tc.rule.Paths)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}

@@ -28,7 +28,7 @@ const (
 // no git.verify.allowRewrites. Tags and semver ranges are bound by the
 // signed tag's name instead (see verify).
 func (s *Source) guardsAncestry() bool {
-	v := s.cfg.Git.Verify
+	v := s.spec.Verify
 	return s.kind == refBranch && v != nil && !v.AllowRewrites
 }
 

@@ -12,8 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // forcePush points main at sha on the server.
@@ -44,8 +42,8 @@ func newVerifiedBranch(t *testing.T, allowRewrites bool) *verifiedBranch {
 	b.s2 = b.u.goGitCommit("s2", map[string]string{"f": "2"}, key)
 	b.u.push("main")
 	srv := newHTTPServer(t, b.u, "")
-	b.s = newSource(t, config.GitSource{URL: srv.url(), Branch: "main",
-		Verify: &config.GitVerify{Mode: config.VerifyHead, KeysFile: keysFile, AllowRewrites: allowRewrites}})
+	b.s = newSource(t, Spec{URL: srv.url(), Branch: "main",
+		Verify: &Verify{Mode: VerifyHead, KeysFile: keysFile, AllowRewrites: allowRewrites}})
 	if rev, _ := poll(t, b.s); rev.SHA != b.s2 {
 		t.Fatalf("first poll = %s, want s2 %s", rev.SHA, b.s2)
 	}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func TestRevisionAppDir(t *testing.T) {
@@ -40,7 +38,7 @@ func TestRevisionAppDir(t *testing.T) {
 	})
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	rev, _ := poll(t, s)
 
 	tests := map[string]struct {

@@ -22,7 +22,7 @@ type credentials struct {
 // readCredentials reads git.auth's files. Errors name the field and file
 // but never the content.
 func (s *Source) readCredentials() (credentials, error) {
-	a := s.cfg.Git.Auth
+	a := s.spec.Auth
 	if a == nil {
 		return credentials{}, nil
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	gossh "golang.org/x/crypto/ssh"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func TestPollOverSSHChecksHostKey(t *testing.T) {
@@ -43,7 +41,7 @@ func TestPollOverSSHChecksHostKey(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			kh := writeFile(t, filepath.Join(t.TempDir(), "known_hosts"), tc.knownHosts)
-			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Auth: &config.GitAuth{SSHKeyFile: tc.keyFile, KnownHostsFile: kh}})
+			s := newSource(t, Spec{URL: srv.url(), Branch: "main", Auth: &Auth{SSHKeyFile: tc.keyFile, KnownHostsFile: kh}})
 			if tc.wantKind != "" {
 				e := pollErr(t, s, tc.wantKind)
 				if strings.Contains(e.Error(), "PRIVATE KEY") {

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // TestDescends: the ancestry of two revisions as a daemon asks for it after
@@ -20,12 +18,12 @@ func TestDescends(t *testing.T) {
 	c2 := u.commit("c2", map[string]string{"f": "2"})
 	u.push("HEAD:main")
 	srv := newHTTPServer(t, u, "")
-	followed := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	followed := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	poll(t, followed)
 	c3 := u.commit("c3", map[string]string{"f": "3"})
 	u.push("HEAD:main")
 	poll(t, followed)
-	restarted := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	restarted := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	poll(t, restarted) // depth 1: c3 alone
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

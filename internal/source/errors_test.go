@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func TestTransportErrorScrubsCredentials(t *testing.T) {
@@ -53,7 +51,7 @@ func TestTransportErrorScrubsCredentials(t *testing.T) {
 			gone: []string{basic}, want: []string{"Basic <redacted>"},
 		},
 	}
-	s := newSource(t, config.GitSource{URL: "https://git.example.com/org/repo.git", Branch: "main"})
+	s := newSource(t, Spec{URL: "https://git.example.com/org/repo.git", Branch: "main"})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			e := s.transportError("fetch", tc.err, creds)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func TestPollFollowsForcePushAsRewrite(t *testing.T) {
@@ -21,7 +19,7 @@ func TestPollFollowsForcePushAsRewrite(t *testing.T) {
 	old := u.commit("to be amended", map[string]string{"a": "v2", "b": "x"})
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	poll(t, s)
 
 	// Several fast-forward commits at once are an update, not a rewrite.
@@ -66,7 +64,7 @@ func TestPollMergeOfOldBranchFetchesMissingObjects(t *testing.T) {
 	u.commit("main 1", map[string]string{"a": "main"})
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	prev, _ := poll(t, s)
 
 	// feature forks from base and keeps a blob only base has.
@@ -92,7 +90,7 @@ func TestPollDeletedBranchKeepsLastRevision(t *testing.T) {
 	u.git("branch", "release")
 	u.push("main", "release")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "release"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "release"})
 	rev, _ := poll(t, s)
 
 	u.run(u.bare, "update-ref", "-d", "refs/heads/release")
@@ -112,7 +110,7 @@ func TestPollDeletedTagKeepsLastRevision(t *testing.T) {
 	u.git("tag", "-a", "-m", "release", "v1.0.0")
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Tag: "v1.0.0"})
+	s := newSource(t, Spec{URL: srv.url(), Tag: "v1.0.0"})
 	rev, _ := poll(t, s)
 	tree := readTree(t, rev.Dir)
 
@@ -135,7 +133,7 @@ func TestPollServerDown(t *testing.T) {
 	u.commit("one", map[string]string{"f": "1"})
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	rev, _ := poll(t, s)
 
 	u.commit("two", map[string]string{"f": "2"})
@@ -178,7 +176,7 @@ func TestPollServerDiesMidPack(t *testing.T) {
 			u.commit("one", files)
 			u.push("main")
 			srv := newHTTPServer(t, u, "")
-			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+			s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 			var prev Revision
 			var prevTree map[string]string
 			if tc.firstGood {
@@ -251,7 +249,7 @@ func TestPollWrongTokenIsAuthErrorWithoutTheToken(t *testing.T) {
 	const good, bad = "s3cr3t-good-token", "s3cr3t-BAD-token"
 	srv := newHTTPServer(t, u, good)
 	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), bad+"\n")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Auth: &config.GitAuth{TokenFile: tokenFile}})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main", Auth: &Auth{TokenFile: tokenFile}})
 
 	e := pollErr(t, s, KindAuth)
 	for _, secret := range []string{good, bad} {
@@ -289,7 +287,7 @@ func TestPollAuthErrorHidesTokenEchoedByServer(t *testing.T) {
 	srv := newHTTPServer(t, u, token)
 	srv.echoAuth.Store(true)
 	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), token+"\n")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Auth: &config.GitAuth{TokenFile: tokenFile}})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main", Auth: &Auth{TokenFile: tokenFile}})
 
 	e := pollErr(t, s, KindAuth)
 	msg := e.Error()
@@ -341,7 +339,7 @@ func TestPollRecoversCorruptCache(t *testing.T) {
 			u.commit("one", map[string]string{"f": "1"})
 			u.push("main")
 			srv := newHTTPServer(t, u, "")
-			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+			s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 			rev1, _ := poll(t, s)
 			// A reader holds the old tree: recovery must not take it away.
 			release, err := s.Hold(rev1)
@@ -376,10 +374,10 @@ func TestPollMissingRepositoryAndCanceledContext(t *testing.T) {
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
 
-	s := newSource(t, config.GitSource{URL: srv.URL + "/missing.git", Branch: "main"})
+	s := newSource(t, Spec{URL: srv.URL + "/missing.git", Branch: "main"})
 	pollErr(t, s, KindRepositoryNotFound)
 
-	s = newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s = newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, _, err := s.Poll(ctx)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // TestHoldKeepsTreeUntilLastRelease holds the first revision's tree, moves
@@ -37,7 +35,7 @@ func TestHoldKeepsTreeUntilLastRelease(t *testing.T) {
 			u.commit("one", map[string]string{"f": "1"})
 			u.push("main")
 			srv := newHTTPServer(t, u, "")
-			s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+			s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 			old, _ := poll(t, s)
 			var releases []func()
 			for range tc.holds {
@@ -82,7 +80,7 @@ func TestHoldSurvivesRewindToHeldTree(t *testing.T) {
 	first := u.commit("one", map[string]string{"f": "1"})
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	rev1, _ := poll(t, s)
 	release, err := s.Hold(rev1)
 	if err != nil {

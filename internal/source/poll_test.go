@@ -11,20 +11,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"syncd.dev/syncd/internal/config"
 )
 
-func minute() *metav1.Duration { return &metav1.Duration{Duration: time.Minute} }
+func minute() time.Duration { return time.Minute }
 
 // newSource builds a Source named "src" with a fresh cache directory.
-func newSource(t testing.TB, g config.GitSource) *Source {
+func newSource(t testing.TB, g Spec) *Source {
 	t.Helper()
-	if g.Interval == nil && g.Schedule == "" {
+	if g.Interval == 0 && g.Schedule == "" {
 		g.Interval = minute()
 	}
-	s, err := New(config.Source{Name: "src", Git: g}, Options{CacheDir: t.TempDir()})
+	s, err := New(withName(g, "src"), Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -106,7 +103,7 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
 
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	rev, res := poll(t, s)
 	if res.Moved != Updated {
 		t.Errorf("first poll change = %v, want Updated", res.Moved)
@@ -158,7 +155,7 @@ func TestPollFetchesIncrementallyAndKeepsHeldTrees(t *testing.T) {
 	first := u.commit("many files", files)
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main"})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main"})
 	rev1, _ := poll(t, s)
 	release1, err := s.Hold(rev1)
 	if err != nil {
@@ -240,6 +237,12 @@ func randomText(n int, seed int64) string {
 	return string(b)
 }
 
-func gitSource(url, branch string) config.GitSource {
-	return config.GitSource{URL: url, Branch: branch, Interval: minute()}
+func gitSource(url, branch string) Spec {
+	return Spec{URL: url, Branch: branch, Interval: minute()}
+}
+
+// withName returns g named name.
+func withName(g Spec, name string) Spec {
+	g.Name = name
+	return g
 }

@@ -6,8 +6,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // cacheShallow returns the shallow commits recorded in the source's cached
@@ -49,22 +47,22 @@ func TestPollResolvesTagsSemverAndCommits(t *testing.T) {
 	// shallow at exactly that commit; only a commit that is no tip needs
 	// (and gets) whole history.
 	tests := map[string]struct {
-		git     config.GitSource
+		git     Spec
 		wantSHA string
 		wantTag string
 		wantF   string
 		// wantShallow is the cache's shallow list; nil for whole history.
 		wantShallow []string
 	}{
-		"lightweight tag":               {git: config.GitSource{Tag: "v1.0.0"}, wantSHA: c1, wantTag: "v1.0.0", wantF: "1", wantShallow: []string{c1}},
-		"annotated tag is peeled":       {git: config.GitSource{Tag: "v1.2.0"}, wantSHA: c2, wantTag: "v1.2.0", wantF: "2", wantShallow: []string{c2}},
-		"semver picks highest":          {git: config.GitSource{Semver: ">=1.2.0 <2.0.0"}, wantSHA: c3, wantTag: "v1.3.5", wantF: "3", wantShallow: []string{c3}},
-		"semver major":                  {git: config.GitSource{Semver: "^2"}, wantSHA: c4, wantTag: "v2.0.0", wantF: "4", wantShallow: []string{c4}},
-		"commit that is a tip":          {git: config.GitSource{Commit: c4}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
-		"commit that is no tip":         {git: config.GitSource{Commit: c0}, wantSHA: c0, wantF: "0"},
-		"commit only under a tag":       {git: config.GitSource{Commit: c1}, wantSHA: c1, wantF: "1", wantShallow: []string{c1}},
-		"commit under an annotated tag": {git: config.GitSource{Commit: c2}, wantSHA: c2, wantF: "2", wantShallow: []string{c2}},
-		"branch follows the branch":     {git: config.GitSource{Branch: "main"}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
+		"lightweight tag":               {git: Spec{Tag: "v1.0.0"}, wantSHA: c1, wantTag: "v1.0.0", wantF: "1", wantShallow: []string{c1}},
+		"annotated tag is peeled":       {git: Spec{Tag: "v1.2.0"}, wantSHA: c2, wantTag: "v1.2.0", wantF: "2", wantShallow: []string{c2}},
+		"semver picks highest":          {git: Spec{Semver: ">=1.2.0 <2.0.0"}, wantSHA: c3, wantTag: "v1.3.5", wantF: "3", wantShallow: []string{c3}},
+		"semver major":                  {git: Spec{Semver: "^2"}, wantSHA: c4, wantTag: "v2.0.0", wantF: "4", wantShallow: []string{c4}},
+		"commit that is a tip":          {git: Spec{Commit: c4}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
+		"commit that is no tip":         {git: Spec{Commit: c0}, wantSHA: c0, wantF: "0"},
+		"commit only under a tag":       {git: Spec{Commit: c1}, wantSHA: c1, wantF: "1", wantShallow: []string{c1}},
+		"commit under an annotated tag": {git: Spec{Commit: c2}, wantSHA: c2, wantF: "2", wantShallow: []string{c2}},
+		"branch follows the branch":     {git: Spec{Branch: "main"}, wantSHA: c4, wantF: "4", wantShallow: []string{c4}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -90,7 +88,7 @@ func TestPollSemverFollowsNewTag(t *testing.T) {
 	u.git("tag", "v1.2.0")
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Semver: ">=1.2.0 <2.0.0"})
+	s := newSource(t, Spec{URL: srv.url(), Semver: ">=1.2.0 <2.0.0"})
 	poll(t, s)
 	c2 := u.commit("two", nil)
 	u.git("tag", "-a", "-m", "x", "v1.4.0")
@@ -108,7 +106,7 @@ func TestPollCommitPinDoesNotAskAgain(t *testing.T) {
 	u.commit("two", nil)
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Commit: c1})
+	s := newSource(t, Spec{URL: srv.url(), Commit: c1})
 	poll(t, s)
 	srv.counts()
 	rev, res := poll(t, s)
@@ -126,7 +124,7 @@ func TestPollRefNotFound(t *testing.T) {
 	u.git("tag", "v0.1.0")
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
-	tests := map[string]config.GitSource{
+	tests := map[string]Spec{
 		"branch": {Branch: "nope"},
 		"tag":    {Tag: "v9"},
 		"semver": {Semver: ">=1.0.0"},

@@ -41,11 +41,7 @@ type Job struct {
 // Job returns the scheduling job for the source's configured interval or
 // schedule.
 func (s *Source) Job() Job {
-	j := Job{Poller: s, Schedule: s.cfg.Git.Schedule}
-	if s.cfg.Git.Interval != nil {
-		j.Interval = s.cfg.Git.Interval.Duration
-	}
-	return j
+	return Job{Poller: s, Schedule: s.spec.Schedule, Interval: s.spec.Interval}
 }
 
 // Cause says why a poll ran.

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
@@ -111,7 +109,7 @@ func gitServerSource(t *testing.T, name string, interval time.Duration) (*gitser
 	if _, err := repo.Commit("one", map[string][]byte{"cm.yaml": []byte("kind: ConfigMap\n")}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(config.Source{Name: name, Git: config.GitSource{URL: repo.URL, Branch: "main", Interval: &metav1.Duration{Duration: interval}}},
+	s, err := New(Spec{Name: name, URL: repo.URL, Branch: "main", Interval: interval},
 		Options{CacheDir: filepath.Join(dir, "cache")})
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // Movement says what a successful poll did to the revision in force:
@@ -94,6 +92,57 @@ type Options struct {
 	CacheDir string
 }
 
+// Spec is one Git source as syncd follows it: where the repository is,
+// which revision to follow, how often to look and how to check it.
+type Spec struct {
+	// Name names the source in errors and its cache directory.
+	Name string
+	// URL is an https, http, ssh or file URL (scp-like "git@host:path" is
+	// accepted as ssh).
+	URL string
+	// Exactly one of Branch, Tag, Semver and Commit is set.
+	Branch, Tag, Semver, Commit string
+	// Exactly one of Interval (positive) and Schedule (a cron spec) is set.
+	Interval time.Duration
+	Schedule string
+	// Auth, when set, names the files holding credentials.
+	Auth *Auth
+	// Verify, when set, turns on OpenPGP signature verification.
+	Verify *Verify
+}
+
+// Auth names files holding credentials; they are re-read on every poll so
+// rotated secrets take effect without a restart.
+type Auth struct {
+	// Username for HTTP basic auth with TokenFile; empty: "git".
+	Username       string
+	TokenFile      string
+	SSHKeyFile     string
+	KnownHostsFile string
+}
+
+// VerifyMode is what a signature must be on.
+type VerifyMode string
+
+// Verification modes.
+const (
+	// VerifyHead: the resolved commit must be signed.
+	VerifyHead VerifyMode = "head"
+	// VerifyTag: the annotated tag of the revision must be signed.
+	VerifyTag VerifyMode = "tag"
+)
+
+// Verify turns on OpenPGP signature verification of the resolved
+// revision.
+type Verify struct {
+	Mode     VerifyMode
+	KeysFile string
+	// AllowRewrites lets a branch source follow a new head that does not
+	// descend from the last verified head (a force-push). Only for branch
+	// sources.
+	AllowRewrites bool
+}
+
 // refKind is which of branch/tag/semver/commit the config set.
 type refKind int
 
@@ -107,7 +156,7 @@ const (
 // Source polls one Git repository. It is safe for concurrent use; polls
 // are serialised.
 type Source struct {
-	cfg        config.Source
+	spec       Spec
 	name       string
 	url        string // as configured (never has a password)
 	displayURL string // without userinfo
@@ -134,7 +183,7 @@ var (
 // New checks the source config (naming the bad field) and returns a Source
 // whose cache lives in opts.CacheDir/<name>. It does no I/O beyond creating
 // that directory.
-func New(src config.Source, opts Options) (*Source, error) {
+func New(src Spec, opts Options) (*Source, error) {
 	field := func(f string) string { return fmt.Sprintf("sources[%s].git.%s", src.Name, f) }
 	if !sourceNameRE.MatchString(src.Name) {
 		return nil, fmt.Errorf("source name %q: must be lower-case letters, digits, '.', '_' or '-' (it names a cache directory)", src.Name)
@@ -142,8 +191,8 @@ func New(src config.Source, opts Options) (*Source, error) {
 	if opts.CacheDir == "" {
 		return nil, errors.New("source: Options.CacheDir is required")
 	}
-	g := src.Git
-	s := &Source{cfg: src, name: src.Name, url: g.URL}
+	g := src
+	s := &Source{spec: src, name: src.Name, url: g.URL}
 
 	disp, scheme, err := displayURL(g.URL)
 	if err != nil {
@@ -173,7 +222,7 @@ func New(src config.Source, opts Options) (*Source, error) {
 // setRef checks that exactly one of branch, tag, semver and commit is set,
 // and well formed, and records it as the ref the source follows. field
 // names a field of the source's git section in errors.
-func (s *Source) setRef(g config.GitSource, field func(string) string) error {
+func (s *Source) setRef(g Spec, field func(string) string) error {
 	n := 0
 	for _, v := range []string{g.Branch, g.Tag, g.Semver, g.Commit} {
 		if v != "" {
@@ -212,12 +261,12 @@ func (s *Source) setRef(g config.GitSource, field func(string) string) error {
 
 // checkTiming checks that exactly one of interval and schedule is set, and
 // well formed.
-func checkTiming(g config.GitSource, field func(string) string) error {
-	if (g.Interval == nil) == (g.Schedule == "") {
+func checkTiming(g Spec, field func(string) string) error {
+	if (g.Interval == 0) == (g.Schedule == "") {
 		return fmt.Errorf("%s: set exactly one of interval and schedule", field("interval|schedule"))
 	}
-	if g.Interval != nil && g.Interval.Duration <= 0 {
-		return fmt.Errorf("%s: %s must be positive", field("interval"), g.Interval.Duration)
+	if g.Interval < 0 {
+		return fmt.Errorf("%s: %s must be positive", field("interval"), g.Interval)
 	}
 	if g.Schedule != "" {
 		if _, err := parseSchedule(g.Schedule); err != nil {
@@ -229,7 +278,7 @@ func checkTiming(g config.GitSource, field func(string) string) error {
 
 // checkAuth checks that the credentials configured fit the url's scheme:
 // a token for http(s), a key and known hosts for ssh (which needs them).
-func checkAuth(g config.GitSource, scheme string, field func(string) string) error {
+func checkAuth(g Spec, scheme string, field func(string) string) error {
 	if a := g.Auth; a != nil {
 		if a.TokenFile != "" && a.SSHKeyFile != "" {
 			return fmt.Errorf("%s: set tokenFile or sshKeyFile, not both", field("auth"))
@@ -252,18 +301,18 @@ func checkAuth(g config.GitSource, scheme string, field func(string) string) err
 
 // checkVerify checks the verify section (nil: not set) against the ref
 // kind setRef recorded.
-func (s *Source) checkVerify(v *config.GitVerify, field func(string) string) error {
+func (s *Source) checkVerify(v *Verify, field func(string) string) error {
 	if v == nil {
 		return nil
 	}
 	switch v.Mode {
-	case config.VerifyHead:
-	case config.VerifyTag:
+	case VerifyHead:
+	case VerifyTag:
 		if s.kind != refTag && s.kind != refSemver {
 			return fmt.Errorf("%s: mode %q needs a tag or semver ref", field("verify.mode"), v.Mode)
 		}
 	default:
-		return fmt.Errorf("%s: %q must be %q or %q", field("verify.mode"), v.Mode, config.VerifyHead, config.VerifyTag)
+		return fmt.Errorf("%s: %q must be %q or %q", field("verify.mode"), v.Mode, VerifyHead, VerifyTag)
 	}
 	if v.KeysFile == "" {
 		return fmt.Errorf("%s: is required when verify is set", field("verify.keysFile"))
@@ -276,9 +325,6 @@ func (s *Source) checkVerify(v *config.GitVerify, field func(string) string) err
 
 // Name returns the source's config name.
 func (s *Source) Name() string { return s.name }
-
-// Config returns the config the Source was built from.
-func (s *Source) Config() config.Source { return s.cfg }
 
 // Last returns the revision in force: the last one a poll resolved, fetched,
 // verified and checked out. ok is false before the first successful poll.

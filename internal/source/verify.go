@@ -12,14 +12,12 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 // verify checks the OpenPGP signature required by git.verify and returns
 // the signer's identity; it returns "" when verification is off.
 func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit) (string, error) {
-	v := s.cfg.Git.Verify
+	v := s.spec.Verify
 	if v == nil {
 		return "", nil
 	}
@@ -40,7 +38,7 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 		what   string
 	)
 	switch v.Mode {
-	case config.VerifyTag:
+	case VerifyTag:
 		ref, err := repo.Reference(localRef(tgt.ref), true)
 		if err != nil {
 			return fail(fmt.Errorf("read tag %s: %w", tgt.tag, err))

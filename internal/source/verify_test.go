@@ -14,8 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
-
-	"syncd.dev/syncd/internal/config"
 )
 
 func newPGPKey(t testing.TB, name string) (*openpgp.Entity, string) {
@@ -118,7 +116,7 @@ func TestPollVerifiesSignatures(t *testing.T) {
 	signed := u.goGitCommit("signed", map[string]string{"f": "signed"}, trusted)
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Verify: &config.GitVerify{Mode: config.VerifyHead, KeysFile: keysFile}})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main", Verify: &Verify{Mode: VerifyHead, KeysFile: keysFile}})
 	rev, _ := poll(t, s)
 	if rev.SHA != signed || !strings.Contains(rev.Signer, "Release Bot") {
 		t.Fatalf("signed commit: SHA %s signer %q, want %s by Release Bot", rev.SHA, rev.Signer, signed)
@@ -182,7 +180,7 @@ func TestPollVerifiesTags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := newSource(t, config.GitSource{URL: srv.url(), Tag: tc.tag, Verify: &config.GitVerify{Mode: config.VerifyTag, KeysFile: keysFile}})
+			s := newSource(t, Spec{URL: srv.url(), Tag: tc.tag, Verify: &Verify{Mode: VerifyTag, KeysFile: keysFile}})
 			if tc.wantKind != "" {
 				pollErr(t, s, tc.wantKind)
 				return
@@ -212,7 +210,7 @@ func TestPollVerifyKeysFileErrors(t *testing.T) {
 	u.goGitCommit("signed", map[string]string{"f": "1"}, trusted)
 	u.push("main")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Branch: "main", Verify: &config.GitVerify{Mode: config.VerifyHead, KeysFile: keysFile}})
+	s := newSource(t, Spec{URL: srv.url(), Branch: "main", Verify: &Verify{Mode: VerifyHead, KeysFile: keysFile}})
 	rev, _ := poll(t, s)
 	// A new signed commit: every case below must refuse it for the keys
 	// file alone.
@@ -266,7 +264,7 @@ func TestPollVerifyTagKeepsPreviousOnUnsignedTag(t *testing.T) {
 	u.goGitTag("v1.0.0", c1, trusted)
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
-	s := newSource(t, config.GitSource{URL: srv.url(), Semver: ">=1.0.0", Verify: &config.GitVerify{Mode: config.VerifyTag, KeysFile: keysFile}})
+	s := newSource(t, Spec{URL: srv.url(), Semver: ">=1.0.0", Verify: &Verify{Mode: VerifyTag, KeysFile: keysFile}})
 	rev, _ := poll(t, s)
 	if rev.SHA != c1 || rev.Tag != "v1.0.0" || !strings.Contains(rev.Signer, "Release Bot") {
 		t.Fatalf("first poll = %s %s signer %q, want %s v1.0.0 by Release Bot", rev.SHA, rev.Tag, rev.Signer, c1)
@@ -356,11 +354,11 @@ func TestPollVerifyTagRefusesReplayedTag(t *testing.T) {
 	// then someone who can push refs points replay (a tag ref) at the
 	// signed tag object of the older v1.0.0.
 	tests := map[string]struct {
-		git    config.GitSource
+		git    Spec
 		replay string
 	}{
-		"tag moved to an older signed tag object":      {git: config.GitSource{Tag: "v2.0.0"}, replay: "v2.0.0"},
-		"newer semver tag made of an older tag object": {git: config.GitSource{Semver: ">=1.0.0"}, replay: "v9.0.0"},
+		"tag moved to an older signed tag object":      {git: Spec{Tag: "v2.0.0"}, replay: "v2.0.0"},
+		"newer semver tag made of an older tag object": {git: Spec{Semver: ">=1.0.0"}, replay: "v9.0.0"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -373,7 +371,7 @@ func TestPollVerifyTagRefusesReplayedTag(t *testing.T) {
 			srv := newHTTPServer(t, u, "")
 			g := tc.git
 			g.URL = srv.url()
-			g.Verify = &config.GitVerify{Mode: config.VerifyTag, KeysFile: keysFile}
+			g.Verify = &Verify{Mode: VerifyTag, KeysFile: keysFile}
 			s := newSource(t, g)
 			rev, _ := poll(t, s)
 			if rev.SHA != c2 || rev.Tag != "v2.0.0" {

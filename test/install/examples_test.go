@@ -44,7 +44,11 @@ func planDir(t *testing.T, app config.App, dir string) *planner.Plan {
 	if err != nil {
 		t.Fatalf("render %s: %v", dir, err)
 	}
-	p, err := planner.New(app, planner.Options{Revision: dir})
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.New(spec.Planner, planner.Options{Revision: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

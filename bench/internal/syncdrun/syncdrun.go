@@ -20,6 +20,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -93,7 +94,11 @@ func (s *Syncd) Sync(ctx context.Context, objs []*unstructured.Unstructured) (*a
 // SyncOwned is Sync for objects the caller hands over (the planner
 // defaults them in place), as the daemon hands over a fresh render.
 func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured) (*applier.ChangeSet, *inventory.Report, error) {
-	p, err := planner.New(s.App, planner.Options{Mapper: s.mapper, Revision: "bench"})
+	pa, err := plannerApp(s.App)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := planner.New(pa, planner.Options{Mapper: s.mapper, Revision: "bench"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,7 +112,7 @@ func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured
 		return nil, nil, err
 	}
 	s.drift.pause()
-	run, err := s.inv.Begin(ctx, s.App, plan, false)
+	run, err := s.inv.Begin(ctx, inventoryApp(s.App), plan, false)
 	if err != nil {
 		s.drift.resume()
 		return nil, nil, err
@@ -141,4 +146,32 @@ func ensureNamespace(ctx context.Context, dyn dynamic.Interface, name string) er
 		return fmt.Errorf("inventory namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// plannerApp and inventoryApp map the bench's app to the stages' options
+// as reconcile.Compile does; the bench module does not import reconcile,
+// whose source stage pulls in go-git.
+func plannerApp(app config.App) (planner.App, error) {
+	out := planner.App{Name: app.Name, Namespace: app.Namespace, Manager: planner.FieldManager(app.DefaultManager())}
+	for i, s := range app.Split {
+		sp, err := planner.ParseSplit(s.Manager, s.Kinds, s.Paths)
+		if err != nil {
+			return planner.App{}, fmt.Errorf("app %q: split[%d]: %w", app.Name, i, err)
+		}
+		out.Splits = append(out.Splits, sp)
+	}
+	return out, nil
+}
+
+func inventoryApp(app config.App) inventory.App {
+	return inventory.App{
+		Name:          app.Name,
+		Tenant:        identity.Tenant{App: app.Name, Namespace: app.Namespace, ServiceAccount: app.ServiceAccountName},
+		Managers:      app.Managers(),
+		Prune:         app.PruneEnabled(),
+		PruneBudget:   app.PruneBudgetPercent(),
+		AllowEmpty:    app.AllowEmpty,
+		DeleteAdopted: app.DeleteAdopted(),
+		InstallsSyncd: app.InstallsSyncd,
+	}
 }

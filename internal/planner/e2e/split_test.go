@@ -25,6 +25,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv"
 )
 
@@ -287,7 +288,11 @@ func TestSplitMatchesServer(t *testing.T) {
 // planDocs decodes YAML documents and plans them.
 func planDocs(t *testing.T, app config.App, opts planner.Options, docs string) *planner.Plan {
 	t.Helper()
-	p, err := planner.New(app, opts)
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.New(spec.Planner, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

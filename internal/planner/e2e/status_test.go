@@ -12,6 +12,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 const statusWarning = "status is set by controllers through the status subresource and is not applied"
@@ -84,7 +85,11 @@ func TestStatusOfClusterCRD(t *testing.T) {
 // publishes its OpenAPI document (a moment after the CRD is established).
 func planOnline(t *testing.T, c *cluster, app config.App, opts planner.Options, docs string) *planner.Plan {
 	t.Helper()
-	p, err := planner.New(app, opts)
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.New(spec.Planner, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,154 @@
+package reconcile
+
+import (
+	"fmt"
+	"reflect"
+
+	"syncd.dev/syncd/internal/alert"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/identity"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
+	"syncd.dev/syncd/internal/source"
+)
+
+// AppSpec is one app's config compiled into the options of each stage it
+// goes through: kinds and field paths parsed, defaults filled in. This
+// file is the one place that reads config.App for the stages; the stages
+// never see the config schema.
+type AppSpec struct {
+	// Planner is what the planner needs: names, managers, split rules.
+	Planner planner.App
+	// Inventory is what the inventory and prune need.
+	Inventory inventory.App
+	// Tenant is whom the app's requests for its objects run as.
+	Tenant identity.Tenant
+	// Sensitive are the app's redaction rules (nil: the built-in ones).
+	Sensitive *redact.Rules
+}
+
+// Compile turns an app's config into the options of each stage. Errors
+// name the app, the rule and the field: app "web": split[0]: paths[1]: ….
+func Compile(app config.App) (*AppSpec, error) {
+	pl, err := plannerApp(app)
+	if err != nil {
+		return nil, err
+	}
+	sens, err := sensitiveRules(app)
+	if err != nil {
+		return nil, err
+	}
+	tenant := TenantOf(app)
+	return &AppSpec{
+		Planner:   pl,
+		Inventory: inventoryApp(app, tenant),
+		Tenant:    tenant,
+		Sensitive: sens,
+	}, nil
+}
+
+// plannerApp parses the app's split rules.
+func plannerApp(app config.App) (planner.App, error) {
+	out := planner.App{Name: app.Name, Namespace: app.Namespace, Manager: planner.FieldManager(app.DefaultManager())}
+	for i, s := range app.Split {
+		sp, err := planner.ParseSplit(s.Manager, s.Kinds, s.Paths)
+		if err != nil {
+			return planner.App{}, fmt.Errorf("app %q: split[%d]: %w", app.Name, i, err)
+		}
+		out.Splits = append(out.Splits, sp)
+	}
+	return out, nil
+}
+
+// sensitiveRules parses the app's sensitive rules.
+func sensitiveRules(app config.App) (*redact.Rules, error) {
+	var opts redact.Options
+	for i, sr := range app.Sensitive {
+		r, err := redact.ParseSensitive(sr.Kinds, sr.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("app %q: sensitive[%d].%w", app.Name, i, err)
+		}
+		opts.Sensitive = append(opts.Sensitive, r)
+	}
+	return redact.New(opts), nil
+}
+
+// TenantOf is whom the app's requests for its objects run as.
+func TenantOf(app config.App) identity.Tenant {
+	return identity.Tenant{App: app.Name, Namespace: app.Namespace, ServiceAccount: app.ServiceAccountName}
+}
+
+// inventoryApp is the app's prune settings and managers, defaults filled
+// in.
+func inventoryApp(app config.App, tenant identity.Tenant) inventory.App {
+	return inventory.App{
+		Name:          app.Name,
+		Tenant:        tenant,
+		Managers:      app.Managers(),
+		Prune:         app.PruneEnabled(),
+		PruneBudget:   app.PruneBudgetPercent(),
+		AllowEmpty:    app.AllowEmpty,
+		DeleteAdopted: app.DeleteAdopted(),
+		InstallsSyncd: app.InstallsSyncd,
+	}
+}
+
+// compiled is one app of a Runner's config, compiled when the Runner was
+// built.
+type compiled struct {
+	app  config.App
+	spec *AppSpec
+	err  error
+}
+
+// compileApps compiles every app of the config, once per config load. An
+// app that does not compile keeps its error: its runs fail, the others'
+// do not.
+func compileApps(apps []config.App) map[string]compiled {
+	out := make(map[string]compiled, len(apps))
+	for _, a := range apps {
+		spec, err := Compile(a)
+		out[a.Name] = compiled{app: a, spec: spec, err: err}
+	}
+	return out
+}
+
+// Spec returns the compiled options of app: those compiled with the
+// config when app is the config's, else (an app changed or made by the
+// caller) compiled now.
+func (r *Runner) Spec(app config.App) (*AppSpec, error) {
+	if c, ok := r.specs[app.Name]; ok && reflect.DeepEqual(c.app, app) {
+		return c.spec, c.err
+	}
+	return Compile(app)
+}
+
+// SourceSpec is a source's config as the source stage takes it.
+func SourceSpec(sc config.Source) source.Spec {
+	g := sc.Git
+	spec := source.Spec{
+		Name: sc.Name, URL: g.URL,
+		Branch: g.Branch, Tag: g.Tag, Semver: g.Semver, Commit: g.Commit,
+		Schedule: g.Schedule,
+	}
+	if g.Interval != nil {
+		spec.Interval = g.Interval.Duration
+	}
+	if a := g.Auth; a != nil {
+		spec.Auth = &source.Auth{Username: a.Username, TokenFile: a.TokenFile, SSHKeyFile: a.SSHKeyFile, KnownHostsFile: a.KnownHostsFile}
+	}
+	if v := g.Verify; v != nil {
+		spec.Verify = &source.Verify{Mode: source.VerifyMode(v.Mode), KeysFile: v.KeysFile, AllowRewrites: v.AllowRewrites}
+	}
+	return spec
+}
+
+// AlertSinks is the config's alerts as the alert stage takes them.
+func AlertSinks(alerts []config.Alert) []alert.Sink {
+	out := make([]alert.Sink, 0, len(alerts))
+	for _, a := range alerts {
+		out = append(out, alert.Sink{Name: a.Name, Type: alert.SinkType(a.Type), URLFile: a.URLFile, HMACKeyFile: a.HMACKeyFile, Events: a.Events})
+	}
+	return out
+}
