@@ -46,8 +46,8 @@ type Options struct {
 	// it to, is reported as Yielded (information), not TakenOver. It is
 	// what the applier would do about that field on the next apply.
 	Yield YieldPolicy
-	// Sensitive are the app's redaction rules (redact.ForApp): the
-	// Desired and Live values of the fields they hide are replaced by
+	// Sensitive are the app's redaction rules (redact.New): the Desired
+	// and Live values of the fields they hide are replaced by
 	// redact.Marker. Nil applies the built-in rules (Secret data and
 	// stringData, the last-applied annotation), which always apply.
 	Sensitive *redact.Rules
