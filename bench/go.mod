@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/fluxcd/cli-utils v1.3.0
 	github.com/fluxcd/pkg/ssa v0.78.0
+	github.com/go-logr/logr v1.4.4
 	golang.org/x/sync v0.23.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -29,7 +30,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-git/go-git/v5 v5.19.3 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.1 // indirect
 	github.com/go-openapi/swag v0.29.1 // indirect

@@ -95,7 +95,7 @@ func TestPruneDisabled(t *testing.T) {
 func (f *fixture) dryRunFinish(plan *planner.Plan) *Report {
 	f.t.Helper()
 	ctx := context.Background()
-	run, err := f.m.Begin(ctx, f.app, plan, true)
+	run, err := f.m.Begin(ctx, invApp(f.app), plan, true)
 	if err != nil {
 		f.t.Fatal(err)
 	}
