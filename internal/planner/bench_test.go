@@ -95,7 +95,7 @@ func BenchmarkRenderAndSplitSubstituted(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := New(app, Options{Substitution: subst})
+		p, err := newFromConfig(app, Options{Substitution: subst})
 		if err != nil {
 			b.Fatal(err)
 		}
