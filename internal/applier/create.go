@@ -69,14 +69,7 @@ func (r *objectRun) wholeForCreate(obj *planner.Object, first planner.Slice) *un
 		whole.SetAnnotations(merged)
 	}
 	if len(r.ao.Labels) > 0 {
-		labels := whole.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		for k, v := range r.ao.Labels {
-			labels[k] = v
-		}
-		whole.SetLabels(labels)
+		addLabels(whole, r.ao.Labels)
 	}
 	return whole
 }

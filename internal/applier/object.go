@@ -180,15 +180,10 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 			fields = fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", key)))
 		}
 		if len(r.ao.Labels) > 0 {
-			labels := u.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			for k, v := range r.ao.Labels {
-				labels[k] = v
+			addLabels(u, r.ao.Labels)
+			for k := range r.ao.Labels {
 				fields = fields.Union(fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "labels", k)))
 			}
-			u.SetLabels(labels)
 		}
 		out[0] = planner.Slice{Manager: s.Manager, Object: u, Fields: fields, Hash: s.Hash}
 	}
@@ -400,4 +395,16 @@ func withIdentity(obj *planner.Object, u *unstructured.Unstructured) *unstructur
 		u.SetNamespace(obj.Ref.Namespace)
 	}
 	return u
+}
+
+// addLabels sets labels on u, keeping the ones it has.
+func addLabels(u *unstructured.Unstructured, labels map[string]string) {
+	merged := u.GetLabels()
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	for k, v := range labels {
+		merged[k] = v
+	}
+	u.SetLabels(merged)
 }
