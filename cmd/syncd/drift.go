@@ -18,6 +18,8 @@ type driftFlags struct {
 	path     string
 	cacheDir string
 	output   string
+	// showIgnored lists the findings ignore rules set aside.
+	showIgnored bool
 }
 
 func newDriftCommand() *cobra.Command {
@@ -35,7 +37,9 @@ notation, its class (taken-over, shared, value-drift, deleted, unmanaged;
 yielded and handoff-pending are information), the current owners with their
 operation, subresource and time, and the desired and live values. A field
 another manager took that the app's conflict policy yields to it is
-yielded, not drift. Secret values and fields the app marks sensitive are
+yielded, not drift. A field an ignore rule of the app (apps[].ignore)
+matches is not drift either; --show-ignored lists those, marked ignored.
+Secret values and fields the app marks sensitive are
 always redacted. Nothing is written, also for apps in drift mode detect.
 An app with serviceAccountName is read as that account: an object it may
 not read is a warning ("not readable by system:serviceaccount:..."), with
@@ -52,6 +56,7 @@ Exit codes: 0 no drift, 2 drift found, 1 error.`,
 	fs.StringVar(&f.path, "path", "", "render the app from this directory instead of its source")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
+	fs.BoolVar(&f.showIgnored, "show-ignored", false, "also list the differences the apps' ignore rules set aside, marked ignored (text and json)")
 	return cmd
 }
 
@@ -103,6 +108,9 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		opts.Normalized, warns = drift.Normalize(cmd.Context(), norm, rendered.Plan, live, opts)
 		rep := drift.Detect(rendered.Plan, live, opts)
 		all.Findings = append(all.Findings, rep.Findings...)
+		if f.showIgnored {
+			all.Ignored = append(all.Ignored, rep.Ignored...)
+		}
 		all.Warnings = append(all.Warnings, rep.Warnings...)
 		all.Warnings = append(all.Warnings, warns...)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -63,6 +64,11 @@ type ApplyOptions struct {
 	// (apps[].migrate); nil takes over only client-side kubectl apply's
 	// fields, and only those the apply does not change.
 	Migrate *Migration
+	// Ignore are the app's ignore rules (apps[].ignore): on an existing
+	// object the fields they match are sent at their live value (left
+	// out when the live object lacks them), so they are never reverted.
+	// An object syncd creates gets Git's value. Nil ignores nothing.
+	Ignore *ignore.Rules
 	// Flapping, when set, names fields syncd must stop forcing because
 	// their owner keeps flipping (ping-pong with another forcing writer);
 	// such conflicts fail instead.

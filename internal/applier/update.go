@@ -101,6 +101,9 @@ func (r *objectRun) newMover(ctx context.Context, ri dynamic.ResourceInterface, 
 			return nil, failAt(0, describeError(obj.Ref, "get", err))
 		}
 	}
+	if sl, err = r.keepIgnored(obj, live, sl); err != nil {
+		return nil, failAt(0, err)
+	}
 	m := &mover{r: r, ri: ri, obj: obj, changes: changes, sl: sl, live: live,
 		own: ownership.Decode(live), force: make([]bool, len(sl)),
 		moved: make([]bool, len(sl)), resolves: make([]int, len(sl))}

@@ -112,6 +112,10 @@ func TestLoadValidFull(t *testing.T) {
 					{Managers: []string{"kubectl-*"}, Action: ActionForce},
 					{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
 				}},
+				Ignore: []IgnoreRule{
+					{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[name="istio-proxy"].image`}},
+					{Kinds: []string{"apps/Deployment"}, Names: []string{"shop-*"}, Namespaces: []string{"shop"}, Paths: []string{".spec.template.spec.containers[*].image"}, Managers: []string{"image-updater*"}},
+				},
 			},
 			{Name: "fixtures", Source: "fixtures", Prune: ptr(false), Validate: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}},
 			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
@@ -220,7 +224,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, dependsOn, drift, handoff, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, dependsOn, drift, handoff, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},
@@ -346,6 +350,14 @@ func TestLoadInvalid(t *testing.T) {
 			{16, "alerts[3].events[1]", `"deploy" is not an event`},
 			{16, "alerts[3].events[2]", `"drift" is already listed at events[0]`},
 			{17, "alerts[4].name", "name is required"},
+		}},
+		"ignore": {"ignore.yaml", []wantErr{
+			{13, "apps[0].ignore[0].paths", "at least one field path is required"},
+			{14, "apps[0].ignore[1].kinds[0]", `"apps/"`},
+			{15, "apps[0].ignore[1].names[0]", `"web-[a" is not a valid pattern`},
+			{16, "apps[0].ignore[1].namespaces[0]", `"[b" is not a valid pattern`},
+			{17, "apps[0].ignore[1].managers[0]", `"[c" is not a valid pattern`},
+			{18, "apps[0].ignore[1].paths[0]", "at position 30: a list item is [*]"},
 		}},
 		"two documents": {"two-documents.yaml", []wantErr{
 			{3, "", "a second YAML document starts here"},

@@ -166,6 +166,10 @@ type App struct {
 	// other apps of the config, none in drift mode detect, and the
 	// dependencies form no cycle.
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// Ignore names fields whose difference from Git is neither reported
+	// as drift, nor alerted, nor corrected (a webhook or an operator
+	// mutates them without a manager of its own).
+	Ignore []IgnoreRule `json:"ignore,omitempty"`
 }
 
 // Kinds of SubstituteSource.
@@ -191,6 +195,24 @@ type SubstituteSource struct {
 	// Sensitive marks a file's or ConfigMap's values as secret (a
 	// Secret's always are): syncd never prints them.
 	Sensitive bool `json:"sensitive,omitempty"`
+}
+
+// IgnoreRule matches fields by the object's kind, name and namespace,
+// the field path and the managers that own the field; an empty list
+// matches everything, except Paths, which is required.
+type IgnoreRule struct {
+	// Kinds are "group/Kind" ("apps/Deployment") or "Kind" for the core
+	// group; empty means every kind.
+	Kinds []string `json:"kinds,omitempty"`
+	// Names and Namespaces are globs on the object's name and namespace.
+	Names      []string `json:"names,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Paths use the API server's notation with wildcards; a field below
+	// a matched path is ignored too. Required.
+	Paths []string `json:"paths"`
+	// Managers are globs on the managers other than the app's that own
+	// the field; set, the rule matches only fields such a manager owns.
+	Managers []string `json:"managers,omitempty"`
 }
 
 // Values of DriftPolicy.Mode.

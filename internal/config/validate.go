@@ -376,6 +376,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.sensitive(p, a.Sensitive)
 	v.substitution(p, a)
 	v.conflicts(p+".conflicts", a.Conflicts)
+	v.ignore(p+".ignore", a.Ignore)
 }
 
 func (v *validator) appName(p, name string) {
@@ -519,6 +520,21 @@ func (v *validator) conflicts(cp string, c ConflictPolicy) {
 		}
 		v.kinds(rp+".kinds", r.Kinds)
 		v.globs(rp+".names", r.Names)
+		v.fieldPaths(rp+".paths", r.Paths)
+		v.globs(rp+".managers", r.Managers)
+	}
+}
+
+// ignore checks an app's drift ignore rules; ip is their field.
+func (v *validator) ignore(ip string, rules []IgnoreRule) {
+	for i, r := range rules {
+		rp := index(ip, i)
+		if len(r.Paths) == 0 {
+			v.errorf(rp+".paths", "at least one field path is required (an ignore rule ignores fields, never whole objects; use the syncd.dev/reconcile: disabled annotation for that)")
+		}
+		v.kinds(rp+".kinds", r.Kinds)
+		v.globs(rp+".names", r.Names)
+		v.globs(rp+".namespaces", r.Namespaces)
 		v.fieldPaths(rp+".paths", r.Paths)
 		v.globs(rp+".managers", r.Managers)
 	}

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
@@ -61,6 +62,10 @@ type Options struct {
 	// (Live's unreadable): each is a warning "not readable by <By>", with
 	// no finding and no value of it, instead of a Deleted finding.
 	Unreadable Unreadable
+	// Ignore are the app's ignore rules (apps[].ignore): a field finding
+	// they match (taken-over, shared, value-drift, flapping) is no drift;
+	// Detect lists it in Report.Ignored, the Watcher drops it.
+	Ignore *ignore.Rules
 }
 
 // Unreadable are plan objects whoever read the live objects (By: an
@@ -119,9 +124,10 @@ func Detect(plan *planner.Plan, live map[planner.ObjectRef]*unstructured.Unstruc
 			r.Warnings = append(r.Warnings, opts.Unreadable.warning(obj.Ref))
 			continue
 		}
-		fs, warns := d.object(obj, byKey[keyOf(obj.Ref)])
-		r.Findings = append(r.Findings, fs...)
-		r.Warnings = append(r.Warnings, warns...)
+		res := d.check(obj, byKey[keyOf(obj.Ref)])
+		r.Findings = append(r.Findings, res.findings...)
+		r.Ignored = append(r.Ignored, res.ignored...)
+		r.Warnings = append(r.Warnings, res.warns...)
 	}
 	r.sort()
 	return r
@@ -318,15 +324,28 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 // its managedFields entries that could not be decoded; none for an object
 // exempt on request (its directives).
 func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) ([]Finding, []string) {
+	res := d.check(obj, live)
+	return res.findings, res.warns
+}
+
+// checked is what the detection of one object found: its findings, the
+// findings the app's ignore rules set aside, and its warnings.
+type checked struct {
+	findings, ignored []Finding
+	warns             []string
+}
+
+// check detects one object (object's work, with the ignored findings).
+func (d *detector) check(obj *planner.Object, live *unstructured.Unstructured) checked {
 	if exempt(obj, live) {
-		return nil, nil
+		return checked{}
 	}
 	base := d.baseFinding(obj)
 	if live == nil {
 		f := base
 		f.Class = Deleted
 		f.Owners = []Owner{}
-		return []Finding{f}, nil
+		return checked{findings: []Finding{f}}
 	}
 	c := d.newObjectCheck(obj, live, base)
 	c.unmanaged()
@@ -335,7 +354,7 @@ func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) 
 	}
 	c.handoffFields()
 	c.listedFields()
-	return c.out, c.warns
+	return checked{findings: c.out, ignored: c.ignored, warns: c.warns}
 }
 
 // baseFinding is what every finding of obj shares: the app, the object and
@@ -364,6 +383,8 @@ type objectCheck struct {
 	// object.
 	present bool
 	out     []Finding
+	// ignored are the findings the app's ignore rules set aside.
+	ignored []Finding
 	// reported are the paths that have a finding other than Flapping.
 	reported map[string]bool
 }
@@ -389,7 +410,28 @@ func (c *objectCheck) add(f Finding, p fieldpath.Path) {
 	}
 	f.Differs = !c.d.sameValue(c.ref, f.DeclaredBy, p, f.Desired, f.Live)
 	c.d.redact(&f, p)
+	if c.d.ignored(f, p) {
+		f.Ignored = true
+		c.ignored = append(c.ignored, f)
+		return
+	}
 	c.out = append(c.out, f)
+}
+
+// ignored reports whether the app's ignore rules set the field finding f
+// (at p) aside: a drift class on a field, matched with the managers
+// other than syncd's that own the field.
+func (d *detector) ignored(f Finding, p fieldpath.Path) bool {
+	if p == nil || !f.Class.IsDrift() || d.opts.Ignore == nil {
+		return false
+	}
+	var others []string
+	for _, o := range f.Owners {
+		if !d.isSyncd(o.Manager) && !d.isHandoff(o.Manager) {
+			others = append(others, o.Manager)
+		}
+	}
+	return d.opts.Ignore.Ignores(f.Ref, p, others)
 }
 
 // unexplained reports whether the declared leaf l is owned by nobody while

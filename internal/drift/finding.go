@@ -140,6 +140,9 @@ type Finding struct {
 	FieldPath fieldpath.Path `json:"-"`
 	// Ref is the plan's ref of the object.
 	Ref planner.ObjectRef `json:"-"`
+	// Ignored is set on the findings of Report.Ignored: an ignore rule
+	// of the app matches the field, so it is no drift.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // Key identifies a finding for deduplication across runs: the app, the

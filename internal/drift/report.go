@@ -15,6 +15,11 @@ import (
 type Report struct {
 	// Findings are sorted by object, path, class and culprit.
 	Findings []Finding `json:"findings"`
+	// Ignored are the findings the app's ignore rules set aside
+	// (Options.Ignore), marked Ignored, sorted like Findings: no drift,
+	// never alerted or corrected; `syncd drift --show-ignored` lists
+	// them. Outputs show them only when the caller keeps them.
+	Ignored []Finding `json:"ignored,omitempty"`
 	// Warnings are problems that kept part of an object from being
 	// checked (an undecodable managedFields entry). They name the
 	// object and say what was skipped.
@@ -34,6 +39,7 @@ func (r *Report) HasDrift() bool {
 
 func (r *Report) sort() {
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
+	sort.SliceStable(r.Ignored, func(i, j int) bool { return less(r.Ignored[i], r.Ignored[j]) })
 }
 
 func less(a, b Finding) bool {
@@ -80,6 +86,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		b.WriteString(": ")
 		b.WriteString(f.Sentence())
 		b.WriteByte('\n')
+	}
+	for _, f := range r.Ignored {
+		b.WriteString("ignored: ")
+		b.WriteString(f.Object.String())
+		b.WriteString(": ")
+		b.WriteString(f.Sentence())
+		b.WriteString(" (an ignore rule of the app matches it: not drift, not corrected)\n")
 	}
 	for _, wn := range r.Warnings {
 		b.WriteString("warning: " + wn + "\n")

@@ -61,6 +61,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, m := range o.Ownership {
 			fmt.Fprintf(&b, "  ownership: %s moves from %s to %s\n", m.Path, m.From, m.To)
 		}
+		for _, p := range o.Ignored {
+			fmt.Fprintf(&b, "  ignored: %s differs from Git; an ignore rule of the app matches it, so the apply keeps the live value\n", p)
+		}
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(o.Diff, "\n"), "\n") {
 			if line != "" {
 				b.WriteString("    " + strings.TrimSuffix(line, "\n") + "\n")

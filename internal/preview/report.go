@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -177,6 +178,10 @@ type Object struct {
 	// Skipped says why, for Actions skip and keep: the directive, as the
 	// object carries it.
 	Skipped string `json:"skipped,omitempty"`
+	// Ignored are the fields of the diff an ignore rule of the app
+	// matches (apps[].ignore): the diff shows Git's value, but the apply
+	// keeps the live one.
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Options tune Build.
@@ -193,6 +198,9 @@ type Options struct {
 	// show the values they hide as redact.Marker. Nil applies the
 	// built-in rules, which always apply.
 	Sensitive *redact.Rules
+	// Ignore are the app's ignore rules: the fields of a diff they match
+	// are listed in Object.Ignored. Nil marks nothing.
+	Ignore *ignore.Rules
 }
 
 // Blocked reports whether any conflict would stop the apply.
@@ -276,6 +284,7 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			}
 			var err error
 			objs[i], err = buildObject(app, p, opts.Sensitive)
+			objs[i].Ignored = ignoredPaths(p, opts.Ignore)
 			return err
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/identity"
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
@@ -26,6 +27,9 @@ type AppSpec struct {
 	Tenant identity.Tenant
 	// Sensitive are the app's redaction rules (nil: the built-in ones).
 	Sensitive *redact.Rules
+	// Ignore are the app's drift ignore rules (nil: none), which drift,
+	// the applier and the plan share.
+	Ignore *ignore.Rules
 }
 
 // Compile turns an app's config into the options of each stage. Errors
@@ -39,12 +43,17 @@ func Compile(app config.App) (*AppSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	ign, err := ignoreOf(app.Ignore)
+	if err != nil {
+		return nil, fmt.Errorf("app %q: %w", app.Name, err)
+	}
 	tenant := TenantOf(app)
 	return &AppSpec{
 		Planner:   pl,
 		Inventory: inventoryApp(app, tenant),
 		Tenant:    tenant,
 		Sensitive: sens,
+		Ignore:    ign,
 	}, nil
 }
 

@@ -28,8 +28,9 @@ func (r *Runner) detectOnly(app config.App) error {
 
 // DriftOptions returns the settings drift detection uses for an app, the
 // same for `syncd drift` and the daemon's watcher: the app's managers, its
-// conflict policy (fields it yields are reported as yielded, not drift)
-// and its sensitive fields (redacted).
+// conflict policy (fields it yields are reported as yielded, not drift),
+// its ignore rules (fields set aside, not drift) and its sensitive fields
+// (redacted).
 func DriftOptions(app config.App) (drift.Options, error) {
 	var managers []planner.FieldManager
 	for _, m := range app.Managers() {
@@ -43,7 +44,11 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	if err != nil {
 		return drift.Options{}, err
 	}
-	opts := drift.Options{Managers: managers, Yield: yieldPolicy{policy}}
+	ign, err := ignoreOf(app.Ignore)
+	if err != nil {
+		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	opts := drift.Options{Managers: managers, Yield: yieldPolicy{policy}, Ignore: ign}
 	if sens != nil {
 		opts.Sensitive = sens
 	}

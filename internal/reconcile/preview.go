@@ -8,6 +8,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
@@ -54,7 +55,7 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	report, err := buildPreview(app.Name, spec.Sensitive, plan, previews, basis)
+	report, err := buildPreview(app.Name, spec.Sensitive, spec.Ignore, plan, previews, basis)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,9 +176,10 @@ func inPlanOrder(plan *planner.Plan, basis previewBasis, dried []applier.ObjectP
 }
 
 // buildPreview builds the report of the previews, the app's sensitive
-// fields masked.
-func buildPreview(app string, sens *redact.Rules, plan *planner.Plan, previews []applier.ObjectPreview, basis previewBasis) (*preview.Report, error) {
+// fields masked and the fields its ignore rules match marked.
+func buildPreview(app string, sens *redact.Rules, ign *ignore.Rules, plan *planner.Plan, previews []applier.ObjectPreview, basis previewBasis) (*preview.Report, error) {
 	popts := preview.Options{NotDryRun: basis.notDryRun, Notes: basis.notes}
+	popts.Ignore = ign
 	if sens != nil {
 		popts.Sensitive = sens
 	}

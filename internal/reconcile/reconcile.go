@@ -242,9 +242,14 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 	if err != nil {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	ign, err := ignoreOf(app.Ignore)
+	if err != nil {
+		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
 	ao := applier.ApplyOptions{
 		Policy:         policy,
 		Migrate:        migrate,
+		Ignore:         ign,
 		RecordManagers: true,
 		ReleaseHandoff: app.Handoff == config.HandoffRelease,
 		Recreate:       app.Recreate,

@@ -1,0 +1,80 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"syncd.dev/syncd/internal/reconcile"
+)
+
+// TestDaemonIgnoredFieldNotReverted: in `syncd run`, a field an ignore
+// rule of the app matches, changed by another writer (an Update by
+// "operator"), is not a finding in /status, raises no drift alert, and is
+// not reverted by the reconciles that follow (each OK, no conflict),
+// while the polls keep applying the app.
+func TestDaemonIgnoredFieldNotReverted(t *testing.T) {
+	ns := env.Namespace(t)
+	repo := newRepo(t)
+	repo.commit("first", map[string]string{"app/cm.yaml": configMap(ns, "blue")})
+	h := startHook(t)
+	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
+	writeConfig(t, cfgPath, repo.dir, ns, "1s")
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "  ignore:\n  - kinds: [ConfigMap]\n    paths: [.data.color]\n    managers: [operator]\n"+h.config())
+	f.Close()
+
+	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+		ConfigPath: cfgPath,
+		Cluster:    cluster(t),
+		Options:    reconcile.Options{CacheDir: t.TempDir()},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
+
+	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)
+	if _, err := cms.Patch(context.Background(), "settings", types.MergePatchType, []byte(`{"data":{"color":"green"}}`), metav1.PatchOptions{FieldManager: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	patched := time.Now()
+	// Two reconciles that started after the change.
+	eventually(t, "two reconciles after the change", func() (bool, string) {
+		st := d.Status()
+		return len(st) == 1 && st[0].LastRun.After(patched.Add(time.Second)), fmt.Sprintf("%+v", st)
+	})
+	st := d.Status()[0]
+	if st.Result != reconcile.ResultOK || st.Findings != 0 || st.Conflicts != 0 {
+		t.Errorf("status after the ignored change = %+v, want ok, no finding, no conflict", st)
+	}
+	cm, err := cms.Get(context.Background(), "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["color"] != "green" {
+		t.Errorf("the daemon reverted an ignored field: color = %q, want green", cm.Data["color"])
+	}
+	if got := h.alerts(); len(got) != 0 {
+		t.Errorf("drift alerts for an ignored field: %+v", got)
+	}
+}
