@@ -81,6 +81,12 @@ func TestDirectivesEndToEnd(t *testing.T) {
 			t.Errorf("plan text lacks %q:\n%s", line, text.stdout)
 		}
 	}
+	md := syncd(t, "plan", "--config", cfg, "--app", "web", "--path", dir, "-o", "markdown")
+	for _, line := range []string{"#### Skipped on request", "reconcile disabled (syncd.dev/reconcile: disabled)", "left Git: **kept in the cluster** and dropped from the inventory (`syncd.dev/prune: disabled`)"} {
+		if !strings.Contains(md.stdout, line) {
+			t.Errorf("plan markdown lacks %q:\n%s", line, md.stdout)
+		}
+	}
 	if diff := cmp.Diff(before, resourceVersions(t, ns)); diff != "" {
 		t.Errorf("plan wrote: (-before +after):\n%s", diff)
 	}

@@ -133,15 +133,7 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 		next.Revision = r.revision
 	}
 	// Members prune did not remove stay, with their reason.
-	removed := sets.New[Key]()
-	for _, refs := range [][]planner.ObjectRef{rep.Deleted, rep.Orphaned, rep.Gone} {
-		for _, ref := range refs {
-			removed.Insert(KeyOf(ref))
-		}
-	}
-	for _, k := range rep.Kept {
-		removed.Insert(KeyOf(k.Object))
-	}
+	removed := rep.removed()
 	spared := map[Key]Reason{}
 	for _, s := range rep.Spared {
 		spared[KeyOf(s.Object)] = s.Reason
@@ -172,6 +164,21 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 		}
 		next = mergeInto(r.prev.inv, next)
 	}
+}
+
+// removed returns the members the report removes from the inventory:
+// deleted, orphaned, kept on request and already gone.
+func (rep *Report) removed() sets.Set[Key] {
+	out := sets.New[Key]()
+	for _, refs := range [][]planner.ObjectRef{rep.Deleted, rep.Orphaned, rep.Gone} {
+		for _, ref := range refs {
+			out.Insert(KeyOf(ref))
+		}
+	}
+	for _, k := range rep.Kept {
+		out.Insert(KeyOf(k.Object))
+	}
+	return out
 }
 
 // advances reports whether Finish records the run's revision as the last

@@ -103,6 +103,15 @@ func (r *Report) summaryLine() string {
 	return line
 }
 
+// onRequestLine is the markdown line of an object left alone on request:
+// skipped by the apply, or kept in the cluster by the prune.
+func onRequestLine(o Object) string {
+	if o.Action == Keep {
+		return fmt.Sprintf("- `%s` left Git: **kept in the cluster** and dropped from the inventory (`%s`)", o.Object, o.Skipped)
+	}
+	return fmt.Sprintf("- `%s` %s", o.Object, oneLine(o.Skipped))
+}
+
 // notDryRunNote explains the unchanged objects that were not dry-run.
 func notDryRunNote(n int) string {
 	return fmt.Sprintf("%d unchanged object(s) not dry-run: exactly as syncd last applied them", n)
@@ -149,9 +158,9 @@ func (r *Report) markdown(limit int) string {
 		case o.Action == Orphan:
 			removed = append(removed, fmt.Sprintf("- `%s` left Git: **orphaned** (adopted: it stays in the cluster without the app's label and managers)", o.Object))
 		case o.Action == Keep:
-			removed = append(removed, fmt.Sprintf("- `%s` left Git: **kept in the cluster** and dropped from the inventory (`%s`)", o.Object, o.Skipped))
+			removed = append(removed, onRequestLine(o))
 		case o.Action == Skip:
-			skipped = append(skipped, fmt.Sprintf("- `%s` %s", o.Object, oneLine(o.Skipped)))
+			skipped = append(skipped, onRequestLine(o))
 		case o.Action == Spared && o.Guard != nil && (r.Prune == nil || r.Prune.Refused == nil || r.Prune.Refused.Reason != o.Guard.Reason):
 			guarded = append(guarded, fmt.Sprintf("- `%s` left Git but stays (`%s`): %s", o.Object, o.Guard.Reason, oneLine(o.Guard.Message)))
 		case o.Action == Spared:
