@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"syncd.dev/syncd/internal/paths"
@@ -57,7 +56,7 @@ type Options struct {
 // daemon makes a Planner for every reconcile of every app. The converter
 // is read-only once built.
 var builtinConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(scheme.Scheme)
+	return applyconfigurations.NewTypeConverter(builtinScheme)
 })
 
 // App is what the planner needs to know about one app, already parsed.
@@ -401,7 +400,7 @@ func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]s
 	}
 	return planned{m: m, obj: Object{
 		Ref:     ref,
-		Stage:   stageOf(ref.GroupKind(), namespaced),
+		Stage:   m.Hook.stage(stageOf(ref.GroupKind(), namespaced)),
 		Origin:  m.Origin(),
 		Desired: obj,
 	}}, true
@@ -607,7 +606,7 @@ func (p *Planner) toTyped(ctx context.Context, obj *unstructured.Unstructured, c
 		}
 		return tv, false, "", nil
 	}
-	if scheme.Scheme.Recognizes(gvk) {
+	if builtinScheme.Recognizes(gvk) {
 		tv, err = p.builtin.ObjectToTyped(obj)
 		if err != nil {
 			return nil, false, "", wrap(err)
@@ -616,7 +615,7 @@ func (p *Planner) toTyped(ctx context.Context, obj *unstructured.Unstructured, c
 	}
 	if builtinKinds[gvk.GroupKind()] {
 		var versions []string
-		for _, v := range scheme.Scheme.VersionsForGroupKind(gvk.GroupKind()) {
+		for _, v := range builtinScheme.VersionsForGroupKind(gvk.GroupKind()) {
 			versions = append(versions, v.String())
 		}
 		return nil, false, "", fmt.Errorf("apiVersion %s is not served for %s: use one of %s", gvk.GroupVersion(), gvk.Kind, strings.Join(versions, ", "))

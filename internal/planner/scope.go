@@ -2,7 +2,6 @@ package planner
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // clusterScoped lists the cluster-scoped kinds built into kube-apiserver
@@ -52,7 +51,7 @@ var clusterScoped = map[schema.GroupKind]bool{
 // into the API server.
 var builtinKinds = func() map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{}
-	for gvk := range scheme.Scheme.AllKnownTypes() {
+	for gvk := range builtinScheme.AllKnownTypes() {
 		out[gvk.GroupKind()] = true
 	}
 	return out
