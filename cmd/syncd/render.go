@@ -82,6 +82,10 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
 	}
+	// No cluster: a chart sees Helm's default capabilities.
+	if tree.Helm, err = reconcile.HelmOptions(app, tree.Dir); err != nil {
+		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
+	}
 	manifests, err := planner.Render(cmd.Context(), tree)
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, dir, err))

@@ -170,6 +170,10 @@ type App struct {
 	// as drift, nor alerted, nor corrected (a webhook or an operator
 	// mutates them without a manager of its own).
 	Ignore []IgnoreRule `json:"ignore,omitempty"`
+	// Helm says how the Helm chart in Path (a directory holding
+	// Chart.yaml) is rendered; see docs/helm.md. It is refused for an app
+	// whose path is not a chart.
+	Helm *HelmSpec `json:"helm,omitempty"`
 }
 
 // Kinds of SubstituteSource.

@@ -377,6 +377,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.substitution(p, a)
 	v.conflicts(p+".conflicts", a.Conflicts)
 	v.ignore(p+".ignore", a.Ignore)
+	v.helm(p+".helm", a)
 }
 
 func (v *validator) appName(p, name string) {

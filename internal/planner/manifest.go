@@ -28,6 +28,9 @@ type Manifest struct {
 	Item int
 	// Object is the decoded object, exactly as written.
 	Object *unstructured.Unstructured
+	// Hook is where a Helm chart's hook object is applied (HookNone for
+	// every other object).
+	Hook Hook
 }
 
 // Origin returns "file#index" (or "file#index item N" for an item of a

@@ -22,6 +22,8 @@ type Tree struct {
 	Root string
 	// Dir is the app's directory: Root or a directory below it.
 	Dir string
+	// Helm says how a chart in Dir (a Dir holding Chart.yaml) is rendered.
+	Helm HelmOptions
 }
 
 // LocalTree is the Tree of a local directory (syncd's --path): Root is
@@ -110,6 +112,9 @@ func Render(ctx context.Context, t Tree) ([]Manifest, error) {
 	t, rel, err := t.resolved()
 	if err != nil {
 		return nil, err
+	}
+	if IsChart(t.Dir) {
+		return renderHelm(ctx, t, rel)
 	}
 	if kustomizationFile(t.Dir) == "" {
 		return ReadDir(t.Dir)

@@ -48,6 +48,10 @@ func (s Stage) String() string {
 		return "cluster"
 	case StageNamespaced:
 		return "namespaced"
+	case StageHooksBefore:
+		return "hooks-before"
+	case StageHooksAfter:
+		return "hooks-after"
 	}
 	return fmt.Sprintf("Stage(%d)", int(s))
 }

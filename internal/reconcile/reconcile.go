@@ -75,6 +75,9 @@ type Runner struct {
 	// schemas types custom resources whose CRD is not in the render with
 	// the cluster's schema (nil without Cluster.Config).
 	schemas *planner.ClusterSchemas
+	// discovery reads a chart's capabilities (nil without Cluster.Config:
+	// Helm's defaults).
+	discovery discovery.DiscoveryInterface
 
 	mu       sync.Mutex
 	flapping map[string]func(planner.ObjectRef, string) bool
@@ -103,6 +106,7 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("discovery client: %w", err)
 		}
 		r.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
+		r.discovery = dc
 	}
 	for _, sc := range cfg.Sources {
 		s, err := source.New(SourceSpec(sc), source.Options{CacheDir: opts.CacheDir})
@@ -183,6 +187,9 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	out := &Rendered{Revision: rev}
 	tree, err := renderTree(dir, rev)
 	if err != nil {
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+	}
+	if tree.Helm, err = r.helmOptions(ctx, app, tree.Dir); err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
 	}
 	manifests, err := planner.Render(ctx, tree)

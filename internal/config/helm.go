@@ -1,0 +1,88 @@
+package config
+
+import "fmt"
+
+// HelmSpec says how an app's Helm chart (a directory holding Chart.yaml
+// in a Git source) is rendered. Every field is optional.
+type HelmSpec struct {
+	// ReleaseName is .Release.Name; default: the app's name.
+	ReleaseName string `json:"releaseName,omitempty"`
+	// Namespace is .Release.Namespace; default: the app's namespace. When
+	// both are set they must be equal (objects that set no namespace go
+	// to the app's namespace, as for every app).
+	Namespace string `json:"namespace,omitempty"`
+	// Values are merged over the values files (inline values win).
+	Values HelmValues `json:"values,omitempty"`
+	// ValuesFiles are paths inside the source's repository (relative to
+	// its root, slash-separated), merged in order over the chart's
+	// values.yaml, as helm's -f flags are.
+	ValuesFiles []string `json:"valuesFiles,omitempty"`
+	// IncludeCRDs renders the chart's crds/ directories (the chart's and
+	// its subcharts'); default true.
+	IncludeCRDs *bool `json:"includeCRDs,omitempty"`
+}
+
+// HelmValues are inline chart values. They often hold secrets, so they
+// print as hiddenValues: formatting a config never shows them.
+type HelmValues map[string]any
+
+// hiddenValues is what HelmValues print as: redact.Marker (package redact
+// imports config, so the marker is spelled here; TestHelmValuesHidden in
+// package redact keeps the two equal).
+const hiddenValues = "<redacted>"
+
+// String returns the redaction marker.
+func (HelmValues) String() string { return hiddenValues }
+
+// GoString returns the redaction marker, for %#v.
+func (HelmValues) GoString() string { return hiddenValues }
+
+// HelmReleaseName returns the chart's release name: helm.releaseName, or
+// the app's name.
+func (a App) HelmReleaseName() string {
+	if a.Helm != nil && a.Helm.ReleaseName != "" {
+		return a.Helm.ReleaseName
+	}
+	return a.Name
+}
+
+// HelmNamespace returns the chart's release namespace: helm.namespace,
+// or the app's namespace.
+func (a App) HelmNamespace() string {
+	if a.Helm != nil && a.Helm.Namespace != "" {
+		return a.Helm.Namespace
+	}
+	return a.Namespace
+}
+
+// HelmIncludesCRDs reports whether the chart's crds/ directories are
+// rendered (helm.includeCRDs, default true).
+func (a App) HelmIncludesCRDs() bool {
+	return a.Helm == nil || a.Helm.IncludeCRDs == nil || *a.Helm.IncludeCRDs
+}
+
+// helm checks an app's helm section.
+func (v *validator) helm(p string, a App) {
+	h := a.Helm
+	if h == nil {
+		return
+	}
+	if h.ReleaseName != "" {
+		v.dnsLabel(p+".releaseName", "release name", h.ReleaseName)
+	}
+	if h.Namespace != "" {
+		v.dnsLabel(p+".namespace", "namespace", h.Namespace)
+		if a.Namespace != "" && a.Namespace != h.Namespace {
+			v.errorf(p+".namespace", "%q differs from the app's namespace %q: objects that set no namespace go to the app's namespace, so set the namespace once (apps[].namespace)", h.Namespace, a.Namespace)
+		}
+	}
+	for i, f := range h.ValuesFiles {
+		if f == "" {
+			v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", p, i), "is empty: write a path inside the repository, e.g. deploy/values-prod.yaml")
+			continue
+		}
+		if prob := treePathProblem(f); prob != "" {
+			v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", p, i), "%s", prob)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+)
+
+// ChartFile is the file whose presence makes an app directory a Helm
+// chart.
+const ChartFile = "Chart.yaml"
+
+// HelmOptions say how Render renders a Helm chart (a Tree whose Dir holds
+// Chart.yaml). They are ignored for other directories. See docs/helm.md.
+type HelmOptions struct {
+	// ReleaseName is .Release.Name; required for a chart.
+	ReleaseName string
+	// Namespace is .Release.Namespace.
+	Namespace string
+	// Values are merged over the values files; they win.
+	Values map[string]any
+	// ValuesFiles are slash-separated paths relative to Tree.Root, merged
+	// in order over the chart's values.yaml (helm's -f).
+	ValuesFiles []string
+	// ExcludeCRDs leaves out the chart's crds/ directories (the zero
+	// value renders them, helm's default).
+	ExcludeCRDs bool
+	// Capabilities are .Capabilities; nil means DefaultHelmCapabilities.
+	Capabilities *HelmCapabilities
+}
+
+// HelmCapabilities are what a chart sees as .Capabilities: the target
+// cluster's Kubernetes version and API versions. ClusterCapabilities
+// (package reconcile) reads them from a cluster's discovery.
+type HelmCapabilities struct {
+	// KubeVersion is the server's version ("v1.37.2").
+	KubeVersion string
+	// APIVersions are "group/version" and "group/version/Kind" entries
+	// ("v1", "apps/v1", "apps/v1/Deployment"), as helm lists them.
+	APIVersions []string
+}
+
+// DefaultHelmCapabilities are the capabilities of a render without a
+// cluster (syncd render): Helm's defaults for the client-go syncd is
+// built with (Kubernetes v1.<client-go minor>.0 and the API versions
+// client-go's scheme knows, with apiextensions.k8s.io), as helm template
+// does without --kube-version and --api-versions.
+func DefaultHelmCapabilities() HelmCapabilities {
+	d := common.DefaultCapabilities
+	return HelmCapabilities{KubeVersion: d.KubeVersion.Version, APIVersions: append([]string(nil), d.APIVersions...)}
+}
+
+// IsChart reports whether dir holds Chart.yaml: Render renders it with Helm.
+func IsChart(dir string) bool {
+	info, err := os.Stat(filepath.Join(dir, ChartFile))
+	return err == nil && !info.IsDir()
+}
+
+// renderChart renders the chart in the directory rel of t.Root with
+// Helm's template engine: client-side, no cluster access (lookup returns
+// nothing), no DNS, no post-renderer, no hooks run.
+func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]Manifest, error) {
+	where := path.Join(rel, ChartFile)
+	if opts.ReleaseName == "" {
+		return nil, ManifestErrors{{File: where, Err: errors.New("no release name: set apps[].helm.releaseName")}}
+	}
+	fsys, err := openRepoFS(t.Root, buildDeadline(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read chart: %w", t.Root, err)
+	}
+	defer fsys.Close()
+	ch, err := loadChart(fsys, rel)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := readValues(fsys, opts)
+	if err != nil {
+		return nil, err
+	}
+	rendered, err := renderTemplates(ctx, ch, vals, opts)
+	if err != nil {
+		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), inRepo(err.Error(), ch.Name(), rel))}}
+	}
+	return chartManifests(ch, rel, rendered, !opts.ExcludeCRDs)
+}
+
+// renderTemplates runs Helm's engine over the chart: dependencies'
+// conditions, tags and import-values, the values schema, then every
+// template. It stops at the build deadline.
+func renderTemplates(ctx context.Context, ch *chart.Chart, vals map[string]any, opts HelmOptions) (map[string]string, error) {
+	caps, err := opts.capabilities()
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		out map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := runEngine(ch, vals, opts, caps)
+		done <- result{out, err}
+	}()
+	timer := time.After(time.Until(buildDeadline(ctx)))
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-timer:
+		return nil, fmt.Errorf("the chart did not render in time (the limit is %s)", KustomizeTimeout)
+	}
+}
+
+// runEngine is one render by Helm's engine, a panic included in its
+// error.
+func runEngine(ch *chart.Chart, vals map[string]any, opts HelmOptions, caps *common.Capabilities) (out map[string]string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("helm failed: %s", scrubHelm(fmt.Sprint(r)))
+		}
+	}()
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		return nil, helmError("chart dependencies", err)
+	}
+	release := common.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: true}
+	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, release, caps, false)
+	if err != nil {
+		return nil, helmError("values", err)
+	}
+	// The zero Engine has no client (lookup returns an empty map), no
+	// DNS (getHostByName returns ""), and is neither strict nor in lint
+	// mode, as helm template is.
+	out, err = engine.Engine{}.Render(ch, top)
+	if err != nil {
+		return nil, helmError("template", err)
+	}
+	return out, nil
+}
+
+// capabilities returns Helm's .Capabilities for opts.
+func (o HelmOptions) capabilities() (*common.Capabilities, error) {
+	c := DefaultHelmCapabilities()
+	if o.Capabilities != nil {
+		c = *o.Capabilities
+	}
+	kv, err := common.ParseKubeVersion(c.KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("capabilities: Kubernetes version %q: %w", c.KubeVersion, err)
+	}
+	return &common.Capabilities{
+		KubeVersion: *kv,
+		APIVersions: common.VersionSet(c.APIVersions),
+		HelmVersion: common.DefaultCapabilities.HelmVersion,
+	}, nil
+}
+
+// chartManifests turns the engine's output (and the chart's crds/ files
+// when includeCRDs) into Manifests named by their repository paths, hooks
+// marked (see hookOf), test and delete hooks left out. NOTES.txt and
+// empty documents are skipped.
+func chartManifests(ch *chart.Chart, rel string, rendered map[string]string, includeCRDs bool) ([]Manifest, error) {
+	var out []Manifest
+	var errs ManifestErrors
+	add := func(file, content string) {
+		ms, fileErrs := decodeStream(strings.NewReader(content), chartFilePath(rel, file))
+		errs = append(errs, fileErrs...)
+		for _, m := range ms {
+			hook, keep := hookOf(m.Object)
+			if keep {
+				m.Hook = hook
+				out = append(out, m)
+			}
+		}
+	}
+	if includeCRDs {
+		for _, crd := range ch.CRDObjects() {
+			add(filepath.ToSlash(crd.Filename), string(crd.File.Data))
+		}
+	}
+	for _, file := range sortedKeys(rendered) {
+		if path.Base(file) == "NOTES.txt" {
+			continue
+		}
+		add(file, rendered[file])
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// chartFilePath turns a path Helm names a template by ("mychart/templates/
+// a.yaml", "mychart/charts/sub/templates/b.yaml": the chart's name
+// first) into one relative to the repository root.
+func chartFilePath(rel, file string) string {
+	_, inChart, _ := strings.Cut(file, "/")
+	return path.Join(rel, inChart)
+}
+
+// inRepo rewrites the template names in a Helm message ("web/templates/
+// a.yaml:4:18") into repository paths ("deploy/web/templates/a.yaml:4:18").
+func inRepo(msg, chartName, rel string) string {
+	prefix := rel + "/"
+	if rel == "." {
+		prefix = ""
+	}
+	for _, dir := range []string{"templates/", "charts/"} {
+		msg = strings.ReplaceAll(msg, chartName+"/"+dir, prefix+dir)
+	}
+	return msg
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// renderHelm renders a chart directory, refusing one that also holds a
+// kustomization: which of the two is meant is not for syncd to guess.
+func renderHelm(ctx context.Context, t Tree, rel string) ([]Manifest, error) {
+	if k := kustomizationFile(t.Dir); k != "" {
+		return nil, ManifestErrors{{File: path.Join(rel, k), Err: fmt.Errorf("the directory holds both %s and %s: an app renders either a Helm chart or a kustomization; move one of them", ChartFile, k)}}
+	}
+	return renderChart(ctx, t, rel, t.Helm)
+}
