@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,7 +189,7 @@ func chartManifests(ch *chart.Chart, rel string, rendered map[string]string, inc
 			add(filepath.ToSlash(crd.Filename), string(crd.File.Data))
 		}
 	}
-	for _, file := range sortedKeys(rendered) {
+	for _, file := range slices.Sorted(maps.Keys(rendered)) {
 		if path.Base(file) == "NOTES.txt" {
 			continue
 		}
@@ -219,15 +220,6 @@ func inRepo(msg, chartName, rel string) string {
 		msg = strings.ReplaceAll(msg, chartName+"/"+dir, prefix+dir)
 	}
 	return msg
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // renderHelm renders a chart directory, refusing one that also holds a
