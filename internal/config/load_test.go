@@ -130,6 +130,12 @@ func TestLoadValidFull(t *testing.T) {
 				},
 				SubstituteStrict: ptr(true),
 			},
+			{Name: "ingress", Source: "platform", Path: "charts/ingress", Namespace: "ingress", Helm: &HelmSpec{
+				ReleaseName: "edge",
+				ValuesFiles: []string{"charts/ingress/values-prod.yaml"},
+				Values:      HelmValues{"controller": map[string]any{"replicaCount": int64(2)}},
+				IncludeCRDs: ptr(true),
+			}},
 			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
 		},
 		Alerts: []Alert{

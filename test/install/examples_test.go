@@ -294,3 +294,51 @@ func sortedKeys(m map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestExampleChartRenders renders examples/chart as examples/helm.yaml
+// configures it, without a cluster: the hook first, the values file and
+// inline values applied, no ServiceMonitor (Helm's default capabilities
+// do not serve it).
+func TestExampleChartRenders(t *testing.T) {
+	cfg, err := config.Load(repoPath("examples/helm.yaml"))
+	if err != nil {
+		t.Fatalf("examples/helm.yaml: %v", err)
+	}
+	app := cfg.Apps[0]
+	tree, err := planner.LocalTree(repoPath(app.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Helm, err = reconcile.HelmOptions(app, tree.Dir); err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := planner.Render(context.Background(), tree)
+	if err != nil {
+		t.Fatalf("render %s: %v", app.Path, err)
+	}
+	p, err := planner.New(app, planner.Options{Revision: "examples"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := p.Plan(context.Background(), manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ConfigMap web/web-schema: syncd-web-chart", "ConfigMap web/web-settings: syncd-web-chart", "apps/Deployment web/web: syncd-web-chart"}
+	if diff := cmp.Diff(want, planShape(plan)); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	for _, o := range plan.Objects {
+		if o.Ref.Name == "web-settings" {
+			if got, _, _ := unstructured.NestedString(o.Desired.Object, "data", "greeting"); got != "hello from prod" {
+				t.Errorf("greeting = %q, want the values file's", got)
+			}
+		}
+		if o.Ref.Kind == "Deployment" {
+			c, _, _ := unstructured.NestedSlice(o.Desired.Object, "spec", "template", "spec", "containers")
+			if img := c[0].(map[string]any)["image"]; img != "nginx:1.27.1" {
+				t.Errorf("image = %v, want the inline tag", img)
+			}
+		}
+	}
+}

@@ -1,0 +1,4 @@
+{{- define "web.labels" -}}
+app.kubernetes.io/name: web
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
