@@ -316,7 +316,11 @@ func TestExampleChartRenders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("render %s: %v", app.Path, err)
 	}
-	p, err := planner.New(app, planner.Options{Revision: "examples"})
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planner.New(spec.Planner, planner.Options{Revision: "examples"})
 	if err != nil {
 		t.Fatal(err)
 	}
