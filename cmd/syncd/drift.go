@@ -96,6 +96,7 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		if err != nil {
 			return withCode(exitError, err)
 		}
+		opts.Sensitive = rendered.Plan.Sensitive(opts.Sensitive)
 		opts.Unreadable = drift.Unreadable{By: identity.Name(reconcile.TenantOf(app)), Objects: unreadable}
 		norm, err := runner.Normalizer(app)
 		if err != nil {

@@ -86,6 +86,9 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if tree.Helm, err = reconcile.HelmOptions(app, tree.Dir); err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
 	}
+	if tree, err = reconcile.WithDecryption(app, tree); err != nil {
+		return withCode(exitError, err)
+	}
 	manifests, err := planner.Render(cmd.Context(), tree)
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, dir, err))

@@ -24,7 +24,7 @@ const maxNodes = 1 << 16
 // Load reads the config file at path, decodes it strictly, validates it and
 // returns it. Relative file names in the config (auth.tokenFile,
 // auth.sshKeyFile, auth.knownHostsFile, verify.keysFile, urlFile,
-// hmacKeyFile, substituteFrom[].file) are made absolute against the directory holding the config
+// hmacKeyFile, substituteFrom[].file, decryption.keysFile) are made absolute against the directory holding the config
 // file; the files themselves are not read.
 //
 // An invalid file yields an Errors value listing every problem found, each
@@ -203,6 +203,9 @@ func (c *Config) resolveFiles(dir string) {
 	for i := range c.Apps {
 		for j := range c.Apps[i].SubstituteFrom {
 			abs(&c.Apps[i].SubstituteFrom[j].File)
+		}
+		if d := c.Apps[i].Decryption; d != nil {
+			abs(&d.KeysFile)
 		}
 	}
 	for i := range c.Alerts {

@@ -129,6 +129,7 @@ func TestLoadValidFull(t *testing.T) {
 					{Kind: SubstituteSecret, Name: "cluster-secrets"},
 				},
 				SubstituteStrict: ptr(true),
+				Decryption:       &Decryption{Provider: DecryptionSOPS, KeysFile: in("secrets/sops-age.agekey")},
 			},
 			{Name: "ingress", Source: "platform", Path: "charts/ingress", Namespace: "ingress", Helm: &HelmSpec{
 				ReleaseName: "edge",
@@ -230,7 +231,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},
@@ -284,6 +285,11 @@ func TestLoadInvalid(t *testing.T) {
 			{17, "sources[1].git.verify.keysFile", "keysFile is required"},
 			{25, "sources[2].git.verify.mode", `"commit" is not a verification mode`},
 			{35, "sources[3].git.verify.allowRewrites", "applies to branch sources only"},
+		}},
+		"decryption": {"decryption.yaml", []wantErr{
+			{12, "apps[0].decryption.provider", "provider is required; set it to sops"},
+			{17, "apps[1].decryption.provider", `"vault" is not a decryption provider; use sops`},
+			{21, "apps[2].decryption.keysFile", "keysFile is required"},
 		}},
 		"source names": {"source-names.yaml", []wantErr{
 			{9, "sources[1].name", `source name "repo" is already used by sources[0]`},

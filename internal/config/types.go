@@ -174,6 +174,27 @@ type App struct {
 	// Chart.yaml) is rendered; see docs/helm.md. It is refused for an app
 	// whose path is not a chart.
 	Helm *HelmSpec `json:"helm,omitempty"`
+	// Decryption decrypts the app's SOPS-encrypted files with keys syncd
+	// holds; without it a SOPS-encrypted file fails the render.
+	Decryption *Decryption `json:"decryption,omitempty"`
+}
+
+// Values of Decryption.Provider.
+const (
+	DecryptionSOPS = "sops"
+)
+
+// Decryption says how to decrypt an app's encrypted files (Flux's
+// spec.decryption).
+type Decryption struct {
+	// Provider is DecryptionSOPS, the only one: files encrypted by
+	// `sops --encrypt` for age or OpenPGP recipients.
+	Provider string `json:"provider"`
+	// KeysFile holds the private keys: age identities (age-keygen's
+	// AGE-SECRET-KEY-1… lines) and armored OpenPGP private keys. A
+	// relative name is taken from the config file's directory; it must
+	// not be inside the repository the app renders.
+	KeysFile string `json:"keysFile"`
 }
 
 // Kinds of SubstituteSource.

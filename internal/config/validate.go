@@ -375,9 +375,27 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.driftMode(p, a.Drift.Mode)
 	v.sensitive(p, a.Sensitive)
 	v.substitution(p, a)
+	v.decryption(p+".decryption", a.Decryption)
 	v.conflicts(p+".conflicts", a.Conflicts)
 	v.ignore(p+".ignore", a.Ignore)
 	v.helm(p+".helm", a)
+}
+
+// decryption checks an app's decryption section; dp is its field.
+func (v *validator) decryption(dp string, d *Decryption) {
+	if d == nil {
+		return
+	}
+	switch d.Provider {
+	case "":
+		v.errorf(dp+".provider", "provider is required; set it to sops")
+	case DecryptionSOPS:
+	default:
+		v.errorf(dp+".provider", "%q is not a decryption provider; use sops", d.Provider)
+	}
+	if d.KeysFile == "" {
+		v.errorf(dp+".keysFile", "keysFile is required; name the file holding the age identities or OpenPGP private keys the app's files are encrypted for")
+	}
 }
 
 func (v *validator) appName(p, name string) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,11 +27,15 @@ type Manifest struct {
 	// document (kind List or <Kind>List), 0 when the document is the
 	// object itself.
 	Item int
-	// Object is the decoded object, exactly as written.
+	// Object is the decoded object, exactly as written (SOPS-encrypted
+	// values decrypted).
 	Object *unstructured.Unstructured
 	// Hook is where a Helm chart's hook object is applied (HookNone for
 	// every other object).
 	Hook Hook
+	// Decrypted are the paths of Object's fields whose values the render
+	// decrypted; every output hides them.
+	Decrypted []fieldpath.Path
 }
 
 // Origin returns "file#index" (or "file#index item N" for an item of a
@@ -108,6 +113,11 @@ var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // any document fails the whole directory: the returned error is a
 // ManifestErrors listing all of them.
 func ReadDir(dir string) ([]Manifest, error) {
+	return readDir(dir, nil)
+}
+
+// readDir is ReadDir decrypting SOPS files with sec (nil refuses them).
+func readDir(dir string, sec *secrets) ([]Manifest, error) {
 	files, errs, err := walkTree(dir)
 	if err != nil {
 		return nil, err
@@ -121,7 +131,7 @@ func ReadDir(dir string) ([]Manifest, error) {
 		if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
 			continue
 		}
-		ms, fileErrs := readFile(f)
+		ms, fileErrs := readFile(f, sec)
 		out = append(out, ms...)
 		errs = append(errs, fileErrs...)
 	}
@@ -131,9 +141,12 @@ func ReadDir(dir string) ([]Manifest, error) {
 	return out, nil
 }
 
-func readFile(f treeFile) ([]Manifest, ManifestErrors) {
+func readFile(f treeFile, sec *secrets) ([]Manifest, ManifestErrors) {
 	data, err := f.read()
 	if err != nil {
+		return nil, ManifestErrors{{File: f.rel, Err: err}}
+	}
+	if data, err = sec.open(f.rel, data); err != nil {
 		return nil, ManifestErrors{{File: f.rel, Err: err}}
 	}
 	return decodeStream(bytes.NewReader(data), f.rel)

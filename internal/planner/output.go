@@ -44,8 +44,19 @@ func (p *Plan) WriteYAML(w io.Writer) error {
 }
 
 // Redact makes WriteYAML and WriteJSON hide the fields of r's app rules
-// too; without it they hide what redact's built-in rules hide.
-func (p *Plan) Redact(r *redact.Rules) { p.redactor = r }
+// too; without it they hide what redact's built-in rules and the plan's
+// decrypted fields hide.
+func (p *Plan) Redact(r *redact.Rules) { p.redactor = p.Sensitive(r) }
+
+// Sensitive returns r, an app's redaction rules, with the plan's
+// decrypted fields hidden too: what every output of the plan's objects
+// (render, plan diffs, drift, alerts) redacts with.
+func (p *Plan) Sensitive(r *redact.Rules) *redact.Rules {
+	if p == nil {
+		return r
+	}
+	return r.WithFields(p.Decrypted)
+}
 
 // SliceJSON is one element of the array WriteJSON prints.
 type SliceJSON struct {

@@ -276,6 +276,8 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 	}
 	run.warnUnmatchedPaths(matched)
 	run.plan.Objects = ordered(items)
+	run.plan.Decrypted = decryptedFields(run.plan.Objects)
+	run.plan.Redact(nil)
 	return run.plan, nil
 }
 
@@ -403,6 +405,8 @@ func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]s
 		Stage:   m.Hook.stage(stageOf(ref.GroupKind(), namespaced)),
 		Origin:  m.Origin(),
 		Desired: obj,
+
+		decrypted: m.Decrypted,
 	}}, true
 }
 

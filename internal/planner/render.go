@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/api/konfig"
+
+	"syncd.dev/syncd/internal/decrypt"
 )
 
 // Tree names what Render reads: an app's directory and the tree a
@@ -24,6 +26,10 @@ type Tree struct {
 	Dir string
 	// Helm says how a chart in Dir (a Dir holding Chart.yaml) is rendered.
 	Helm HelmOptions
+	// Decryption holds the app's keys for SOPS-encrypted files (see
+	// decrypt.go); nil refuses every such file. The keys never enter
+	// the file system a build reads.
+	Decryption *decrypt.Keys
 }
 
 // LocalTree is the Tree of a local directory (syncd's --path): Root is
@@ -107,6 +113,13 @@ func buildDeadline(ctx context.Context) time.Time {
 // with the kustomization file and field named. A panic in kustomize is
 // this render's error.
 //
+// Files SOPS encrypted (YAML and JSON manifests, and every file a
+// kustomize build reads: resources, patches, generators' envs and files)
+// are decrypted in memory as they are read, with t.Decryption; a file
+// that cannot be decrypted fails the render with the file named (see
+// decrypt.go). The returned manifests name the fields that hold decrypted
+// values (Manifest.Decrypted).
+//
 // Errors are ManifestErrors, except a directory that cannot be read.
 func Render(ctx context.Context, t Tree) ([]Manifest, error) {
 	t, rel, err := t.resolved()
@@ -116,10 +129,16 @@ func Render(ctx context.Context, t Tree) ([]Manifest, error) {
 	if IsChart(t.Dir) {
 		return renderHelm(ctx, t, rel)
 	}
+	sec := newSecrets(t.Decryption)
 	if kustomizationFile(t.Dir) == "" {
-		return ReadDir(t.Dir)
+		ms, err := readDir(t.Dir, sec)
+		if err != nil {
+			return nil, err
+		}
+		sec.mark(ms)
+		return ms, nil
 	}
-	return buildKustomization(ctx, t.Root, rel)
+	return buildKustomization(ctx, t.Root, rel, sec)
 }
 
 // kustomizationFile returns the name of the kustomization file in dir, or
@@ -135,12 +154,13 @@ func kustomizationFile(dir string) string {
 
 // buildKustomization checks and builds the kustomization in the directory
 // rel of root.
-func buildKustomization(ctx context.Context, root, rel string) ([]Manifest, error) {
+func buildKustomization(ctx context.Context, root, rel string, sec *secrets) ([]Manifest, error) {
 	fsys, err := openRepoFS(root, buildDeadline(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("%s: read manifests: %w", root, err)
 	}
 	defer fsys.Close()
+	fsys.secrets = sec
 	dir := path.Join(repoRoot, rel)
 	if errs := checkKustomizations(fsys, dir); len(errs) > 0 {
 		return nil, errs
@@ -178,6 +198,7 @@ func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	fsys.secrets.mark(out)
 	return out, nil
 }
 

@@ -45,6 +45,9 @@ type repoFS struct {
 	root     *os.Root
 	deadline atomic.Int64 // time.Time.UnixNano
 	read     atomic.Int64 // bytes read so far
+	// secrets decrypts SOPS files as ReadFile serves them; nil refuses
+	// them.
+	secrets *secrets
 }
 
 var _ filesys.FileSystem = (*repoFS)(nil)
@@ -239,7 +242,8 @@ func (f *repoFS) Glob(pattern string) ([]string, error) {
 }
 
 // ReadFile reads a whole file, refusing one over MaxFileSize before it is
-// read and any read past MaxTreeSize for the build.
+// read and any read past MaxTreeSize for the build. A file SOPS encrypted
+// is served decrypted (secrets.open).
 func (f *repoFS) ReadFile(name string) ([]byte, error) {
 	fh, err := f.Open(name)
 	if err != nil {
@@ -263,7 +267,11 @@ func (f *repoFS) ReadFile(name string) ([]byte, error) {
 	if len(data) > MaxFileSize {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: tooBig(len(data))}
 	}
-	return data, nil
+	plain, err := f.secrets.open(name, data)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return plain, nil
 }
 
 // Walk walks the tree below name in lexical order, like filepath.Walk.

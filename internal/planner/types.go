@@ -144,6 +144,10 @@ type Object struct {
 	// other slices out of it with Reslice.
 	Typed *typed.TypedValue
 
+	// decrypted are the paths of Desired's fields whose values were
+	// decrypted (SOPS) by the render.
+	decrypted []fieldpath.Path
+
 	// deduced is true when Typed uses structured-merge-diff's deduced
 	// type (no schema known): it cannot be cut into parts.
 	deduced bool
@@ -172,6 +176,10 @@ type Plan struct {
 	// namespace and name.
 	Objects  []Object
 	Warnings []Warning
+	// Decrypted are the fields, by kind, that hold values the render
+	// decrypted (SOPS): every output hides them, whatever the kind
+	// (Sensitive).
+	Decrypted []redact.Field
 
 	// redactor hides sensitive fields in WriteYAML and WriteJSON.
 	redactor *redact.Rules

@@ -831,6 +831,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 		log.Error("drift settings invalid; nothing applied", "error", err)
 		return err
 	}
+	dopts.Sensitive = rendered.Plan.Sensitive(dopts.Sensitive)
 	if ar.norm, err = runner.Normalizer(app); err == nil {
 		ar.dyn, err = runner.Dynamic(app)
 	}

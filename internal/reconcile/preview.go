@@ -180,7 +180,7 @@ func inPlanOrder(plan *planner.Plan, basis previewBasis, dried []applier.ObjectP
 func buildPreview(app string, sens *redact.Rules, ign *ignore.Rules, plan *planner.Plan, previews []applier.ObjectPreview, basis previewBasis) (*preview.Report, error) {
 	popts := preview.Options{NotDryRun: basis.notDryRun, Notes: basis.notes}
 	popts.Ignore = ign
-	if sens != nil {
+	if sens = plan.Sensitive(sens); sens != nil {
 		popts.Sensitive = sens
 	}
 	report, err := preview.Build(app, plan.Revision, previews, popts)

@@ -192,6 +192,9 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if tree.Helm, err = r.helmOptions(ctx, app, tree.Dir); err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
 	}
+	if tree, err = WithDecryption(app, tree); err != nil {
+		return nil, err
+	}
 	manifests, err := planner.Render(ctx, tree)
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)

@@ -13,7 +13,9 @@
 //   - the kubectl.kubernetes.io/last-applied-configuration annotation of
 //     any object is sensitive (it is a copy of the object);
 //   - every field an app's sensitive rule matches for GK (config
-//     apps[].sensitive), and everything below it, is sensitive.
+//     apps[].sensitive), and everything below it, is sensitive;
+//   - every field of GK where a render put a value it decrypted (SOPS,
+//     apps[].decryption; Rules.WithFields, from the plan) is sensitive.
 //
 // Paths are matched as structured-merge-diff field paths, never as text.
 //

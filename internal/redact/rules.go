@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +38,38 @@ type Rules struct {
 type rule struct {
 	kinds map[schema.GroupKind]bool // nil: any kind
 	paths []paths.Pattern
+	exact []fieldpath.Path // fields named one by one (WithFields)
+}
+
+// Field is one field of the objects of a kind whose value is hidden: where
+// a value syncd decrypted landed in a rendered object.
+type Field struct {
+	Kind schema.GroupKind
+	Path fieldpath.Path
+}
+
+// WithFields returns r with every field of fields (and everything below
+// it) hidden too, in objects of the field's kind. r is not changed;
+// without fields r itself is returned.
+func (r *Rules) WithFields(fields []Field) *Rules {
+	if len(fields) == 0 {
+		return r
+	}
+	out := &Rules{}
+	if r != nil {
+		out.rules = slices.Clone(r.rules)
+	}
+	at := map[schema.GroupKind]int{}
+	for _, f := range fields {
+		i, ok := at[f.Kind]
+		if !ok {
+			i = len(out.rules)
+			at[f.Kind] = i
+			out.rules = append(out.rules, rule{kinds: map[schema.GroupKind]bool{f.Kind: true}})
+		}
+		out.rules[i].exact = append(out.rules[i].exact, f.Path)
+	}
+	return out
 }
 
 // Sensitive is one of an app's sensitive rules: the values at Paths of
@@ -136,6 +169,11 @@ func (r *Rules) appPath(gk schema.GroupKind, path fieldpath.Path) bool {
 		}
 		for _, p := range ru.paths {
 			if p.Matches(path) {
+				return true
+			}
+		}
+		for _, e := range ru.exact {
+			if len(path) >= len(e) && path[:len(e)].Equals(e) {
 				return true
 			}
 		}

@@ -1,0 +1,127 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/decrypt"
+	"syncd.dev/syncd/internal/redact"
+)
+
+// errNoDecryption is a SOPS-encrypted file in an app that has no keys.
+var errNoDecryption = errors.New("is encrypted with SOPS, and the app has no decryption keys: set decryption (provider: sops, keysFile) on the app in syncd.yaml")
+
+// secrets decrypts the SOPS files of one render with the app's keys (nil
+// keys, or a nil *secrets, refuse them) and remembers every value it decrypted, so the values can be found
+// in the rendered objects and hidden. It is safe for concurrent use.
+type secrets struct {
+	keys *decrypt.Keys
+
+	mu     sync.Mutex
+	values map[string]bool
+}
+
+func newSecrets(keys *decrypt.Keys) *secrets {
+	return &secrets{keys: keys, values: map[string]bool{}}
+}
+
+// open returns data, a file named name, decrypted when SOPS encrypted it
+// (judged by its name's ending and content); any other file is returned
+// as it is. The error never quotes a value.
+func (s *secrets) open(name string, data []byte) ([]byte, error) {
+	format, ok := decrypt.FormatOf(name)
+	if !ok || !decrypt.IsEncrypted(data, format) {
+		return data, nil
+	}
+	if s == nil || s.keys == nil {
+		return nil, errNoDecryption
+	}
+	res, err := s.keys.Decrypt(data, format)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be decrypted with SOPS: %w; nothing of the app is applied", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range res.Values {
+		s.values[v] = true
+	}
+	// A generator may take the whole file as one value (a
+	// configMapGenerator's files:).
+	s.values[string(res.Plain)] = true
+	return res.Plain, nil
+}
+
+// mark records in each manifest the fields whose value is one the render
+// decrypted.
+func (s *secrets) mark(ms []Manifest) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.values) == 0 {
+		return
+	}
+	for i := range ms {
+		ms[i].Decrypted = decryptedPaths(ms[i].Object, s.values)
+	}
+}
+
+// decryptedPaths returns the paths of obj's leaves whose value, as text,
+// is one of values, in path order.
+func decryptedPaths(obj *unstructured.Unstructured, values map[string]bool) []fieldpath.Path {
+	var out []fieldpath.Path
+	var walk func(v any, p fieldpath.Path)
+	walk = func(v any, p fieldpath.Path) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, c := range t {
+				walk(c, append(p, fieldpath.PathElement{FieldName: &k}))
+			}
+		case []any:
+			for i, c := range t {
+				walk(c, append(p, fieldpath.PathElement{Index: &i}))
+			}
+		default:
+			if text, ok := leafText(t); ok && values[text] {
+				out = append(out, p.Copy())
+			}
+		}
+	}
+	walk(obj.Object, nil)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// leafText is a scalar's text as SOPS records a decrypted value.
+func leafText(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, t != ""
+	case bool:
+		return strconv.FormatBool(t), true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	}
+	return "", false
+}
+
+// decryptedFields are the fields of the plan's objects that hold
+// decrypted values, by kind, for redact.Rules.WithFields.
+func decryptedFields(objs []Object) []redact.Field {
+	var out []redact.Field
+	for _, o := range objs {
+		for _, p := range o.decrypted {
+			out = append(out, redact.Field{Kind: o.Ref.GroupKind(), Path: p})
+		}
+	}
+	return out
+}
