@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/decrypt"
 	"syncd.dev/syncd/internal/decrypt/sopstest"
 )
@@ -111,7 +110,7 @@ func TestRenderDecrypts(t *testing.T) {
 					t.Errorf("%s = %q, want %q", where, got, want)
 				}
 			}
-			pl, err := New(config.App{Name: "a", Namespace: "default"}, Options{})
+			pl, err := New(App{Name: "a", Namespace: "default", Manager: "syncd-a"}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
