@@ -20,5 +20,9 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newDriftCommand())
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newPlanCommand())
+	root.AddCommand(newGetCommand())
+	root.AddCommand(newReconcileCommand())
+	root.AddCommand(newSuspendCommand())
+	root.AddCommand(newResumeCommand())
 	return root
 }

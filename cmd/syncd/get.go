@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+)
+
+// outputFormat is how `syncd get` prints objects.
+type outputFormat string
+
+// Output formats of `syncd get`.
+const (
+	outputTable outputFormat = ""
+	outputYAML  outputFormat = "yaml"
+	outputJSON  outputFormat = "json"
+)
+
+type getFlags struct {
+	objectFlags
+	allNamespaces bool
+	output        string
+}
+
+// getKind is one kind `syncd get` lists: its resource and its table.
+type getKind struct {
+	resource schema.GroupVersionResource
+	kind     string
+	// table returns the header and one row per object (NAMESPACE added
+	// by the caller with -A).
+	table func(items []unstructured.Unstructured, now time.Time) ([]string, [][]string, error)
+}
+
+var (
+	getApps       = getKind{resource: v1alpha1.AppResource, kind: v1alpha1.KindApp, table: appTable}
+	getGitSources = getKind{resource: v1alpha1.GitSourceResource, kind: v1alpha1.KindGitSource, table: sourceTable}
+)
+
+func newGetCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get apps|gitsources [-n NS | -A] [-o yaml|json]",
+		Short: "List App or GitSource objects and their status, like kubectl get",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newGetKindCommand(getApps, "apps", "app"))
+	cmd.AddCommand(newGetKindCommand(getGitSources, "gitsources", "gitsource"))
+	return cmd
+}
+
+func newGetKindCommand(k getKind, use string, aliases ...string) *cobra.Command {
+	f := &getFlags{}
+	cmd := &cobra.Command{
+		Use:     use + " [NAME...] [-n NS | -A] [-o yaml|json]",
+		Aliases: aliases,
+		Short:   fmt.Sprintf("List %s objects (table: name, readiness, revision, age, status message)", k.kind),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runGet(cmd, f, k, args) },
+	}
+	fs := cmd.Flags()
+	f.register(fs)
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (adds a NAMESPACE column)")
+	fs.StringVarP(&f.output, "output", "o", "", "output format: yaml or json (default: a table)")
+	return cmd
+}
+
+func runGet(cmd *cobra.Command, f *getFlags, k getKind, names []string) error {
+	format := outputFormat(f.output)
+	switch {
+	case format != outputTable && format != outputYAML && format != outputJSON:
+		return withCode(exitError, fmt.Errorf("-o %q: use yaml or json, or leave it out for a table", f.output))
+	case f.allNamespaces && f.namespace != "":
+		return withCode(exitError, fmt.Errorf("-A and -n %s both given: use one", f.namespace))
+	case f.allNamespaces && len(names) > 0:
+		return withCode(exitError, fmt.Errorf("-A with names: a name is looked up in one namespace; use -n"))
+	}
+	ac, err := f.connectApps()
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	ns := ac.namespace
+	if f.allNamespaces {
+		ns = ""
+	}
+	items, err := listObjects(cmd.Context(), ac, k, ns, names)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	out := cmd.OutOrStdout()
+	if format != outputTable {
+		return writeObjects(out, items, format, len(names) == 1)
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), noObjectsMessage(k, ns))
+		return nil
+	}
+	return writeTable(out, k, items, f.allNamespaces, time.Now())
+}
+
+// listObjects lists the kind in ns ("" for all), or gets the named
+// objects, sorted by namespace and name.
+func listObjects(ctx context.Context, ac *appCluster, k getKind, ns string, names []string) ([]unstructured.Unstructured, error) {
+	if len(names) > 0 {
+		items := make([]unstructured.Unstructured, 0, len(names))
+		for _, name := range names {
+			u, err := ac.resource(k.resource, ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("%s %s/%s: get: %w", k.kind, ns, name, err)
+			}
+			items = append(items, *u)
+		}
+		return items, nil
+	}
+	list, err := ac.resource(k.resource, ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", k.resource.Resource, err)
+	}
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].GetNamespace() != items[j].GetNamespace() {
+			return items[i].GetNamespace() < items[j].GetNamespace()
+		}
+		return items[i].GetName() < items[j].GetName()
+	})
+	return items, nil
+}
+
+// noObjectsMessage is kubectl's line for an empty list.
+func noObjectsMessage(k getKind, ns string) string {
+	if ns == "" {
+		return fmt.Sprintf("No %s objects found.", k.kind)
+	}
+	return fmt.Sprintf("No %s objects found in %s namespace.", k.kind, ns)
+}
+
+// writeTable prints the kind's table, with a NAMESPACE column first for
+// a listing of every namespace, aligned like kubectl's.
+func writeTable(w io.Writer, k getKind, items []unstructured.Unstructured, withNamespace bool, now time.Time) error {
+	header, rows, err := k.table(items, now)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	if withNamespace {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for i, row := range rows {
+		if withNamespace {
+			row = append([]string{items[i].GetNamespace()}, row...)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// appTable is the table of Apps: the CRD's printer columns.
+func appTable(items []unstructured.Unstructured, now time.Time) ([]string, [][]string, error) {
+	rows := make([][]string, 0, len(items))
+	for i := range items {
+		app, err := decodeApp(&items[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		ready, msg := readyColumns(app.Status.Conditions)
+		if app.Spec.Suspend {
+			msg = suspendedMessage(msg)
+		}
+		rows = append(rows, []string{app.Name, ready, orNone(app.Status.LastAppliedRevision), age(app.CreationTimestamp, now), msg})
+	}
+	return []string{"NAME", "READY", "REVISION", "AGE", "STATUS"}, rows, nil
+}
+
+// sourceTable is the table of GitSources: the CRD's printer columns,
+// the status message included (kubectl shows it with -o wide).
+func sourceTable(items []unstructured.Unstructured, now time.Time) ([]string, [][]string, error) {
+	rows := make([][]string, 0, len(items))
+	for i := range items {
+		src, err := decodeSource(&items[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		ready, msg := readyColumns(src.Status.Conditions)
+		rows = append(rows, []string{src.Name, src.Spec.URL, ready, age(src.CreationTimestamp, now), msg})
+	}
+	return []string{"NAME", "URL", "READY", "AGE", "STATUS"}, rows, nil
+}
+
+// readyColumns are the READY and STATUS cells: the Ready condition's
+// status and the first line of its message ("Unknown" before the
+// controller wrote one).
+func readyColumns(conds []metav1.Condition) (string, string) {
+	c := readyCondition(conds)
+	if c == nil {
+		return string(metav1.ConditionUnknown), "not reconciled yet"
+	}
+	return string(c.Status), firstLine(c.Message)
+}
+
+// suspendedMessage marks a suspended App's status: its conditions are
+// the last reconcile's, which may be long past.
+func suspendedMessage(msg string) string {
+	if msg == "" || msg == "not reconciled yet" {
+		return "suspended"
+	}
+	return "suspended; last: " + msg
+}
+
+// firstLine cuts a message at its first line break (a table row is one
+// line; -o yaml shows the whole message).
+func firstLine(s string) string {
+	line, rest, found := strings.Cut(s, "\n")
+	if found && strings.TrimSpace(rest) != "" {
+		return line + " …"
+	}
+	return line
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+// age is kubectl's AGE column.
+func age(created metav1.Time, now time.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(created.Time))
+}
+
+// writeObjects prints the objects as kubectl -o yaml|json does: the one
+// object asked for by name as itself, a listing as a v1 List.
+// managedFields are left out, as kubectl does without
+// --show-managed-fields.
+func writeObjects(w io.Writer, items []unstructured.Unstructured, format outputFormat, single bool) error {
+	objs := make([]any, 0, len(items))
+	for i := range items {
+		u := items[i].DeepCopy()
+		u.SetManagedFields(nil)
+		objs = append(objs, u.Object)
+	}
+	var doc any = map[string]any{"apiVersion": "v1", "kind": "List", "items": objs, "metadata": map[string]any{"resourceVersion": ""}}
+	if single {
+		doc = objs[0]
+	}
+	var data []byte
+	var err error
+	if format == outputJSON {
+		data, err = json.MarshalIndent(doc, "", "    ")
+		data = append(data, '\n')
+	} else {
+		data, err = yaml.Marshal(doc)
+	}
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("encode: %w", err))
+	}
+	_, err = w.Write(data)
+	return err
+}
