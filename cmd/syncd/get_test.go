@@ -32,10 +32,13 @@ func appDynamic(t *testing.T) dynamic.Interface {
 
 // freshAppCRDs installs the App CRDs for one test (installAppCRDs) once
 // an earlier test's are gone: a CRD being deleted is still there to
-// Create (AlreadyExists) and then goes away under the test.
+// Create (AlreadyExists) and then goes away under the test. It waits for
+// its own to be gone at the end, for the tests that install them with
+// installAppCRDs.
 func freshAppCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	waitCRDsGone(t, dyn)
+	t.Cleanup(func() { waitCRDsGone(t, dyn) }) // after installAppCRDs' deletes
 	installAppCRDs(t, dyn)
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := dyn.Resource(v1alpha1.GitSourceResource).List(ctx, metav1.ListOptions{})
