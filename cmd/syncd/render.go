@@ -138,9 +138,9 @@ func localSourceDir(cfg *config.Config, app config.App) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
 	}
-	u, err := url.Parse(src.Git.URL)
+	u, err := url.Parse(src.URL())
 	if err != nil || u.Scheme != "file" {
-		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (fetching is not wired into render yet)", app.Name, src.Name, src.Git.URL)
+		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (fetching is not wired into render yet)", app.Name, src.Name, src.URL())
 	}
 	return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(app.TreePath())), nil
 }

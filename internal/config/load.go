@@ -190,6 +190,9 @@ func (c *Config) resolveFiles(dir string) {
 		}
 	}
 	for i := range c.Sources {
+		if o := c.Sources[i].OCI; o != nil {
+			o.resolveFiles(abs)
+		}
 		g := &c.Sources[i].Git
 		if g.Auth != nil {
 			abs(&g.Auth.TokenFile)

@@ -24,10 +24,12 @@ type Config struct {
 	File string `json:"-"`
 }
 
-// Source is one Git repository syncd polls.
+// Source is one place syncd polls: a Git repository (Git) or an OCI
+// artifact in a registry (OCI, see OCISource). Exactly one is set.
 type Source struct {
-	Name string    `json:"name"`
-	Git  GitSource `json:"git"`
+	Name string     `json:"name"`
+	Git  GitSource  `json:"git,omitzero"`
+	OCI  *OCISource `json:"oci,omitempty"`
 }
 
 // GitSource says where a Git repository is, which revision to follow and

@@ -115,6 +115,10 @@ func (v *validator) source(p string, s Source) {
 	} else {
 		v.dnsLabel(p+".name", "source name", s.Name)
 	}
+	if s.Kind() == SourceOCI {
+		v.ociSource(p, s)
+		return
+	}
 	v.git(p+".git", s.Git)
 }
 

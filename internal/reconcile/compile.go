@@ -135,6 +135,9 @@ func (r *Runner) Spec(app config.App) (*AppSpec, error) {
 
 // SourceSpec is a source's config as the source stage takes it.
 func SourceSpec(sc config.Source) source.Spec {
+	if sc.Kind() == config.SourceOCI {
+		return ociSourceSpec(sc.Name, *sc.OCI)
+	}
 	g := sc.Git
 	spec := source.Spec{
 		Name: sc.Name, URL: g.URL,
@@ -149,6 +152,21 @@ func SourceSpec(sc config.Source) source.Spec {
 	}
 	if v := g.Verify; v != nil {
 		spec.Verify = &source.Verify{Mode: source.VerifyMode(v.Mode), KeysFile: v.KeysFile, AllowRewrites: v.AllowRewrites}
+	}
+	return spec
+}
+
+// ociSourceSpec is an oci source's config as the source stage takes it.
+func ociSourceSpec(name string, o config.OCISource) source.Spec {
+	spec := source.Spec{
+		Name: name, URL: o.URL, Tag: o.Tag, Semver: o.Semver,
+		OCI: &source.OCI{Digest: o.Digest, CAFile: o.CAFile, Insecure: o.Insecure},
+	}
+	if o.Interval != nil {
+		spec.Interval = o.Interval.Duration
+	}
+	if a := o.Auth; a != nil {
+		spec.OCI.Auth = &source.OCIAuth{DockerConfigFile: a.DockerConfigFile, Username: a.Username, PasswordFile: a.PasswordFile, TokenFile: a.TokenFile}
 	}
 	return spec
 }

@@ -511,7 +511,7 @@ func sourceURLs(cfg *config.Config, appsBySource map[string][]config.App) map[st
 	urls := map[string]string{}
 	for _, sc := range cfg.Sources {
 		if len(appsBySource[sc.Name]) > 0 {
-			urls[sc.Name] = sc.Git.URL
+			urls[sc.Name] = sc.URL()
 		}
 	}
 	return urls

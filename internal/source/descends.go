@@ -32,6 +32,9 @@ func (s *Source) Descends(ctx context.Context, newSHA, oldSHA string) (Ancestry,
 	if newSHA == oldSHA {
 		return AncestryDescends, nil
 	}
+	if s.oci != nil {
+		return ociDescends(ctx, newSHA, oldSHA)
+	}
 	if !fullSHARE.MatchString(newSHA) || !fullSHARE.MatchString(oldSHA) {
 		return AncestryUnknown, fmt.Errorf("source %s: ancestry of %q and %q: not full commit SHAs", s.name, newSHA, oldSHA)
 	}

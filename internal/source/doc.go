@@ -14,6 +14,22 @@
 // trees are deleted once no reader holds them (Source.Hold): a reader
 // walking a tree never loses files to a newer revision.
 //
+// A Source whose Spec sets OCI follows an OCI artifact instead
+// (oci://host/repository; a tag, the highest tag in a semver range, or a
+// pinned manifest digest), read with go-containerregistry. A poll whose
+// tag did not move is one manifest HEAD request (the connection, and any
+// token it was given, are kept between polls while the credentials stay
+// the same); a digest pin in force asks nothing. A new digest fetches the
+// manifest, takes its one tar+gzip content layer (flux push artifact's
+// media type, a generic OCI or Docker layer, or a Helm chart's, whose
+// chart directory is stripped) and extracts it, its digest checked as it
+// is read, into <cache>/<source>/trees/<digest hex>: regular files,
+// directories and symlinks that resolve inside it only, within
+// DefaultExtractLimits. Anything else refuses the artifact whole
+// (KindArtifactRefused). Credentials come from a Docker config file
+// (credential helpers are never run), a password file or a token file;
+// plain HTTP goes only to loopback unless OCI.Insecure is set.
+//
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
 // never two at once for one source, and on demand (Trigger). The first
 // polls are spaced evenly over at most 30s so sources do not start in
@@ -56,5 +72,10 @@
 //     processes (a modified file would be linked into the next tree).
 //   - Trigger polls at once even while a source backs off: callers that
 //     trigger (webhooks) decide how often a failing server is asked.
+//   - OCI artifacts have no history: Descends takes every new digest as
+//     descending from the last (a tag moved back is not a rewind), and a
+//     poll that moved reports Updated, never Rewritten.
+//   - oci.caFile is read when the connection is set up (the first poll,
+//     and whenever the credentials change), not on every poll.
 //   - The package does not log; callers report Results and Errors.
 package source

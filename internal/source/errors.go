@@ -55,6 +55,12 @@ const (
 	// KindFetch: a fetch failed for a reason that is neither a transport
 	// failure nor a corrupt cache (for example a pack go-git cannot read).
 	KindFetch Kind = "FetchFailed"
+	// KindArtifactRefused: an OCI artifact is not one syncd extracts: not
+	// an image manifest, not exactly one tar+gzip content layer, an entry
+	// that would leave the directory (a ".." or absolute path, a symlink
+	// out), a device or other special file, or a size or count limit
+	// crossed. Nothing of it is written.
+	KindArtifactRefused Kind = "ArtifactRefused"
 	// KindCanceled: the context was canceled during the poll.
 	KindCanceled Kind = "Canceled"
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 )
@@ -121,5 +122,10 @@ func (s *Source) sweepTrees() {
 }
 
 // isTreeName reports whether a trees/ entry is a checked-out tree (named by
-// its commit SHA) rather than a temporary or retired directory.
-func isTreeName(name string) bool { return fullSHARE.MatchString(name) }
+// its commit SHA, or an OCI artifact's manifest digest in hex) rather than
+// a temporary or retired directory.
+func isTreeName(name string) bool {
+	return fullSHARE.MatchString(name) || digestHexRE.MatchString(name)
+}
+
+var digestHexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)

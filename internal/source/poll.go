@@ -55,6 +55,9 @@ func (s *Source) transportError(op string, err error, creds credentials) *Error 
 func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
+	if s.oci != nil {
+		return s.pollOCI(ctx)
+	}
 
 	prev, hasPrev := s.Last()
 	var res Result

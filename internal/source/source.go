@@ -109,6 +109,9 @@ type Spec struct {
 	Auth *Auth
 	// Verify, when set, turns on OpenPGP signature verification.
 	Verify *Verify
+	// OCI, when set, makes the source an OCI artifact (see OCI): URL is
+	// oci://host/repository and one of Tag, Semver and OCI.Digest is set.
+	OCI *OCI
 }
 
 // Auth names files holding credentials; they are re-read on every poll so
@@ -164,6 +167,8 @@ type Source struct {
 	refName    string // branch, tag, range or SHA
 	constraint *semver.Constraints
 	dir        string
+	// oci is set for a source that follows an OCI artifact (Spec.OCI).
+	oci *ociSource
 
 	pollMu sync.Mutex // serialises Poll
 
@@ -190,6 +195,9 @@ func New(src Spec, opts Options) (*Source, error) {
 	}
 	if opts.CacheDir == "" {
 		return nil, errors.New("source: Options.CacheDir is required")
+	}
+	if src.OCI != nil {
+		return newOCI(src, opts)
 	}
 	g := src
 	s := &Source{spec: src, name: src.Name, url: g.URL}
@@ -338,6 +346,9 @@ func (s *Source) Last() (Revision, bool) {
 }
 
 func (s *Source) refString() string {
+	if s.oci != nil {
+		return s.ociRefString()
+	}
 	switch s.kind {
 	case refBranch:
 		return "branch " + s.refName

@@ -1,0 +1,190 @@
+package source
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// ociCredentials are what one poll authenticates with: the authenticator,
+// the secret strings to scrub from errors, and a fingerprint that tells
+// whether the credentials changed since the puller was built.
+type ociCredentials struct {
+	auth    authn.Authenticator
+	secrets []string
+	key     string
+}
+
+// readOCICredentials reads the credential files named in oci.auth (an
+// *Error of KindAuth when one cannot be read or holds nothing usable).
+func (s *Source) readOCICredentials() (ociCredentials, error) {
+	a := s.oci.spec.Auth
+	if a == nil {
+		return ociCredentials{auth: authn.Anonymous, key: "anonymous"}, nil
+	}
+	var cfg authn.AuthConfig
+	var err error
+	switch {
+	case a.DockerConfigFile != "":
+		cfg, err = dockerConfigAuth(a.DockerConfigFile, s.oci.repo.RegistryStr())
+	case a.PasswordFile != "":
+		var pw string
+		pw, err = readSecretFile(a.PasswordFile, "oci.auth.passwordFile")
+		cfg = authn.AuthConfig{Username: a.Username, Password: pw}
+	default:
+		var tok string
+		tok, err = readSecretFile(a.TokenFile, "oci.auth.tokenFile")
+		cfg = authn.AuthConfig{RegistryToken: tok}
+	}
+	if err != nil {
+		return ociCredentials{}, s.newError(KindAuth, "read credentials", err, "")
+	}
+	secrets := []string{cfg.Password, cfg.Auth, cfg.IdentityToken, cfg.RegistryToken}
+	h := sha256.New()
+	for _, v := range append([]string{cfg.Username}, secrets...) {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	return ociCredentials{auth: authn.FromConfig(cfg), secrets: nonEmpty(secrets), key: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// readSecretFile reads a one-line secret; field names it in errors.
+func readSecretFile(path, field string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return "", fmt.Errorf("%s: %s is empty", field, path)
+	}
+	return v, nil
+}
+
+func nonEmpty(vs []string) []string {
+	return slices.DeleteFunc(vs, func(v string) bool { return v == "" })
+}
+
+// dockerConfig is the part of a ~/.docker/config.json syncd reads.
+type dockerConfig struct {
+	Auths       map[string]authn.AuthConfig `json:"auths"`
+	CredsStore  string                      `json:"credsStore"`
+	CredHelpers map[string]string           `json:"credHelpers"`
+}
+
+// dockerConfigAuth returns the credentials a Docker config file holds for
+// registry (host[:port]). Keys are matched the way docker login writes
+// them: a bare host, or a URL whose host is the registry. Credential
+// helpers are never run. Errors name hosts, never credentials.
+func dockerConfigAuth(path, registry string) (authn.AuthConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %w", err)
+	}
+	var dc dockerConfig
+	if err := json.Unmarshal(b, &dc); err != nil {
+		// The JSON error may quote a credential: do not wrap it.
+		return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %s is not a Docker config file (JSON with an \"auths\" object)", path)
+	}
+	hosts := make([]string, 0, len(dc.Auths))
+	for key, ac := range dc.Auths {
+		host := dockerConfigHost(key)
+		hosts = append(hosts, host)
+		if host == registry || (registry == "index.docker.io" && host == "docker.io") {
+			if ac == (authn.AuthConfig{}) {
+				return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: the entry for %s in %s holds no credentials (a credential helper stores them elsewhere; syncd runs none)", registry, path)
+			}
+			return ac, nil
+		}
+	}
+	slices.Sort(hosts)
+	hint := "entries: " + strings.Join(hosts, ", ")
+	if len(hosts) == 0 {
+		hint = "it has no auths entries"
+	}
+	if _, ok := dc.CredHelpers[registry]; ok || dc.CredsStore != "" {
+		hint += "; credential helpers (credsStore, credHelpers) are not run: write the credentials under auths"
+	}
+	return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %s has no credentials for %s (%s)", path, registry, hint)
+}
+
+// dockerConfigHost is the host[:port] of an auths key ("ghcr.io",
+// "https://index.docker.io/v1/").
+func dockerConfigHost(key string) string {
+	key = strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
+	host, _, _ := strings.Cut(key, "/")
+	return host
+}
+
+// ociTransport is the HTTP transport of an OCI source: the system's roots
+// plus oci.caFile, and no plain HTTP unless the registry is on loopback
+// or oci.insecure is set.
+func (s *Source) ociTransport() (http.RoundTripper, error) {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	if ca := s.oci.spec.CAFile; ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, s.newError(KindAuth, "read CA file", fmt.Errorf("oci.caFile: %w", err), "")
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, s.newError(KindAuth, "read CA file", fmt.Errorf("oci.caFile: %s holds no PEM certificate", ca), "")
+		}
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &plainHTTPGuard{next: base, allowed: s.oci.spec.Insecure}, nil
+}
+
+// errPlainHTTP is what a request over plain HTTP to a registry that is not
+// on loopback fails with (go-containerregistry falls back to http for
+// private-range addresses; syncd does not, unless oci.insecure is set).
+var errPlainHTTP = errors.New("plain HTTP to a registry that is not on loopback is refused; use TLS (oci.caFile for a private CA) or set oci.insecure")
+
+// plainHTTPGuard refuses plain-HTTP requests unless allowed.
+type plainHTTPGuard struct {
+	next    http.RoundTripper
+	allowed bool
+}
+
+// RoundTrip sends req unless it is plain HTTP and that is not allowed.
+func (g *plainHTTPGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" && !g.allowed && !isLoopbackHost(req.URL.Hostname()) {
+		return nil, errPlainHTTP
+	}
+	return g.next.RoundTrip(req)
+}
+
+// ociPuller returns the puller for these credentials, reusing the last
+// one when they did not change.
+func (s *Source) ociPuller(creds ociCredentials) (*remote.Puller, error) {
+	o := s.oci
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.puller != nil && o.pullerKey == creds.key {
+		return o.puller, nil
+	}
+	tr, err := s.ociTransport()
+	if err != nil {
+		return nil, err
+	}
+	p, err := remote.NewPuller(remote.WithAuth(creds.auth), remote.WithTransport(tr), remote.WithUserAgent("syncd"))
+	if err != nil {
+		return nil, s.newError(KindFetch, "connect", err, "")
+	}
+	o.puller, o.pullerKey = p, creds.key
+	return p, nil
+}
