@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"syncd.dev/syncd/internal/prom"
 )
 
 // Reasons used as the "reason" label of the failed and dropped counters.
@@ -45,69 +47,34 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_alerts_sent_total",
-			Help: "Alerts delivered, by sink and event type.",
-		}, []string{"sink", "type"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_alerts_failed_total",
-			Help: "Alerts given up on after retries, by sink and reason.",
-		}, []string{"sink", "reason"}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_alerts_dropped_total",
-			Help: "Alerts dropped before being sent, by sink and reason (queue_full, closed, shutdown).",
-		}, []string{"sink", "reason"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_alerts_retries_total",
-			Help: "Delivery attempts retried, by sink and reason.",
-		}, []string{"sink", "reason"}),
-		suppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_alerts_suppressed_total",
-			Help: "Events not sent because the same finding was already alerted, or a resolution matched no alerted finding, by sink.",
-		}, []string{"sink"}),
-		queued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_alerts_queue_length",
-			Help: "Alerts waiting to be sent, by sink.",
-		}, []string{"sink"}),
+		sent: prom.CounterVec("syncd_alerts_sent_total",
+			"Alerts delivered, by sink and event type.", "sink", "type"),
+		failed: prom.CounterVec("syncd_alerts_failed_total",
+			"Alerts given up on after retries, by sink and reason.", "sink", "reason"),
+		dropped: prom.CounterVec("syncd_alerts_dropped_total",
+			"Alerts dropped before being sent, by sink and reason (queue_full, closed, shutdown).", "sink", "reason"),
+		retries: prom.CounterVec("syncd_alerts_retries_total",
+			"Delivery attempts retried, by sink and reason.", "sink", "reason"),
+		suppressed: prom.CounterVec("syncd_alerts_suppressed_total",
+			"Events not sent because the same finding was already alerted, or a resolution matched no alerted finding, by sink.", "sink"),
+		queued: prom.GaugeVec("syncd_alerts_queue_length",
+			"Alerts waiting to be sent, by sink.", "sink"),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.sent, err = register(reg, m.sent); err != nil {
-		return nil, err
-	}
-	if m.failed, err = register(reg, m.failed); err != nil {
-		return nil, err
-	}
-	if m.dropped, err = register(reg, m.dropped); err != nil {
-		return nil, err
-	}
-	if m.retries, err = register(reg, m.retries); err != nil {
-		return nil, err
-	}
-	if m.suppressed, err = register(reg, m.suppressed); err != nil {
-		return nil, err
-	}
-	if m.queued, err = register(reg, m.queued); err != nil {
-		return nil, err
+	// A Notifier rebuilt after a config reload shares the counters of the
+	// one before (prom.Register).
+	err := errors.Join(
+		prom.Register(reg, &m.sent),
+		prom.Register(reg, &m.failed),
+		prom.Register(reg, &m.dropped),
+		prom.Register(reg, &m.retries),
+		prom.Register(reg, &m.suppressed),
+		prom.Register(reg, &m.queued),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("alert: register metrics: %w", err)
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// the same name (a Notifier rebuilt after a config reload shares the
-// counters of the one before).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("alert: register metrics: %w", err)
 }

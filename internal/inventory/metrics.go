@@ -1,9 +1,9 @@
 package inventory
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"syncd.dev/syncd/internal/prom"
 )
 
 // metrics are the inventory's Prometheus series.
@@ -15,38 +15,21 @@ type metrics struct {
 	pruned *prometheus.CounterVec
 }
 
+// newMetrics builds the series and registers them on reg; several
+// Managers in one process share them (prom.Register).
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		blocked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_prune_blocked_total",
-			Help: "Prunes, or objects of a prune, that a guard refused, by reason (source-failed, render-failed, apply-incomplete, empty-render, budget, protected, unowned, not-member, changed, error, disabled).",
-		}, []string{"reason"}),
-		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_pruned_total",
-			Help: "Objects removed from an app by prune, by action (deleted, orphaned).",
-		}, []string{"action"}),
+		blocked: prom.CounterVec("syncd_prune_blocked_total",
+			"Prunes, or objects of a prune, that a guard refused, by reason (source-failed, render-failed, apply-incomplete, empty-render, budget, protected, unowned, not-member, changed, error, disabled).",
+			"reason"),
+		pruned: prom.CounterVec("syncd_pruned_total",
+			"Objects removed from an app by prune, by action (deleted, orphaned).", "action"),
 	}
-	var err error
-	if m.blocked, err = register(reg, m.blocked); err != nil {
+	if err := prom.Register(reg, &m.blocked); err != nil {
 		return nil, err
 	}
-	if m.pruned, err = register(reg, m.pruned); err != nil {
+	if err := prom.Register(reg, &m.pruned); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name (several Managers in one process share the series).
-func register(reg prometheus.Registerer, c *prometheus.CounterVec) (*prometheus.CounterVec, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing, nil
-			}
-		}
-		return nil, err
-	}
-	return c, nil
 }

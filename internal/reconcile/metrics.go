@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"syncd.dev/syncd/internal/prom"
 )
 
 // Metrics are the daemon's Prometheus metrics.
@@ -35,46 +37,36 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time one reconcile of an app took (render, apply, prune), by result.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
 		}, []string{"app", "result"}),
-		Objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_objects",
-			Help: "Objects of an app by the action of its last reconcile (created, configured, unchanged, conflict, ...).",
-		}, []string{"app", "action"}),
-		Conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_conflicts_total",
-			Help: "Field conflicts met while applying, by app and policy outcome (fail, force, yield).",
-		}, []string{"app", "outcome"}),
-		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_reconcile_errors_total",
-			Help: "Failed reconciles by app and stage (source, render, apply, prune).",
-		}, []string{"app", "stage"}),
-		SourceRevision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_source_revision_info",
-			Help: "The revision each source resolved last (value 1).",
-		}, []string{"source", "revision"}),
-		SourceFailures: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_source_consecutive_failures",
-			Help: "Consecutive failed polls of a source (0 after a successful poll).",
-		}, []string{"source"}),
-		SourceNextPoll: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_source_next_poll_timestamp_seconds",
-			Help: "Unix time of a source's next poll: the retry with backoff while it fails, else its interval or schedule.",
-		}, []string{"source"}),
-		LastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_last_success_timestamp_seconds",
-			Help: "Unix time of the last fully successful reconcile of an app.",
-		}, []string{"app"}),
-		DriftFindings: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_drift_findings",
-			Help: "Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
-		}, []string{"app", "class"}),
-		SourceRewinds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_source_rewinds_total",
-			Help: "Revisions of an app that did not descend from the one last applied and pruned (force-push, rollback); their prune is refused unless the app sets allowRewinds.",
-		}, []string{"app"}),
-		DependencyWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "syncd_dependency_waiting",
-			Help: "1 for each dependency (dependsOn) an app waits for before it applies its revision, by reason (no-revision, not-applied, failed, waiting, other-shard).",
-		}, []string{"app", "dependency", "reason"}),
+		Objects: prom.GaugeVec("syncd_objects",
+			"Objects of an app by the action of its last reconcile (created, configured, unchanged, conflict, ...).",
+			"app", "action"),
+		Conflicts: prom.CounterVec("syncd_conflicts_total",
+			"Field conflicts met while applying, by app and policy outcome (fail, force, yield).",
+			"app", "outcome"),
+		Errors: prom.CounterVec("syncd_reconcile_errors_total",
+			"Failed reconciles by app and stage (source, render, apply, prune).",
+			"app", "stage"),
+		SourceRevision: prom.GaugeVec("syncd_source_revision_info",
+			"The revision each source resolved last (value 1).",
+			"source", "revision"),
+		SourceFailures: prom.GaugeVec("syncd_source_consecutive_failures",
+			"Consecutive failed polls of a source (0 after a successful poll).",
+			"source"),
+		SourceNextPoll: prom.GaugeVec("syncd_source_next_poll_timestamp_seconds",
+			"Unix time of a source's next poll: the retry with backoff while it fails, else its interval or schedule.",
+			"source"),
+		LastSuccess: prom.GaugeVec("syncd_last_success_timestamp_seconds",
+			"Unix time of the last fully successful reconcile of an app.",
+			"app"),
+		DriftFindings: prom.GaugeVec("syncd_drift_findings",
+			"Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
+			"app", "class"),
+		SourceRewinds: prom.CounterVec("syncd_source_rewinds_total",
+			"Revisions of an app that did not descend from the one last applied and pruned (force-push, rollback); their prune is refused unless the app sets allowRewinds.",
+			"app"),
+		DependencyWaiting: prom.GaugeVec("syncd_dependency_waiting",
+			"1 for each dependency (dependsOn) an app waits for before it applies its revision, by reason (no-revision, not-applied, failed, waiting, other-shard).",
+			"app", "dependency", "reason"),
 	}
 	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting)
 	return m

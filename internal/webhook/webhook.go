@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"syncd.dev/syncd/internal/prom"
 )
 
 // DefaultMaxBody is the largest push payload a Handler reads, 1 MiB.
@@ -55,10 +57,9 @@ type Handler struct {
 // NewHandler returns a Handler whose counters are registered on reg.
 func NewHandler(secret func() ([]byte, error), sources func() map[string]string, t Triggerer, reg prometheus.Registerer) *Handler {
 	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "syncd_webhook_requests_total",
-			Help: "Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, unauthorized, too_large, bad_request, not_found).",
-		}, []string{"provider", "result"})}
+		received: prom.CounterVec("syncd_webhook_requests_total",
+			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, unauthorized, too_large, bad_request, not_found).",
+			"provider", "result")}
 	if reg != nil {
 		reg.MustRegister(h.received)
 	}
