@@ -73,45 +73,22 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ReadFile == nil {
 		o.ReadFile = os.ReadFile
 	}
-	for _, c := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"Timeout", &o.Timeout, 10 * time.Second},
-		{"MaxRetryAfter", &o.MaxRetryAfter, 5 * time.Minute},
-		{"OnceWindow", &o.OnceWindow, time.Hour},
-	} {
-		if *c.v < 0 {
-			return o, fmt.Errorf("alert: Options.%s must not be negative, got %s", c.name, *c.v)
-		}
-		if *c.v == 0 {
-			*c.v = c.def
-		}
-	}
-	switch {
-	case o.RateLimit < 0:
-		return o, fmt.Errorf("alert: Options.RateLimit must not be negative, got %v", o.RateLimit)
-	case o.RateLimit == 0:
-		o.RateLimit = 1
-	}
-	switch {
-	case o.Burst < 0:
-		return o, fmt.Errorf("alert: Options.Burst must not be negative, got %d", o.Burst)
-	case o.Burst == 0:
-		o.Burst = 5
+	err := errors.Join(
+		defaultIfZero("Timeout", &o.Timeout, 10*time.Second),
+		defaultIfZero("MaxRetryAfter", &o.MaxRetryAfter, 5*time.Minute),
+		defaultIfZero("OnceWindow", &o.OnceWindow, time.Hour),
+		defaultIfZero("RateLimit", &o.RateLimit, 1),
+		defaultIfZero("Burst", &o.Burst, 5),
+		defaultIfZero("QueueSize", &o.QueueSize, 256),
+	)
+	if err != nil {
+		return o, err
 	}
 	switch {
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	case o.MaxRetries == 0:
 		o.MaxRetries = 4
-	}
-	switch {
-	case o.QueueSize < 0:
-		return o, fmt.Errorf("alert: Options.QueueSize must not be negative, got %d", o.QueueSize)
-	case o.QueueSize == 0:
-		o.QueueSize = 256
 	}
 	if o.Backoff.Duration < 0 || o.Backoff.Factor < 0 || o.Backoff.Jitter < 0 || o.Backoff.Cap < 0 {
 		return o, fmt.Errorf("alert: Options.Backoff must not hold negative values, got %+v", o.Backoff)
@@ -120,6 +97,18 @@ func (o Options) withDefaults() (Options, error) {
 		o.Backoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.2, Cap: time.Minute}
 	}
 	return o, nil
+}
+
+// defaultIfZero refuses a negative option (naming it) and sets an unset
+// one to its default.
+func defaultIfZero[T ~int64 | ~float64 | ~int](name string, v *T, def T) error {
+	switch {
+	case *v < 0:
+		return fmt.Errorf("alert: Options.%s must not be negative, got %v", name, *v)
+	case *v == 0:
+		*v = def
+	}
+	return nil
 }
 
 // Notifier sends events to the alert sinks of a config. Each sink has its
