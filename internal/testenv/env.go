@@ -152,11 +152,18 @@ func (e *Env) startEtcd(ctx context.Context) error {
 	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	e.etcdURL = client
+	return e.runEtcd(ctx, peer)
+}
+
+// runEtcd starts etcd on e.etcdURL with the given peer URL and data in
+// e.Dir, and waits until it is healthy. On a restart the member's data
+// already names the cluster: the --initial-* flags are then ignored.
+func (e *Env) runEtcd(ctx context.Context, peer string) error {
 	args := []string{
 		"--name=default",
 		"--data-dir=" + filepath.Join(e.Dir, "etcd"),
-		"--listen-client-urls=" + client,
-		"--advertise-client-urls=" + client,
+		"--listen-client-urls=" + e.etcdURL,
+		"--advertise-client-urls=" + e.etcdURL,
 		"--listen-peer-urls=" + peer,
 		"--initial-advertise-peer-urls=" + peer,
 		"--initial-cluster=default=" + peer,
@@ -167,7 +174,7 @@ func (e *Env) startEtcd(ctx context.Context) error {
 	if err := e.spawn("etcd", args); err != nil {
 		return err
 	}
-	return waitHTTP(ctx, http.DefaultClient, client+"/health", nil, 30*time.Second, e.logTail("etcd"))
+	return waitHTTP(ctx, http.DefaultClient, e.etcdURL+"/health", nil, 30*time.Second, e.logTail("etcd"))
 }
 
 func (e *Env) startAPIServer(ctx context.Context) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -28,26 +27,9 @@ func (e *Env) StartEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The member's data already names the cluster: the --initial-* flags
-	// are ignored on a restart, and a new peer port is fine for a cluster
-	// of one.
+	// A new peer port is fine for a cluster of one (runEtcd).
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-	args := []string{
-		"--name=default",
-		"--data-dir=" + filepath.Join(e.Dir, "etcd"),
-		"--listen-client-urls=" + e.etcdURL,
-		"--advertise-client-urls=" + e.etcdURL,
-		"--listen-peer-urls=" + peer,
-		"--initial-advertise-peer-urls=" + peer,
-		"--initial-cluster=default=" + peer,
-		"--unsafe-no-fsync",
-		"--log-level=warn",
-		"--quota-backend-bytes=4294967296",
-	}
-	if err := e.spawn("etcd", args); err != nil {
-		return err
-	}
-	if err := waitHTTP(ctx, http.DefaultClient, e.etcdURL+"/health", nil, 30*time.Second, e.logTail("etcd")); err != nil {
+	if err := e.runEtcd(ctx, peer); err != nil {
 		return err
 	}
 	return e.waitAPIServerReady(ctx)
