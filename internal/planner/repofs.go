@@ -119,16 +119,23 @@ func (f *repoFS) fail(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
-func (f *repoFS) stat(name string) (fs.FileInfo, error) {
+// inRoot maps name to its path below the root (rel) and runs op on it; an
+// error from op is rewrapped with the virtual path (fail).
+func inRoot[T any](f *repoFS, op, name string, do func(rel string) (T, error)) (T, error) {
+	var zero T
 	rel, err := f.rel(name)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	info, err := f.root.Stat(rel)
+	v, err := do(rel)
 	if err != nil {
-		return nil, f.fail("stat", name, err)
+		return zero, f.fail(op, name, err)
 	}
-	return info, nil
+	return v, nil
+}
+
+func (f *repoFS) stat(name string) (fs.FileInfo, error) {
+	return inRoot(f, "stat", name, f.root.Stat)
 }
 
 // Create refuses: the build may not write.
@@ -158,13 +165,9 @@ func (f *repoFS) WriteFile(name string, _ []byte) error {
 
 // Open opens a file for reading; what is read counts against the limits.
 func (f *repoFS) Open(name string) (filesys.File, error) {
-	rel, err := f.rel(name)
+	fh, err := inRoot(f, "open", name, f.root.Open)
 	if err != nil {
 		return nil, err
-	}
-	fh, err := f.root.Open(rel)
-	if err != nil {
-		return nil, f.fail("open", name, err)
 	}
 	return &repoFile{File: fh, fs: f, name: name}, nil
 }
@@ -184,13 +187,9 @@ func (f *repoFS) Exists(name string) bool {
 
 // ReadDir returns the sorted names of the entries of a directory.
 func (f *repoFS) ReadDir(name string) ([]string, error) {
-	rel, err := f.rel(name)
+	fh, err := inRoot(f, "open", name, f.root.Open)
 	if err != nil {
 		return nil, err
-	}
-	fh, err := f.root.Open(rel)
-	if err != nil {
-		return nil, f.fail("open", name, err)
 	}
 	defer fh.Close()
 	names, err := fh.Readdirnames(-1)
@@ -224,13 +223,11 @@ func (f *repoFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
 // Glob returns the paths matching pattern, which must be inside the
 // repository.
 func (f *repoFS) Glob(pattern string) ([]string, error) {
-	rel, err := f.rel(pattern)
+	matches, err := inRoot(f, "glob", pattern, func(rel string) ([]string, error) {
+		return fs.Glob(f.root.FS(), rel)
+	})
 	if err != nil {
 		return nil, err
-	}
-	matches, err := fs.Glob(f.root.FS(), rel)
-	if err != nil {
-		return nil, f.fail("glob", pattern, err)
 	}
 	out := matches[:0]
 	for _, m := range matches {
