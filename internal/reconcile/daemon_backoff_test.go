@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -60,22 +59,12 @@ func TestDaemonAppRetriesSpread(t *testing.T) {
 	}
 	clk := clocktesting.NewFakeClock(time.Now())
 	logs := &syncBuffer{}
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cluster(t),
 		Options:    reconcile.Options{CacheDir: t.TempDir()},
 		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
 		Clock:      clk,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
 	})
 
 	base := 5 * time.Second

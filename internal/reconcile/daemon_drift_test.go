@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/inventory"
@@ -225,16 +224,8 @@ func TestDaemonDriftWatchesMembersOnly(t *testing.T) {
 	cl := cluster(t)
 	sp := &spy{Interface: cl.Dynamic}
 	cl.Dynamic = sp
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(inv.Stop)
+	inv := newInventory(t, env.Config, cl, invNS)
 	d := runDaemon(t, cfgPath, cl, reconcile.Options{Inventory: inv})
 	eventually(t, "first reconcile ok", func() (bool, string) {
 		st := d.Status()
@@ -248,7 +239,7 @@ func TestDaemonDriftWatchesMembersOnly(t *testing.T) {
 		t.Errorf("label selectors of ConfigMap lists and watches (-want +got):\n%s", diff)
 	}
 
-	_, err = cs.CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType,
+	_, err := cs.CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"`+inventory.LabelPartOf+`":null}}}`), metav1.PatchOptions{FieldManager: "kubectl-label"})
 	if err != nil {
 		t.Fatal(err)

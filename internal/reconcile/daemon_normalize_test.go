@@ -9,9 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 
-	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv"
 )
@@ -29,16 +27,8 @@ func TestDaemonNoFalseDrift(t *testing.T) {
 	writeConfig(t, cfgPath, repo.dir, ns, "1h")
 	appendFile(t, cfgPath, h.config())
 	cl := cluster(t)
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(inv.Stop)
+	inv := newInventory(t, env.Config, cl, invNS)
 	d := runDaemon(t, cfgPath, cl, reconcile.Options{Inventory: inv})
 	eventually(t, "first reconcile ok", func() (bool, string) {
 		st := d.Status()

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,23 +122,12 @@ func TestDaemonEndToEnd(t *testing.T) {
 	// A long interval: only the start poll and triggers run in this test.
 	writeConfig(t, cfgPath, repo.dir, ns, "1h")
 
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cluster(t),
 		Options:     reconcile.Options{CacheDir: t.TempDir()},
 		ConfigCheck: 200 * time.Millisecond,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)
 	color := func() string {
 		cm, err := cms.Get(context.Background(), "settings", metav1.GetOptions{})

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,32 +64,14 @@ func TestDaemonDependsOn(t *testing.T) {
 	writeDependsConfig(t, cfgPath, back.dir, front.dir, ns)
 
 	metrics := reconcile.NewMetrics(nil)
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	began := time.Now()
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cluster(t),
 		Options:    reconcile.Options{CacheDir: t.TempDir()},
 		Metrics:    metrics,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	began := time.Now()
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	status := func(app string) reconcile.AppStatus {
-		for _, s := range d.Status() {
-			if s.App == app {
-				return s
-			}
-		}
-		return reconcile.AppStatus{}
-	}
+	status := func(app string) reconcile.AppStatus { return appStatus(d, app) }
 	exists := func(name string) bool {
 		_, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -175,22 +155,11 @@ func TestDaemonDependsOnChain(t *testing.T) {
 	repo.commit("blue", chainFiles(ns, "blue", ""))
 	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
 	writeChainConfig(t, cfgPath, repo.dir, ns)
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cluster(t),
 		Options:    reconcile.Options{CacheDir: t.TempDir()},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	colors := func() string {
 		var out []string
 		for _, app := range []string{"a", "b", "c"} {

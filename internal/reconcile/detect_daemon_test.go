@@ -120,19 +120,9 @@ func runLoggedDaemon(t *testing.T, cfgPath string, cl reconcile.Cluster, opts re
 	t.Helper()
 	logs := &syncBuffer{}
 	opts.CacheDir = t.TempDir()
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath, Cluster: cl, Options: opts, MaxBackoff: time.Hour, Events: events,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
 	})
 	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
 	return d, logs

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +47,7 @@ func TestDaemonDriftAlert(t *testing.T) {
 		got = append(got, p)
 		mu.Unlock()
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "url"), []byte(srv.URL), 0o600); err != nil {
 		t.Fatal(err)
@@ -65,22 +64,11 @@ func TestDaemonDriftAlert(t *testing.T) {
 	fmt.Fprint(f, "alerts:\n- name: hook\n  type: webhook\n  urlFile: url\n  hmacKeyFile: key\n  events: [drift]\n")
 	f.Close()
 
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cluster(t),
 		Options:    reconcile.Options{CacheDir: t.TempDir()},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
 
 	_, err = env.Clientset(t).CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType,

@@ -3,19 +3,12 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
@@ -32,39 +25,17 @@ func TestDaemonEvents(t *testing.T) {
 	writeConfig(t, cfgPath, repo.dir, ns, "1h")
 
 	cl := cluster(t)
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inv.Stop()
+	inv := newInventory(t, env.Config, cl, invNS)
 	cs := env.Clientset(t)
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
 
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cl,
 		Options:    reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
-		Events:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Events:     eventRecorder(t),
 		MaxBackoff: time.Hour,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	events := func(reason string) (bool, string) {
 		list, err := cs.CoreV1().Events(invNS).List(context.Background(), metav1.ListOptions{})
 		if err != nil {

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,11 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
@@ -270,40 +263,14 @@ apps:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
-	if ts.inv, err = inventory.New(dyn, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t)}); err != nil {
-		t.Fatal(err)
-	}
-	ts.d, err = reconcile.NewDaemon(reconcile.DaemonOptions{
+	cl := clusterAt(t, env.Config)
+	ts.inv = newInventory(t, env.Config, cl, env.Namespace(t))
+	ts.d = launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cl,
 		Options:     reconcile.Options{CacheDir: t.TempDir(), Inventory: ts.inv},
 		ConfigCheck: 200 * time.Millisecond,
 		MaxBackoff:  time.Second,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ts.d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		ts.inv.Stop()
 	})
 	return ts
 }
@@ -321,12 +288,7 @@ func (ts *twoSources) converged(app, ns string, n int, v, sha string) (bool, str
 			got[cm.Name] = cm.Data["v"]
 		}
 	}
-	var st reconcile.AppStatus
-	for _, s := range ts.d.Status() {
-		if s.App == app {
-			st = s
-		}
-	}
+	st := appStatus(ts.d, app)
 	if diff := cmp.Diff(want(nil, "cm", n, v), got); diff != "" {
 		return false, fmt.Sprintf("app %s status=%+v; ConfigMaps (-want +got):\n%s", app, st, diff)
 	}

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,18 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
@@ -184,36 +173,20 @@ apps:
 	}
 	reqs := &requests{}
 	cfgREST := reqs.wrap(env.Config)
-	dyn, err := dynamic.NewForConfig(cfgREST)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfgREST)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(cfgREST)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: cfgREST}
+	cl := clusterAt(t, cfgREST)
 	invNS := env.Namespace(t) // the inventory namespace is syncd's own: no app object may live there
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
+	inv := newInventory(t, cfgREST, cl, invNS)
+	events := eventRecorder(t)
 	metrics := reconcile.NewMetrics(nil)
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cl,
 		Options:     reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
-		Events:      broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
+		Events:      events,
 		Metrics:     metrics,
 		ConfigCheck: 200 * time.Millisecond,
 		MaxBackoff:  o.maxBackoff,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      quietLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,11 +194,7 @@ apps:
 	ctx, cancel := context.WithCancel(context.Background())
 	rig := &faultRig{t: t, ns: ns, first: sha, srv: srv, repo: repo, cfgPath: cfgPath, reqs: reqs, inv: inv, metrics: metrics, d: d, cancel: cancel, done: make(chan error, 1)}
 	go func() { rig.done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		rig.stop()
-		inv.Stop()
-		broadcaster.Shutdown()
-	})
+	t.Cleanup(rig.stop)
 	return rig
 }
 

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -33,27 +31,14 @@ func startDaemon(t *testing.T, opts reconcile.DaemonOptions) *reconcile.Daemon {
 	if opts.CacheDir == "" {
 		opts.CacheDir = t.TempDir()
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	d, err := reconcile.NewDaemon(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	d := launchDaemon(t, opts)
 	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
 	return d
 }
 
 // clusterFor is cluster for the API server behind cfg (a wrapped copy of
 // env.Config, to count requests).
-func clusterFor(t *testing.T, cfg *rest.Config) reconcile.Cluster {
+func clusterFor(t testing.TB, cfg *rest.Config) reconcile.Cluster {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

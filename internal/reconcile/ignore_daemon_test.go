@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,22 +33,11 @@ func TestDaemonIgnoredFieldNotReverted(t *testing.T) {
 	fmt.Fprint(f, "  ignore:\n  - kinds: [ConfigMap]\n    paths: [.data.color]\n    managers: [operator]\n"+h.config())
 	f.Close()
 
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cluster(t),
 		Options:    reconcile.Options{CacheDir: t.TempDir()},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
 
 	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,23 +83,12 @@ apps:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cluster(t),
 		Options:     reconcile.Options{CacheDir: t.TempDir()},
 		ConfigCheck: 200 * time.Millisecond,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	status := func(app string) reconcile.AppStatus {
 		for _, s := range d.Status() {
 			if s.App == app {

@@ -5,8 +5,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,11 +14,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
@@ -149,29 +142,13 @@ func runLoad(b *testing.B, shared bool) loadResult {
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
-	inv, err := inventory.New(dyn, md, cl.Mapper, inventory.Options{Namespace: invNS})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inv.Stop()
+	cl := clusterAt(b, env.Config)
+	inv := newInventory(b, env.Config, cl, invNS)
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
 		Cluster:    cl,
 		Options:    reconcile.Options{CacheDir: b.TempDir(), Inventory: inv, Concurrency: 8},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:     quietLogger(),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -3,21 +3,13 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/record"
 
-	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -27,45 +19,20 @@ import (
 func daemonOn(t *testing.T, rig *faultRig) (*reconcile.Daemon, *reconcile.Metrics) {
 	t.Helper()
 	cl := cluster(t)
-	inv, err := inventory.New(cl.Dynamic, metadata.NewForConfigOrDie(env.Config), cl.Mapper, inventory.Options{Namespace: rig.inv.Namespace()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
+	inv := newInventory(t, env.Config, cl, rig.inv.Namespace())
 	metrics := reconcile.NewMetrics(nil)
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath:  rig.cfgPath,
 		Cluster:     cl,
 		Options:     reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
-		Events:      broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
+		Events:      eventRecorder(t),
 		Metrics:     metrics,
 		ConfigCheck: 200 * time.Millisecond,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		inv.Stop()
-		broadcaster.Shutdown()
 	})
 	return d, metrics
 }
 
-func statusOf(d *reconcile.Daemon) reconcile.AppStatus {
-	for _, s := range d.Status() {
-		if s.App == "web" {
-			return s
-		}
-	}
-	return reconcile.AppStatus{}
-}
+func statusOf(d *reconcile.Daemon) reconcile.AppStatus { return appStatus(d, "web") }
 
 // TestDaemonRewind: main gains a commit adding an object, then is
 // force-pushed back to a sibling of it (a real force-push to the loopback
