@@ -93,6 +93,13 @@ func TestLoadValidFull(t *testing.T) {
 				Tag:      "v2.3.1",
 				Interval: &metav1.Duration{Duration: 10 * time.Minute},
 			}},
+			{Name: "bundles", OCI: &OCISource{
+				URL:      "oci://registry.example.com/ops/bundles",
+				Semver:   ">=1.0.0 <2.0.0",
+				Interval: &metav1.Duration{Duration: 5 * time.Minute},
+				Auth:     &OCIAuth{DockerConfigFile: in("secrets/docker-config.json")},
+				CAFile:   in("keys/registry-ca.pem"),
+			}},
 		},
 		Apps: []App{
 			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},

@@ -290,3 +290,25 @@ func TestOCISpecRefused(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOCIPollUnchanged measures a poll whose tag did not move (one
+// HEAD request to a loopback registry).
+func BenchmarkOCIPollUnchanged(b *testing.B) {
+	reg := ociregistry.Start()
+	b.Cleanup(reg.Close)
+	if _, err := reg.PushFiles("app", "prod", map[string]string{"a.yaml": "a"}); err != nil {
+		b.Fatal(err)
+	}
+	s := newSource(b, ociSpec(reg, "app", func(s *Spec) { s.Tag = "prod" }))
+	if _, _, err := s.Poll(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	before := reg.Requests()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, res, err := s.Poll(context.Background()); err != nil || res.Moved != Unchanged {
+			b.Fatalf("poll: %v %v", res.Moved, err)
+		}
+	}
+	b.ReportMetric(float64(reg.Requests()-before)/float64(b.N), "requests/op")
+}
