@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
@@ -72,7 +73,7 @@ func (m *Migration) forces(manager string) bool {
 }
 
 func (m *Migration) names(manager string) bool {
-	return m != nil && anyGlob(m.from, manager)
+	return m != nil && ignore.MatchesAny(m.from, manager)
 }
 
 // Move is one field whose ownership went (or, in a dry run, would go)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -103,23 +104,14 @@ func (r PolicyRule) matches(ref planner.ObjectRef, c Conflict, fp fieldpath.Path
 	switch {
 	case len(r.Kinds) > 0 && !slices.Contains(r.Kinds, ref.GroupKind()):
 		return false
-	case len(r.Names) > 0 && !anyGlob(r.Names, ref.Name):
+	case len(r.Names) > 0 && !ignore.MatchesAny(r.Names, ref.Name):
 		return false
-	case len(r.Managers) > 0 && !anyGlob(r.Managers, c.Manager):
+	case len(r.Managers) > 0 && !ignore.MatchesAny(r.Managers, c.Manager):
 		return false
 	case len(r.Paths) > 0:
 		return fp != nil && slices.ContainsFunc(r.Paths, func(p paths.Pattern) bool { return p.Matches(fp) })
 	}
 	return true
-}
-
-func anyGlob(globs []string, s string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, s); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // findPath returns the structured path in set whose API-server notation is

@@ -96,7 +96,7 @@ func (r *Rule) matches(ref planner.ObjectRef, p fieldpath.Path, others []string)
 		return true
 	}
 	for _, m := range others {
-		if anyGlob(r.Managers, m) {
+		if MatchesAny(r.Managers, m) {
 			return true
 		}
 	}
@@ -114,8 +114,8 @@ func (r *Rule) object(ref planner.ObjectRef) bool {
 			return false
 		}
 	}
-	return (len(r.Names) == 0 || anyGlob(r.Names, ref.Name)) &&
-		(len(r.Namespaces) == 0 || anyGlob(r.Namespaces, ref.Namespace))
+	return (len(r.Names) == 0 || MatchesAny(r.Names, ref.Name)) &&
+		(len(r.Namespaces) == 0 || MatchesAny(r.Namespaces, ref.Namespace))
 }
 
 // field reports whether one of r's paths matches p.
@@ -128,7 +128,10 @@ func (r *Rule) field(p fieldpath.Path) bool {
 	return false
 }
 
-func anyGlob(globs []string, s string) bool {
+// MatchesAny reports whether s matches one of globs (path.Match patterns;
+// a malformed pattern matches nothing). Ignore rules, conflict policy
+// rules and manager migrations match names and managers with it.
+func MatchesAny(globs []string, s string) bool {
 	for _, g := range globs {
 		if ok, _ := path.Match(g, s); ok {
 			return true
