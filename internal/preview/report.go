@@ -556,25 +556,24 @@ func sortUnique(ms *[]Move) {
 // inMissingNamespace reports whether the object does not exist and every
 // refusal of its dry run is a NotFound (its namespace does not exist yet).
 func inMissingNamespace(p applier.ObjectPreview) bool {
-	if p.Live != nil || p.AfterErr == nil || !apierrors.IsNotFound(p.AfterErr) {
-		return false
-	}
-	for _, c := range p.Changes {
-		if c.Action == applier.Failed && !apierrors.IsNotFound(c.Err) {
-			return false
-		}
-	}
-	return true
+	return refusedOnlyFor(p, apierrors.IsNotFound)
 }
 
 // ofMissingKind reports whether every refusal of the object's dry run is
 // that the cluster does not serve its kind.
 func ofMissingKind(p applier.ObjectPreview) bool {
-	if p.Live != nil || p.AfterErr == nil || !meta.IsNoMatchError(p.AfterErr) {
+	return refusedOnlyFor(p, meta.IsNoMatchError)
+}
+
+// refusedOnlyFor reports whether the object does not exist, its dry run
+// was refused, and every refusal (of the object and of its slices) is
+// one that reason recognises.
+func refusedOnlyFor(p applier.ObjectPreview, reason func(error) bool) bool {
+	if p.Live != nil || p.AfterErr == nil || !reason(p.AfterErr) {
 		return false
 	}
 	for _, c := range p.Changes {
-		if c.Action == applier.Failed && !meta.IsNoMatchError(c.Err) {
+		if c.Action == applier.Failed && !reason(c.Err) {
 			return false
 		}
 	}
