@@ -114,10 +114,8 @@ func encodeIndex(idx *chunkIndex) ([]byte, error) {
 
 // decodeIndex reads a format-2 parent's inflated data.
 func decodeIndex(where string, raw []byte) (*chunkIndex, error) {
-	idx := &chunkIndex{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(idx); err != nil {
+	idx, err := decodeStrict[chunkIndex](raw)
+	if err != nil {
 		return nil, fmt.Errorf("%s: data[%s]: chunk index: %w", where, DataKey, err)
 	}
 	if len(idx.Chunks) == 0 || len(idx.SHA256) < 10 {

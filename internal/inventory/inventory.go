@@ -184,12 +184,22 @@ func inflate(where string, data []byte) ([]byte, error) {
 	return raw, nil
 }
 
-// decodeMembers reads the JSON of a format-1 inventory.
-func decodeMembers(where string, raw []byte) (*Inventory, error) {
-	inv := &Inventory{}
+// decodeStrict decodes raw as JSON into a new T, refusing fields T does
+// not declare.
+func decodeStrict[T any](raw []byte) (*T, error) {
+	v := new(T)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(inv); err != nil {
+	if err := dec.Decode(v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeMembers reads the JSON of a format-1 inventory.
+func decodeMembers(where string, raw []byte) (*Inventory, error) {
+	inv, err := decodeStrict[Inventory](raw)
+	if err != nil {
 		return nil, fmt.Errorf("%s: data[%s]: %w", where, DataKey, err)
 	}
 	if inv.Version != FormatVersion {

@@ -277,31 +277,23 @@ func (r *Run) prune(ctx context.Context, rep *Report, left []*Member) error {
 	return r.removeByStage(ctx, rep, cands)
 }
 
-// candidateGroup is the candidates of one resource and namespace, read
-// together.
-type candidateGroup struct {
-	ri    metadata.ResourceInterface
-	cands []*candidate
-}
-
 // readCandidates reads every candidate's metadata (managedFields, labels,
 // annotations, UID, resourceVersion) and decides about it: one paginated
 // LIST per resource and namespace holding many candidates, a GET for the
 // others.
 func (r *Run) readCandidates(ctx context.Context, cands []*candidate) error {
-	groups, order := r.groupCandidates(cands)
+	groups := r.groupCandidates(cands)
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.m.opts.Concurrency)
-	for _, wk := range order {
-		g := groups[wk]
-		if len(g.cands) >= listThreshold {
+	for _, g := range groups.groups {
+		if len(g.items) >= listThreshold {
 			eg.Go(func() error {
 				r.listGroup(ectx, g)
 				return nil
 			})
 			continue
 		}
-		for _, c := range g.cands {
+		for _, c := range g.items {
 			eg.Go(func() error {
 				r.read(ectx, c)
 				return nil
@@ -317,9 +309,8 @@ func (r *Run) readCandidates(ctx context.Context, cands []*candidate) error {
 // groupCandidates groups the candidates by resource and namespace, in the
 // order first seen. A candidate whose kind is gone is gone; one whose
 // resource cannot be resolved is spared.
-func (r *Run) groupCandidates(cands []*candidate) (map[watchKey]*candidateGroup, []watchKey) {
-	groups := map[watchKey]*candidateGroup{}
-	var order []watchKey
+func (r *Run) groupCandidates(cands []*candidate) *byResource[*candidate] {
+	groups := &byResource[*candidate]{}
 	for _, c := range cands {
 		wk, ri, err := r.resource(c.mem.Ref())
 		if err != nil {
@@ -332,22 +323,16 @@ func (r *Run) groupCandidates(cands []*candidate) (map[watchKey]*candidateGroup,
 			continue
 		}
 		c.ri = ri
-		g := groups[wk]
-		if g == nil {
-			g = &candidateGroup{ri: ri}
-			groups[wk] = g
-			order = append(order, wk)
-		}
-		g.cands = append(g.cands, c)
+		groups.add(wk, ri, c)
 	}
-	return groups, order
+	return groups
 }
 
 // listGroup reads a group's candidates with one paginated LIST of the
 // app's objects, and those not listed with a GET each.
-func (r *Run) listGroup(ctx context.Context, g *candidateGroup) {
-	byName := make(map[string]*candidate, len(g.cands))
-	for _, c := range g.cands {
+func (r *Run) listGroup(ctx context.Context, g *resourceGroup[*candidate]) {
+	byName := make(map[string]*candidate, len(g.items))
+	for _, c := range g.items {
 		byName[c.mem.Name] = c
 	}
 	err := listAll(ctx, g.ri, LabelPartOf+"="+r.id, func(live *metav1.PartialObjectMetadata) error {

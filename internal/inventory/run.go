@@ -257,12 +257,7 @@ func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterf
 // prefetch starts the watches of the plan's resources and namespaces and
 // reads the plan objects they do not hold.
 func (r *Run) prefetch(ctx context.Context) error {
-	type group struct {
-		ri   metadata.ResourceInterface
-		objs []*planner.Object
-	}
-	groups := map[watchKey]*group{}
-	var order []watchKey
+	var groups byResource[*planner.Object]
 	for i := range r.plan.Objects {
 		obj := &r.plan.Objects[i]
 		wk, ri, err := r.resource(obj.Ref)
@@ -283,23 +278,16 @@ func (r *Run) prefetch(ctx context.Context) error {
 				continue
 			}
 		}
-		g := groups[wk]
-		if g == nil {
-			g = &group{ri: ri}
-			groups[wk] = g
-			order = append(order, wk)
-		}
-		g.objs = append(g.objs, obj)
+		groups.add(wk, ri, obj)
 	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.m.opts.Concurrency)
-	for _, wk := range order {
-		g := groups[wk]
-		if len(g.objs) >= listThreshold {
-			eg.Go(func() error { return r.list(ectx, wk, g.ri, g.objs) })
+	for _, g := range groups.groups {
+		if len(g.items) >= listThreshold {
+			eg.Go(func() error { return r.list(ectx, g.key, g.ri, g.items) })
 			continue
 		}
-		for _, obj := range g.objs {
+		for _, obj := range g.items {
 			eg.Go(func() error {
 				u, err := r.get(ectx, g.ri, obj.Ref)
 				if apierrors.IsNotFound(err) {
