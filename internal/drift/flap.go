@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"cmp"
 	"errors"
 	"sort"
 	"strings"
@@ -50,12 +51,8 @@ type flapState struct {
 
 // NewFlapDetector returns a FlapDetector; it checks opts.
 func NewFlapDetector(opts FlapOptions) (*FlapDetector, error) {
-	if opts.Flips == 0 {
-		opts.Flips = 4
-	}
-	if opts.Window == 0 {
-		opts.Window = 10 * time.Minute
-	}
+	opts.Flips = cmp.Or(opts.Flips, 4)
+	opts.Window = cmp.Or(opts.Window, 10*time.Minute)
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}

@@ -1,6 +1,7 @@
 package httpauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -66,18 +67,10 @@ func New(authn TokenReviewer, authz AccessReviewer, opts Options) (*Guard, error
 	if opts.AllowTTL < 0 || opts.DenyTTL < 0 || opts.MaxEntries < 0 || opts.Timeout < 0 {
 		return nil, errors.New("httpauth: AllowTTL, DenyTTL, MaxEntries and Timeout must not be negative")
 	}
-	if opts.AllowTTL == 0 {
-		opts.AllowTTL = time.Minute
-	}
-	if opts.DenyTTL == 0 {
-		opts.DenyTTL = 10 * time.Second
-	}
-	if opts.MaxEntries == 0 {
-		opts.MaxEntries = 4096
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 10 * time.Second
-	}
+	opts.AllowTTL = cmp.Or(opts.AllowTTL, time.Minute)
+	opts.DenyTTL = cmp.Or(opts.DenyTTL, 10*time.Second)
+	opts.MaxEntries = cmp.Or(opts.MaxEntries, 4096)
+	opts.Timeout = cmp.Or(opts.Timeout, 10*time.Second)
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
