@@ -56,6 +56,21 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("field path %q: at position %d: %s", e.Pattern, e.Pos, e.Msg)
 }
 
+// ParseAll parses every pattern of list, a config's "paths" field. The
+// error names the first bad entry by its index, as "paths[1]: ...", for
+// the caller to prefix with where the list stands.
+func ParseAll(list []string) ([]Pattern, error) {
+	var out []Pattern
+	for i, s := range list {
+		p, err := Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("paths[%d]: %w", i, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // Parse parses a field-path pattern such as
 // ".spec.template.spec.containers[*].image". The pattern must start with
 // "." or "[" and may not be empty.

@@ -96,13 +96,11 @@ func ParseSplit(manager string, kinds, pathList []string) (Split, error) {
 		}
 		sp.Kinds = append(sp.Kinds, gk)
 	}
-	for j, s := range pathList {
-		pat, err := paths.Parse(s)
-		if err != nil {
-			return Split{}, fmt.Errorf("paths[%d]: %w", j, err)
-		}
-		sp.Paths = append(sp.Paths, pat)
+	pats, err := paths.ParseAll(pathList)
+	if err != nil {
+		return Split{}, err
 	}
+	sp.Paths = pats
 	return sp, nil
 }
 

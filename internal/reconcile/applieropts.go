@@ -35,13 +35,11 @@ func policySpec(cp config.ConflictPolicy) (applier.PolicySpec, error) {
 		for _, k := range r.Kinds {
 			rule.Kinds = append(rule.Kinds, config.GroupKind(k))
 		}
-		for j, s := range r.Paths {
-			pat, err := paths.Parse(s)
-			if err != nil {
-				return applier.PolicySpec{}, fmt.Errorf("conflicts.rules[%d].paths[%d]: %w", i, j, err)
-			}
-			rule.Paths = append(rule.Paths, pat)
+		pats, err := paths.ParseAll(r.Paths)
+		if err != nil {
+			return applier.PolicySpec{}, fmt.Errorf("conflicts.rules[%d].%w", i, err)
 		}
+		rule.Paths = pats
 		spec.Rules = append(spec.Rules, rule)
 	}
 	return spec, nil

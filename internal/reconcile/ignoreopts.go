@@ -18,13 +18,11 @@ func ignoreOf(rules []config.IgnoreRule) (*ignore.Rules, error) {
 		for _, k := range r.Kinds {
 			rule.Kinds = append(rule.Kinds, config.GroupKind(k))
 		}
-		for j, s := range r.Paths {
-			pat, err := paths.Parse(s)
-			if err != nil {
-				return nil, fmt.Errorf("ignore[%d].paths[%d]: %w", i, j, err)
-			}
-			rule.Paths = append(rule.Paths, pat)
+		pats, err := paths.ParseAll(r.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("ignore[%d].%w", i, err)
 		}
+		rule.Paths = pats
 		out = append(out, rule)
 	}
 	rs, err := ignore.New(out)

@@ -98,13 +98,11 @@ func ParseSensitive(kinds, pathList []string) (Sensitive, error) {
 	if len(pathList) == 0 {
 		return Sensitive{}, fmt.Errorf("paths: paths is required; list the fields whose values must never be printed, e.g. .data.password")
 	}
-	for j, s := range pathList {
-		p, err := paths.Parse(s)
-		if err != nil {
-			return Sensitive{}, fmt.Errorf("paths[%d]: %w", j, err)
-		}
-		r.Paths = append(r.Paths, p)
+	pats, err := paths.ParseAll(pathList)
+	if err != nil {
+		return Sensitive{}, err
 	}
+	r.Paths = pats
 	return r, nil
 }
 
