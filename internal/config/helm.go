@@ -2,9 +2,20 @@ package config
 
 import "fmt"
 
-// HelmSpec says how an app's Helm chart (a directory holding Chart.yaml
-// in a Git source) is rendered. Every field is optional.
+// HelmSpec says how an app's Helm chart is rendered: a directory holding
+// Chart.yaml in a Git source, or a chart of a Helm repository source
+// (Chart and Version). Every field but Chart (for a Helm repository
+// source) is optional.
 type HelmSpec struct {
+	// Chart is the chart's name in the Helm repository source's
+	// index.yaml; required for an app of a Helm repository source and
+	// refused for an app of a Git source.
+	Chart string `json:"chart,omitempty"`
+	// Version is an exact chart version ("1.2.3") or a semver range
+	// ("~1.2", ">=1.0.0 <2.0.0", Masterminds/semver as Helm reads it):
+	// the highest version index.yaml lists that matches is rendered;
+	// default: the highest version that is not a prerelease.
+	Version string `json:"version,omitempty"`
 	// ReleaseName is .Release.Name; default: the app's name.
 	ReleaseName string `json:"releaseName,omitempty"`
 	// Namespace is .Release.Namespace; default: the app's namespace. When

@@ -193,6 +193,7 @@ func (c *Config) resolveFiles(dir string) {
 		if o := c.Sources[i].OCI; o != nil {
 			o.resolveFiles(abs)
 		}
+		c.Sources[i].resolveHelmFiles(abs)
 		g := &c.Sources[i].Git
 		if g.Auth != nil {
 			abs(&g.Auth.TokenFile)

@@ -54,14 +54,18 @@ type SourceKind string
 
 // Source kinds.
 const (
-	SourceGit SourceKind = "git"
-	SourceOCI SourceKind = "oci"
+	SourceGit  SourceKind = "git"
+	SourceOCI  SourceKind = "oci"
+	SourceHelm SourceKind = "helm"
 )
 
-// Kind returns which kind of source s is: SourceOCI when its oci section
-// is set, SourceGit otherwise.
+// Kind returns which kind of source s is: SourceHelm when its helm
+// section is set, SourceOCI when its oci section is, SourceGit otherwise.
 func (s Source) Kind() SourceKind {
-	if s.OCI != nil {
+	switch {
+	case s.Helm != nil:
+		return SourceHelm
+	case s.OCI != nil:
 		return SourceOCI
 	}
 	return SourceGit
@@ -69,7 +73,10 @@ func (s Source) Kind() SourceKind {
 
 // URL returns the source's URL, whatever its kind.
 func (s Source) URL() string {
-	if s.OCI != nil {
+	switch {
+	case s.Helm != nil:
+		return s.Helm.URL
+	case s.OCI != nil:
 		return s.OCI.URL
 	}
 	return s.Git.URL

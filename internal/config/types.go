@@ -24,12 +24,16 @@ type Config struct {
 	File string `json:"-"`
 }
 
-// Source is one place syncd polls: a Git repository (Git) or an OCI
-// artifact in a registry (OCI, see OCISource). Exactly one is set.
+// Source is one place syncd polls: a Git repository (Git), an OCI
+// artifact in a registry (OCI, see OCISource) or a Helm chart repository
+// (Helm, see HelmSource). Exactly one is set.
 type Source struct {
 	Name string     `json:"name"`
 	Git  GitSource  `json:"git,omitzero"`
 	OCI  *OCISource `json:"oci,omitempty"`
+	// Helm is a Helm chart repository; apps pick a chart from it with
+	// helm.chart and helm.version.
+	Helm *HelmSource `json:"helm,omitempty"`
 }
 
 // GitSource says where a Git repository is, which revision to follow and

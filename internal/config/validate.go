@@ -115,7 +115,11 @@ func (v *validator) source(p string, s Source) {
 	} else {
 		v.dnsLabel(p+".name", "source name", s.Name)
 	}
-	if s.Kind() == SourceOCI {
+	switch s.Kind() {
+	case SourceHelm:
+		v.helmSourceOf(p, s)
+		return
+	case SourceOCI:
 		v.ociSource(p, s)
 		return
 	}
@@ -383,6 +387,8 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.conflicts(p+".conflicts", a.Conflicts)
 	v.ignore(p+".ignore", a.Ignore)
 	v.helm(p+".helm", a)
+	src, ok := c.Source(a.Source)
+	v.helmChart(p, a, src, ok)
 }
 
 // decryption checks an app's decryption section; dp is its field.

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/config"
@@ -133,7 +134,8 @@ func (r *Runner) Spec(app config.App) (*AppSpec, error) {
 	return Compile(app)
 }
 
-// SourceSpec is a source's config as the source stage takes it.
+// SourceSpec is a Git or OCI source's config as the source stage takes it
+// (a Helm repository source's is HelmSourceSpec).
 func SourceSpec(sc config.Source) source.Spec {
 	if sc.Kind() == config.SourceOCI {
 		return ociSourceSpec(sc.Name, *sc.OCI)
@@ -169,6 +171,38 @@ func ociSourceSpec(name string, o config.OCISource) source.Spec {
 		spec.OCI.Auth = &source.OCIAuth{DockerConfigFile: a.DockerConfigFile, Username: a.Username, PasswordFile: a.PasswordFile, TokenFile: a.TokenFile}
 	}
 	return spec
+}
+
+// HelmSourceSpec is a Helm repository source's config as the source stage
+// takes it, with the charts the config's apps render from it (each
+// distinct chart and version once, in the order of the apps).
+func HelmSourceSpec(sc config.Source, apps []config.App) source.HelmSpec {
+	h := sc.Helm
+	spec := source.HelmSpec{Name: sc.Name, URL: h.URL}
+	if h.Interval != nil {
+		spec.Interval = h.Interval.Duration
+	}
+	if a := h.Auth; a != nil {
+		spec.Auth = &source.HelmAuth{Username: a.Username, PasswordFile: a.PasswordFile, BearerTokenFile: a.BearerTokenFile, CAFile: a.CAFile}
+	}
+	for _, app := range apps {
+		if app.Source != sc.Name {
+			continue
+		}
+		if ref, ok := ChartRefOf(app); ok && !slices.Contains(spec.Charts, ref) {
+			spec.Charts = append(spec.Charts, ref)
+		}
+	}
+	return spec
+}
+
+// ChartRefOf is the chart an app renders from a Helm repository source;
+// false for an app that names no chart (a Git source's).
+func ChartRefOf(app config.App) (source.ChartRef, bool) {
+	if app.Helm == nil || app.Helm.Chart == "" {
+		return source.ChartRef{}, false
+	}
+	return source.ChartRef{Chart: app.Helm.Chart, Version: app.Helm.Version}, true
 }
 
 // AlertSinks is the config's alerts as the alert stage takes them.

@@ -542,7 +542,7 @@ func drainQueues(queues map[string]chan appWork) {
 // own hold on the revision's tree, so a later poll cannot delete files an
 // app is still rendering. A failed poll keeps the last good revision in
 // force: nothing is applied or pruned, the error is recorded for each app.
-func (d *Daemon) onPoll(ev source.Event, src *source.Source, apps []config.App, queues map[string]chan appWork) {
+func (d *Daemon) onPoll(ev source.Event, src Tracker, apps []config.App, queues map[string]chan appWork) {
 	d.m.SourceFailures.WithLabelValues(ev.Source).Set(float64(ev.Failures))
 	d.m.SourceNextPoll.WithLabelValues(ev.Source).Set(float64(ev.Next.Unix()))
 	if ev.Err != nil {

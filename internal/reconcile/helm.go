@@ -6,6 +6,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/source"
 )
 
 // helmOptions returns how the app's chart in dir is rendered
@@ -46,4 +47,25 @@ func HelmOptions(app config.App, dir string) (planner.HelmOptions, error) {
 		opts.ValuesFiles = app.Helm.ValuesFiles
 	}
 	return opts, nil
+}
+
+// renderChartAt renders the chart a Helm repository source resolved for
+// the app at rev: the chart's expanded archive is the tree, labelled
+// chart-version@digest.
+func (r *Runner) renderChartAt(ctx context.Context, app config.App, rev source.Revision, ref source.ChartRef) (*Rendered, error) {
+	cr, ok := rev.Chart(ref)
+	if !ok {
+		return nil, fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, shortSHA(rev.SHA))
+	}
+	label := fmt.Sprintf("%s-%s@sha256:%s", ref.Chart, cr.Version, shortSHA(cr.Digest))
+	return r.renderDir(ctx, app, cr.ChartDir, rev, label)
+}
+
+// renderWhat names what an app renders in errors: its chart and source,
+// or its path.
+func renderWhat(app config.App) string {
+	if ref, ok := ChartRefOf(app); ok {
+		return fmt.Sprintf("chart %s of source %s", ref, app.Source)
+	}
+	return app.TreePath()
 }

@@ -69,7 +69,7 @@ type Runner struct {
 	cfg     *config.Config
 	cluster Cluster
 	opts    Options
-	sources map[string]*source.Source
+	sources map[string]Tracker
 	// specs are the config's apps compiled for the stages (compileApps).
 	specs map[string]compiled
 	// schemas types custom resources whose CRD is not in the render with
@@ -99,7 +99,7 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir()
 	}
-	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]*source.Source{}, specs: compileApps(cfg.Apps)}
+	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps)}
 	if cluster.Config != nil {
 		dc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
 		if err != nil {
@@ -108,14 +108,33 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 		r.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
 		r.discovery = dc
 	}
-	for _, sc := range cfg.Sources {
-		s, err := source.New(SourceSpec(sc), source.Options{CacheDir: opts.CacheDir})
-		if err != nil {
-			return nil, err
-		}
-		r.sources[sc.Name] = s
+	if err := r.addSources(cfg); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// addSources builds the tracker of every source of the config: a
+// source.Source for Git, a source.HelmRepo (all in one set, through which
+// charts' remote dependencies are fetched) for Helm repositories.
+func (r *Runner) addSources(cfg *config.Config) error {
+	helm, err := source.NewHelmRepos(source.Options{CacheDir: r.opts.CacheDir})
+	if err != nil {
+		return err
+	}
+	for _, sc := range cfg.Sources {
+		var t Tracker
+		if sc.Kind() == config.SourceHelm {
+			t, err = helm.Add(HelmSourceSpec(sc, cfg.Apps))
+		} else {
+			t, err = source.New(SourceSpec(sc), source.Options{CacheDir: r.opts.CacheDir})
+		}
+		if err != nil {
+			return err
+		}
+		r.sources[sc.Name] = t
+	}
+	return nil
 }
 
 // App returns the app named name.
@@ -128,8 +147,29 @@ func (r *Runner) App(name string) (config.App, error) {
 	return config.App{}, fmt.Errorf("%s: no app named %q", r.cfg.File, name)
 }
 
-// Source returns the source named name.
-func (r *Runner) Source(name string) *source.Source { return r.sources[name] }
+// Tracker is what the Runner and the daemon use of a source:
+// *source.Source (Git) and *source.HelmRepo (Helm repository) are ones.
+type Tracker interface {
+	Name() string
+	Poll(ctx context.Context) (source.Revision, source.Result, error)
+	Last() (source.Revision, bool)
+	Hold(rev source.Revision) (release func(), err error)
+	Job() source.Job
+	Descends(ctx context.Context, newSHA, oldSHA string) (source.Ancestry, error)
+}
+
+var (
+	_ Tracker = (*source.Source)(nil)
+	_ Tracker = (*source.HelmRepo)(nil)
+)
+
+// Source returns the source named name (nil when there is none).
+func (r *Runner) Source(name string) Tracker {
+	if t, ok := r.sources[name]; ok {
+		return t
+	}
+	return nil
+}
 
 // Rendered is the outcome of rendering one app.
 type Rendered struct {
@@ -172,6 +212,9 @@ func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rende
 // resolved (the daemon's scheduler polls the sources). The caller holds
 // the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
+	if ref, ok := ChartRefOf(app); ok {
+		return r.renderChartAt(ctx, app, rev, ref)
+	}
 	dir, err := rev.AppDir(app.Name, app.TreePath())
 	if err != nil {
 		return nil, err
@@ -187,17 +230,17 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	out := &Rendered{Revision: rev}
 	tree, err := renderTree(dir, rev)
 	if err != nil {
-		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
 	if tree.Helm, err = r.helmOptions(ctx, app, tree.Dir); err != nil {
-		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
 	if tree, err = WithDecryption(app, tree); err != nil {
 		return nil, err
 	}
 	manifests, err := planner.Render(ctx, tree)
 	if err != nil {
-		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, app.TreePath(), err)
+		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
 	subst, err := r.substitution(ctx, app)
 	if err != nil {
@@ -238,6 +281,11 @@ func (r *Runner) reserved() inventory.Reserved {
 func renderTree(dir string, rev source.Revision) (planner.Tree, error) {
 	if rev.Dir == "" {
 		return planner.LocalTree(dir)
+	}
+	if rev.Helm != nil {
+		// A chart of a Helm repository: its tree is the chart's archive,
+		// expanded (see source.ChartRevision).
+		return planner.Tree{Root: filepath.Dir(dir), Dir: dir}, nil
 	}
 	return planner.Tree{Root: rev.Dir, Dir: dir}, nil
 }

@@ -31,15 +31,14 @@ func (s *Source) readCredentials() (credentials, error) {
 			fmt.Errorf("git.auth.%s %s: %w", field, file, err),
 			"make the file readable by syncd")
 	}
+	failRead := func(err error) (credentials, error) {
+		return credentials{}, s.newError(KindAuth, "read credentials", err, "make the file readable by syncd")
+	}
 	switch {
 	case a.TokenFile != "":
-		b, err := os.ReadFile(a.TokenFile)
+		tok, err := readSecretFile(a.TokenFile, "git.auth.tokenFile")
 		if err != nil {
-			return fail("tokenFile", a.TokenFile, err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if len(tok) < 4 {
-			return fail("tokenFile", a.TokenFile, fmt.Errorf("token is empty or shorter than 4 characters"))
+			return failRead(err)
 		}
 		user := a.Username
 		if user == "" {
@@ -94,4 +93,21 @@ func sshHostPort(raw string) string {
 		return net.JoinHostPort(m[2], "22")
 	}
 	return raw
+}
+
+// readSecretFile reads a credential file: its content without surrounding
+// white space, which must be at least 4 characters long (shorter secrets
+// could not be scrubbed from messages, see scrub). Errors name field and
+// never hold the content. Git, OCI and Helm repository sources read their
+// credentials with it.
+func readSecretFile(file, field string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if len(secret) < 4 {
+		return "", fmt.Errorf("%s: %s is empty or shorter than 4 characters", field, file)
+	}
+	return secret, nil
 }

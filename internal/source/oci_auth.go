@@ -59,19 +59,6 @@ func (s *Source) readOCICredentials() (ociCredentials, error) {
 	return ociCredentials{auth: authn.FromConfig(cfg), secrets: nonEmpty(secrets), key: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-// readSecretFile reads a one-line secret; field names it in errors.
-func readSecretFile(path, field string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
-	}
-	v := strings.TrimSpace(string(b))
-	if v == "" {
-		return "", fmt.Errorf("%s: %s is empty", field, path)
-	}
-	return v, nil
-}
-
 func nonEmpty(vs []string) []string {
 	return slices.DeleteFunc(vs, func(v string) bool { return v == "" })
 }

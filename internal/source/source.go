@@ -79,6 +79,12 @@ type Revision struct {
 	// Signer is the identity of the key that verified the signature when
 	// git.verify is on; empty otherwise.
 	Signer string
+	// Helm is what a Helm repository source resolved (nil for a Git
+	// source, whose SHA is a commit: a Helm repository's SHA is the
+	// sha256 of its charts' versions and digests, and Tag lists them as
+	// chart-version). It is shared, never changed: a pointer keeps
+	// Revision comparable.
+	Helm *HelmRevision
 	// Dir is the directory holding the commit's tree. It stays on disk
 	// while this revision is the one in force or someone holds it (see
 	// Source.Hold); a reader must hold it for as long as it reads.

@@ -1,0 +1,79 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const helmHeader = `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: charts
+    helm:
+      url: https://charts.example.com/stable
+      interval: 10m
+      auth: {username: bot, passwordFile: /run/secrets/pw, caFile: /run/secrets/ca.pem}
+  - name: repo
+    git: {url: https://example.com/org/repo.git, branch: main, interval: 1m}
+`
+
+func TestHelmSource(t *testing.T) {
+	c, err := Parse([]byte(helmHeader+`apps:
+  - name: web
+    source: charts
+    namespace: shop
+    helm: {chart: podinfo, version: "~6.5", values: {replicas: 2}}
+`), "syncd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.Source("charts")
+	got := []any{s.Kind(), s.URL(), s.Helm.Interval.Duration, *s.Helm.Auth, c.Apps[0].Helm.Chart, c.Apps[0].Helm.Version, c.Apps[0].HelmReleaseName()}
+	want := []any{SourceHelm, "https://charts.example.com/stable", 10 * time.Minute, HelmAuth{Username: "bot", PasswordFile: "/run/secrets/pw", CAFile: "/run/secrets/ca.pem"}, "podinfo", "~6.5", "web"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("helm source (-want +got):\n%s", diff)
+	}
+}
+
+func TestHelmSourceRejects(t *testing.T) {
+	tests := map[string]struct {
+		sources, app string
+		want         []string
+	}{
+		"no chart":        {"", `{version: 1.0.0}`, []string{"apps[0].helm.chart", `chart is required: source "charts" is a Helm repository`}},
+		"bad range":       {"", `{chart: web, version: "1.2.x.y"}`, []string{"apps[0].helm.version", "chart web", "not a version or semver range"}},
+		"values files":    {"", `{chart: web, valuesFiles: [v.yaml]}`, []string{"apps[0].helm.valuesFiles", "helm.values"}},
+		"both kinds":      {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
+		"neither":         {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
+		"no interval":     {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
+		"bad scheme":      {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
+		"password in url": {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
+		"token over http": {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},
+		"both creds":      {"helm: {url: https://c.example, interval: 1m, auth: {username: u, passwordFile: /p, bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "both set"}},
+		"no username":     {"helm: {url: https://c.example, interval: 1m, auth: {passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth.username", "required"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			src := "sources:\n  - name: charts\n    helm: {url: https://charts.example.com, interval: 1m}\n"
+			if tc.sources != "" {
+				src = "sources:\n  - name: charts\n    " + tc.sources + "\n"
+			}
+			doc := "apiVersion: syncd/v1alpha1\nkind: Config\n" + src + "apps:\n  - name: web\n    source: charts\n    namespace: shop\n    helm: " + tc.app + "\n"
+			_, err := Parse([]byte(doc), "syncd.yaml")
+			if err == nil {
+				t.Fatal("Parse succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error shows the password:\n%v", err)
+			}
+		})
+	}
+}
