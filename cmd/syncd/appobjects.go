@@ -48,6 +48,12 @@ func (o *objectFlags) connectApps() (*appCluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appsOn(cl, o.namespace)
+}
+
+// appsOn checks that the cluster serves the CRDs; the namespace is ns,
+// else the kubeconfig context's.
+func appsOn(cl *cluster, ns string) (*appCluster, error) {
 	served, err := appObjectsServed(cl)
 	if err != nil {
 		return nil, err
@@ -55,7 +61,6 @@ func (o *objectFlags) connectApps() (*appCluster, error) {
 	if !served {
 		return nil, errCRDsMissing
 	}
-	ns := o.namespace
 	if ns == "" {
 		ns = cl.namespace
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
@@ -26,12 +25,15 @@ type planFlags struct {
 	output      string
 	concurrency int
 	inventoryNS string
+	appFile     string
+	sourceFile  string
+	namespace   string
 }
 
 func newPlanCommand() *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
-		Use:   "plan --config FILE --app NAME [--path DIR] [-o text|markdown|json]",
+		Use:   "plan (--config FILE --app NAME | --app-file FILE [--source-file FILE] | --app NAME [-n NS]) [--path DIR] [-o text|markdown|json]",
 		Short: "Preview what applying an app would change, with server-side dry runs (for pull requests)",
 		Long: `plan renders the app from --path (a pull-request checkout) or from its
 source, and dry-runs every manager's slice with Server-Side Apply under the
@@ -60,6 +62,16 @@ the inventory namespace, an inventory Secret, syncd's ClusterRoles and
 bindings; docs/security.md) is refused before any dry run: the objects
 are named on stderr and plan exits 3.
 
+The app is an apps[] entry of a config file (--config FILE --app NAME),
+or an App object (docs/apps.md): read from a file (--app-file FILE, its
+GitSource in the same file or --source-file FILE) or from the cluster
+(--app NAME without --config, in -n NS or the kubeconfig context's
+namespace, with its GitSource and the Secrets it names). An App is
+translated as the controller translates it, so the preview is the one its
+reconcile would apply, and is the same as for the equivalent file app
+(named <namespace>-<name>). With --path the checkout is the source: no
+GitSource or Secret is read.
+
 Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, prune
 guards or syncd's own objects, 1 error.`,
 		Args: cobra.NoArgs,
@@ -67,8 +79,11 @@ guards or syncd's own objects, 1 error.`,
 	}
 	fs := cmd.Flags()
 	f.kube.register(fs)
-	fs.StringVar(&f.config, "config", "", "syncd config file (required)")
-	fs.StringVar(&f.app, "app", "", "name of the app to preview (required)")
+	fs.StringVar(&f.config, "config", "", "syncd config file naming the app")
+	fs.StringVar(&f.app, "app", "", "name of the app to preview: an app of --config, or without --config an App object in the cluster")
+	fs.StringVar(&f.appFile, "app-file", "", "file holding the App object to preview (and its GitSource, unless --source-file or --path)")
+	fs.StringVar(&f.sourceFile, "source-file", "", "file holding the GitSource of the --app-file App")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the App (--app without --config, or --app-file without metadata.namespace; default: the kubeconfig context's)")
 	fs.StringVar(&f.path, "path", "", "directory holding the app's manifests, e.g. a pull-request checkout (default: the app's source)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, markdown or json")
@@ -82,23 +97,27 @@ guards or syncd's own objects, 1 error.`,
 }
 
 func runPlan(cmd *cobra.Command, f *planFlags) error {
-	switch {
-	case f.config == "":
-		return withCode(exitError, errors.New("--config is required: the syncd config file naming the app"))
-	case f.app == "":
-		return withCode(exitError, errors.New("--app is required: the name of the app to preview"))
-	case f.output != "text" && f.output != "markdown" && f.output != "json":
-		return withCode(exitError, fmt.Errorf("-o %q: use text, markdown or json", f.output))
-	}
-	cfg, err := config.Load(f.config)
-	if err != nil {
+	if err := checkPlanFlags(f); err != nil {
 		return withCode(exitError, err)
+	}
+	var target *planTarget
+	var err error
+	if f.config != "" {
+		if target, err = planFileTarget(f); err != nil {
+			return withCode(exitError, err)
+		}
 	}
 	cl, err := f.kube.connect()
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	report, warnings, err := planReport(cmd.Context(), cl, cfg, f)
+	if target == nil {
+		if target, err = planObjectTarget(cmd.Context(), cl, f); err != nil {
+			return withCode(exitError, err)
+		}
+	}
+	defer target.cleanup()
+	report, warnings, err := planReport(cmd.Context(), cl, target, f)
 	if err != nil {
 		if refused := refusedExit(err); refused != err {
 			return refused
@@ -123,10 +142,33 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	return planExit(report)
 }
 
+// checkPlanFlags says which form of plan the flags ask for, or what is
+// missing or contradictory.
+func checkPlanFlags(f *planFlags) error {
+	switch {
+	case f.config != "" && f.appFile != "":
+		return errors.New("--config and --app-file both given: preview an app of the config file or an App object, not both")
+	case f.config != "" && f.app == "":
+		return errors.New("--app is required with --config: the name of the app to preview")
+	case f.config != "" && (f.sourceFile != "" || f.namespace != ""):
+		return errors.New("--source-file and -n are for App objects (--app-file, or --app without --config), not for --config")
+	case f.appFile != "" && f.app != "":
+		return errors.New("--app-file and --app both given: the App is the one in the file; drop --app")
+	case f.config == "" && f.appFile == "" && f.app == "":
+		return errors.New("name the app to preview: --config FILE --app NAME, --app-file FILE, or --app NAME [-n NS] for an App in the cluster")
+	case f.sourceFile != "" && f.appFile == "":
+		return errors.New("--source-file is the GitSource of --app-file; an App read from the cluster uses its GitSource there")
+	case f.output != "text" && f.output != "markdown" && f.output != "json":
+		return fmt.Errorf("-o %q: use text, markdown or json", f.output)
+	}
+	return nil
+}
+
 // planReport previews the app through the library (reconcile.Runner.Preview)
 // with the clients and inventory the command line asks for; it also
 // returns the plan's warnings.
-func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFlags) (*preview.Report, []planner.Warning, error) {
+func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFlags) (*preview.Report, []planner.Warning, error) {
+	cfg := target.cfg
 	reserved := reservedFor(f.inventoryNS)
 	md, err := metadata.NewForConfig(cl.config)
 	if err != nil {
@@ -141,7 +183,7 @@ func planReport(ctx context.Context, cl *cluster, cfg *config.Config, f *planFla
 	if err != nil {
 		return nil, nil, err
 	}
-	app, err := runner.App(f.app)
+	app, err := runner.App(target.app)
 	if err != nil {
 		return nil, nil, err
 	}
