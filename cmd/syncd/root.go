@@ -24,5 +24,6 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newReconcileCommand())
 	root.AddCommand(newSuspendCommand())
 	root.AddCommand(newResumeCommand())
+	root.AddCommand(newConvertCommand())
 	return root
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/controller"
+)
+
+const convertConfigYAML = `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: repo
+    git:
+      url: https://git.example.com/team-a/deploy.git
+      branch: main
+      interval: 5m
+      auth: {username: ci-bot, tokenFile: token}
+      verify: {mode: head, keysFile: keys.asc}
+  - name: tags
+    git: {url: "ssh://git@git.example.com/team-a/tags.git", semver: ">=1.0.0", schedule: "*/10 * * * *", auth: {sshKeyFile: id_ed25519, knownHostsFile: known_hosts}}
+apps:
+  - name: team-a-web
+    source: repo
+    path: apps/web
+    namespace: web
+    prune: false
+    pruneBudget: 10
+    adopted: delete
+    handoff: release
+    recreate: true
+    validate: false
+    wait: true
+    timeout: 2m
+    manager: web-deployer
+    split:
+      - manager: web-release
+        kinds: [apps/Deployment]
+        paths: [".spec.template.spec.containers[*].image"]
+    conflicts:
+      default: force
+      rules: [{managers: [hpa-controller], paths: [.spec.replicas], action: yield}]
+    migrate: {from: [kubectl-client-side-apply], mode: same-value}
+    drift: {mode: detect}
+    sensitive: [{kinds: [ConfigMap], paths: [.data.password]}]
+  - name: api
+    source: tags
+    path: api
+    serviceAccountName: deployer
+    namespace: team-a
+`
+
+// offline runs a command line that takes no cluster flags.
+func offline(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// TestConvertRoundTrip: the objects convert prints translate back
+// (controller.Translate, as the controller runs them) to the config's
+// apps: every field, the app names and default managers included.
+func TestConvertRoundTrip(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"syncd.yaml": convertConfigYAML, "token": "s3cret-token-value\n"})
+	r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"), "-n", "team-a")
+	if r.code != exitOK {
+		t.Fatalf("convert: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(out, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var docs objectDocs
+	if err := docs.read(out); err != nil {
+		t.Fatalf("convert's output does not decode strictly: %v\n%s", err, r.stdout)
+	}
+	cfg, err := config.Load(filepath.Join(dir, "syncd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Secrets would be written where the controller writes them; the
+	// round trip gives them the files the config named.
+	creds := map[string]controller.Credentials{
+		"repo": {Username: "ci-bot", TokenFile: filepath.Join(dir, "token"), KeysFile: filepath.Join(dir, "keys.asc")},
+		"tags": {SSHKeyFile: filepath.Join(dir, "id_ed25519"), KnownHosts: filepath.Join(dir, "known_hosts")},
+	}
+	var got []config.App
+	gotSources := map[string]config.GitSource{}
+	for _, app := range docs.apps {
+		src, err := docs.sourceOf(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := controller.Translate(app, src, creds[src.Name])
+		if err != nil {
+			t.Fatalf("App %s/%s does not translate: %v", app.Namespace, app.Name, err)
+		}
+		got = append(got, back.Apps[0])
+		gotSources[src.Name] = back.Sources[0].Git
+	}
+	want := slices.Clone(cfg.Apps)
+	want[1].Name = "team-a-api"   // App team-a/api
+	want[1].Manager = "syncd-api" // kept, so the fields keep their owner
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("apps after convert and Translate (-want +got):\n%s", diff)
+	}
+	for _, s := range cfg.Sources {
+		if diff := cmp.Diff(s.Git, gotSources[s.Name]); diff != "" {
+			t.Errorf("source %s after convert and Translate (-want +got):\n%s", s.Name, diff)
+		}
+	}
+	names := []string{}
+	for _, app := range docs.apps {
+		names = append(names, app.Name)
+	}
+	if diff := cmp.Diff([]string{"web", "api"}, names); diff != "" {
+		t.Errorf("App names (-want +got):\n%s", diff)
+	}
+
+	// Credentials: placeholders, the command to create them, no values.
+	for _, want := range []string{
+		"kubectl -n team-a create secret generic repo-git-auth --from-file=token=" + filepath.Join(dir, "token") + " --from-literal=username=<auth.username>",
+		"kubectl -n team-a create secret generic repo-git-verify --from-file=keys=" + filepath.Join(dir, "keys.asc"),
+		"kubectl -n team-a create secret generic tags-git-auth --from-file=identity=" + filepath.Join(dir, "id_ed25519") + " --from-file=known_hosts=" + filepath.Join(dir, "known_hosts"),
+	} {
+		if !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "# Secret ") || !strings.Contains(r.stdout, want) {
+			t.Errorf("convert does not say, in a comment and a warning: %s\nstdout:\n%s\nstderr:\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	if !strings.Contains(r.stderr, "app api becomes App team-a/api, whose app name is team-a-api") {
+		t.Errorf("no warning about app api's new app name:\n%s", r.stderr)
+	}
+	for _, secret := range []string{"s3cret-token-value", "ci-bot"} {
+		if strings.Contains(r.stdout+r.stderr, secret) {
+			t.Errorf("convert printed %q", secret)
+		}
+	}
+}
+
+// TestConvertRefuses: fields without an App equivalent are errors naming
+// the app and the fields, and nothing is printed; alerts are a warning.
+func TestConvertRefuses(t *testing.T) {
+	candidates := map[string]string{
+		"dependsOn":  "    dependsOn: [other]\n",
+		"substitute": "    substitute: {cluster: prod}\n",
+		"ignore":     "    ignore: [{paths: [.spec.replicas]}]\n",
+	}
+	known := jsonFieldNames(reflect.TypeFor[v1alpha1.AppSpec]())
+	var missing []string
+	extra := ""
+	for _, name := range sortedFieldNames(map[string]any{"dependsOn": 0, "substitute": 0, "ignore": 0}) {
+		if !slices.Contains(known, name) {
+			missing = append(missing, name)
+			extra += candidates[name]
+		}
+	}
+	base := "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\napps:\n  - name: other\n    source: repo\n"
+	tests := map[string]struct {
+		config  string
+		code    int
+		stderr  string
+		nothing bool
+	}{
+		"installsSyncd": {
+			config: base + "  - name: syncd\n    source: repo\n    installsSyncd: true\n",
+			code:   exitError, nothing: true,
+			stderr: "apps[1] (syncd): installsSyncd: no App may install syncd itself",
+		},
+		"alerts": {
+			config: base + "alerts:\n  - name: chat\n    type: slack\n    urlFile: url\n",
+			code:   exitOK,
+			stderr: "warning: " + "", // filled below
+		},
+	}
+	if len(missing) > 0 {
+		tests["no equivalent"] = struct {
+			config  string
+			code    int
+			stderr  string
+			nothing bool
+		}{config: base + "  - name: web\n    source: repo\n" + extra, code: exitError, nothing: true, stderr: "apps[1] (web): no App equivalent yet for " + strings.Join(missing, ", ") + "; keep this app in the config file"}
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"syncd.yaml": tc.config, "url": "https://hooks.example.com/x\n"})
+			r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"))
+			want := tc.stderr
+			if name == "alerts" {
+				want = "alerts[] (1) have no App or GitSource equivalent"
+			}
+			if r.code != tc.code || !strings.Contains(r.stderr, want) || (tc.nothing && r.stdout != "") {
+				t.Errorf("code %d, want %d and %q on stderr (stdout empty: %v):\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, want, tc.nothing, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestConvertAppName: a file app named <namespace>-<name> becomes App
+// <name>, so the controller runs it under the same app name.
+func TestConvertAppName(t *testing.T) {
+	tests := map[string]struct{ name, ns, want string }{
+		"prefixed":     {name: "team-a-web", ns: "team-a", want: "web"},
+		"not prefixed": {name: "web", ns: "team-a", want: "web"},
+		"prefix only":  {name: "team-a-", ns: "team-a", want: "team-a-"},
+		"other prefix": {name: "team-b-web", ns: "team-a", want: "team-b-web"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := appObjectName(tc.name, tc.ns); got != tc.want {
+				t.Errorf("appObjectName(%q, %q) = %q, want %q", tc.name, tc.ns, got, tc.want)
+			}
+		})
+	}
+}
