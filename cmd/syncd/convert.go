@@ -98,12 +98,16 @@ func convertConfig(cfg *config.Config, ns string) (*conversion, error) {
 	conv := &conversion{Comments: map[string][]string{}}
 	creds := map[string]controller.Credentials{}
 	sources := map[string]*v1alpha1.GitSource{}
-	for _, s := range cfg.Sources {
+	var errs []error
+	for i, s := range cfg.Sources {
+		if s.OCI != nil {
+			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): oci sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name))
+			continue
+		}
 		src, c := conv.source(s, ns)
 		conv.Sources = append(conv.Sources, src)
 		creds[s.Name], sources[s.Name] = c, src
 	}
-	var errs []error
 	for i, a := range cfg.Apps {
 		app, err := conv.app(a, ns)
 		if err == nil {
@@ -352,7 +356,7 @@ func (c *conversion) keepManager(a config.App, app *v1alpha1.App) {
 // error, whatever field it is.
 func checkRoundTrip(a config.App, app *v1alpha1.App, src *v1alpha1.GitSource, creds controller.Credentials) error {
 	if src == nil {
-		return fmt.Errorf("source %q is not defined", a.Source)
+		return fmt.Errorf("source %q has no GitSource (it is not a Git source)", a.Source)
 	}
 	cfg, err := controller.Translate(app, src, creds)
 	if err != nil {

@@ -177,6 +177,11 @@ func TestConvertRefuses(t *testing.T) {
 			code:   exitError, nothing: true,
 			stderr: "apps[1] (syncd): installsSyncd: no App may install syncd itself",
 		},
+		"oci source": {
+			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    oci: {url: oci://registry.example.com/ops/bundles, tag: prod, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n",
+			code:   exitError, nothing: true,
+			stderr: "sources[1] (charts): oci sources have no object kind yet (only GitSource); keep it and its apps in the config file",
+		},
 		"alerts": {
 			config: base + "alerts:\n  - name: chat\n    type: slack\n    urlFile: url\n",
 			code:   exitOK,
