@@ -102,7 +102,11 @@ func runLoad(b *testing.B, shared bool) loadResult {
 	b.Helper()
 	b.StopTimer()
 	invNS := env.Namespace(b)
-	nsOf := func(int) string { return invNS }
+	// The shared namespace is not the inventory namespace: that one is
+	// syncd's own, and a render declaring objects in it is refused
+	// (inventory.Reserved), so no app would ever sync.
+	sharedNS := env.Namespace(b)
+	nsOf := func(int) string { return sharedNS }
 	if !shared {
 		nss := make([]string, loadApps)
 		for i := range nss {
