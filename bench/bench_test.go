@@ -459,6 +459,9 @@ func BenchmarkMemory(b *testing.B) {
 	if p := os.Getenv("BENCH_MEMPROFILE_END"); p != "" {
 		args = append(args, "--memprofile-end", p)
 	}
+	if p := os.Getenv("BENCH_MEMPROFILE_PEAK"); p != "" {
+		args = append(args, "--memprofile-peak", p)
+	}
 	if os.Getenv("BENCH_NO_DRIFT") != "" {
 		args = append(args, "--drift=false")
 	}

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"cmp"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -101,6 +102,11 @@ type YieldPolicy interface {
 
 // objKey is an object's identity without its version.
 type objKey struct{ Group, Kind, Namespace, Name string }
+
+// compare orders object keys by group, kind, namespace and name.
+func (k objKey) compare(o objKey) int {
+	return cmp.Or(cmp.Compare(k.Group, o.Group), cmp.Compare(k.Kind, o.Kind), cmp.Compare(k.Namespace, o.Namespace), cmp.Compare(k.Name, o.Name))
+}
 
 func keyOf(r planner.ObjectRef) objKey {
 	return objKey{r.Group, r.Kind, r.Namespace, r.Name}
@@ -322,10 +328,27 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 
 // object returns the findings of one object, and a warning for each of
 // its managedFields entries that could not be decoded; none for an object
-// exempt on request (its directives).
-func (d *detector) object(obj *planner.Object, live *unstructured.Unstructured) ([]Finding, []string) {
-	res := d.check(obj, live)
+// exempt on request (its directives). leaves are obj's declaredLeaves,
+// computed once by the caller; live is nil for a deleted object.
+func (d *detector) object(obj *planner.Object, leaves []declared, live *liveCopy) ([]Finding, []string) {
+	res := d.judge(obj, leaves, live)
 	return res.findings, res.warns
+}
+
+// liveCopy is a live object to judge and its decoded ownership. The
+// watcher decodes the ownership from the cache's typed metadata, so its
+// Object need not carry metadata.managedFields.
+type liveCopy struct {
+	obj *unstructured.Unstructured
+	own ownership.Ownership
+}
+
+// liveOf is the liveCopy of a live object read whole (nil: deleted).
+func liveOf(live *unstructured.Unstructured) *liveCopy {
+	if live == nil {
+		return nil
+	}
+	return &liveCopy{obj: live, own: ownership.Decode(live)}
 }
 
 // checked is what the detection of one object found: its findings, the
@@ -337,7 +360,17 @@ type checked struct {
 
 // check detects one object (object's work, with the ignored findings).
 func (d *detector) check(obj *planner.Object, live *unstructured.Unstructured) checked {
-	if exempt(obj, live) {
+	return d.judge(obj, declaredLeaves(obj), liveOf(live))
+}
+
+// judge is check with obj's declared leaves and the live copy's ownership
+// given.
+func (d *detector) judge(obj *planner.Object, leaves []declared, live *liveCopy) checked {
+	var liveObj *unstructured.Unstructured
+	if live != nil {
+		liveObj = live.obj
+	}
+	if exempt(obj, liveObj) {
 		return checked{}
 	}
 	base := d.baseFinding(obj)
@@ -347,7 +380,7 @@ func (d *detector) check(obj *planner.Object, live *unstructured.Unstructured) c
 		f.Owners = []Owner{}
 		return checked{findings: []Finding{f}}
 	}
-	c := d.newObjectCheck(obj, live, base)
+	c := d.newObjectCheck(obj, leaves, live, base)
 	c.unmanaged()
 	for _, l := range c.leaves {
 		c.declaredLeaf(l)
@@ -389,10 +422,10 @@ type objectCheck struct {
 	reported map[string]bool
 }
 
-func (d *detector) newObjectCheck(obj *planner.Object, live *unstructured.Unstructured, base Finding) *objectCheck {
-	c := &objectCheck{d: d, obj: obj, ref: obj.Ref, live: live, base: base,
-		secret: isSecret(obj.Ref), leaves: declaredLeaves(obj), reported: map[string]bool{}}
-	c.own = ownership.Decode(live)
+func (d *detector) newObjectCheck(obj *planner.Object, leaves []declared, live *liveCopy, base Finding) *objectCheck {
+	c := &objectCheck{d: d, obj: obj, ref: obj.Ref, live: live.obj, base: base,
+		secret: isSecret(obj.Ref), leaves: leaves, reported: map[string]bool{}}
+	c.own = live.own
 	c.warns = notCheckedWarnings(c.ref, c.own)
 	for _, e := range c.own.Entries {
 		if d.isSyncd(e.Manager) {
@@ -599,11 +632,15 @@ func (c *objectCheck) handoffFields() {
 // listedFields adds the fields the caller listed as HandoffPending or
 // Yielded (Options), in path order.
 func (c *objectCheck) listedFields() {
+	handoff, yielded := c.d.handoff[keyOf(c.ref)], c.d.yielded[keyOf(c.ref)]
+	if len(handoff) == 0 && len(yielded) == 0 {
+		return // the usual case: nothing listed, no need for the live paths
+	}
 	live := c.livePaths()
 	for _, m := range []struct {
 		class Class
 		refs  map[string]FieldRef
-	}{{HandoffPending, c.d.handoff[keyOf(c.ref)]}, {Yielded, c.d.yielded[keyOf(c.ref)]}} {
+	}{{HandoffPending, handoff}, {Yielded, yielded}} {
 		paths := make([]string, 0, len(m.refs))
 		for p := range m.refs {
 			paths = append(paths, p)

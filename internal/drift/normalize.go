@@ -63,7 +63,7 @@ func Normalize(ctx context.Context, n Normalizer, plan *planner.Plan, live map[p
 		if l == nil {
 			continue
 		}
-		fs, _ := d.object(obj, l)
+		fs := d.check(obj, l).findings
 		for _, s := range slicesToNormalize(obj, fs) {
 			reqs = append(reqs, normalizeRequest{ref: obj.Ref, slice: s})
 		}

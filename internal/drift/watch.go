@@ -1,9 +1,11 @@
 package drift
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,6 +177,12 @@ type groupKey struct {
 	gvr       schema.GroupVersionResource
 	namespace string
 	selector  string
+}
+
+// compare orders group keys by resource, namespace and selector.
+func (k groupKey) compare(o groupKey) int {
+	return cmp.Or(cmp.Compare(k.gvr.Group, o.gvr.Group), cmp.Compare(k.gvr.Version, o.gvr.Version),
+		cmp.Compare(k.gvr.Resource, o.gvr.Resource), cmp.Compare(k.namespace, o.namespace), cmp.Compare(k.selector, o.selector))
 }
 
 type group struct {
@@ -434,7 +442,7 @@ func (w *Watcher) syncGroups(ctx context.Context) {
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	slices.SortFunc(keys, groupKey.compare)
 	for _, k := range keys {
 		w.startGroup(ctx, k)
 	}
@@ -670,7 +678,7 @@ func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (chan
 	for k := range w.dirty {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	slices.SortFunc(keys, objKey.compare)
 	for _, k := range keys {
 		wo := w.objects[k]
 		var fs []Finding
@@ -713,12 +721,12 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 		return nil, nil, nil, false
 	}
 	if outside != nil {
-		fs, warns = w.det.object(wo.obj, outside)
+		fs, warns = w.det.object(wo.obj, wo.leaves, liveOf(outside))
 		if !exempt(wo.obj, outside) {
 			fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
 		}
 	} else {
-		fs, warns = w.det.object(wo.obj, live)
+		fs, warns = w.det.object(wo.obj, wo.leaves, live)
 	}
 	if ask, wait := w.toNormalize(k, wo, fs); wait {
 		// Published once the server said how it stores the values; the
@@ -736,10 +744,10 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 // when neither may be judged yet: the read failed, the object's event is
 // on the way, or the cached copy is older than syncd's own apply. It ends
 // the wait for an applied version once it is delivered. w.mu is held.
-func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live, outside *unstructured.Unstructured, ok bool) {
+func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live *liveCopy, outside *unstructured.Unstructured, ok bool) {
 	if o, ok := g.informer.Get(wo.group.namespace, wo.obj.Ref.Name); ok {
 		var err error
-		if live, err = o.Unstructured(); err != nil {
+		if live, err = cachedCopy(o); err != nil {
 			if w.opts.OnError != nil {
 				w.opts.OnError(fmt.Errorf("%s: %w", wo.obj.Ref, err))
 			}
@@ -763,12 +771,22 @@ func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKe
 		}
 	}
 	if live != nil && expecting {
-		if older(live.GetResourceVersion(), exp) {
+		if older(live.obj.GetResourceVersion(), exp) {
 			return nil, nil, false // the watch has not delivered syncd's own write yet; its event will
 		}
 		delete(w.expect, k)
 	}
 	return live, outside, true
+}
+
+// cachedCopy is the liveCopy of a cached object, its ownership decoded
+// from the cache's typed managedFields (never turned into nested maps).
+func cachedCopy(o *livecache.Object) (*liveCopy, error) {
+	u, err := o.UnstructuredWithoutManagedFields()
+	if err != nil {
+		return nil, err
+	}
+	return &liveCopy{obj: u, own: ownership.DecodeEntries(o.GetManagedFields())}, nil
 }
 
 // keepFindings records fs as the current findings of k and returns the

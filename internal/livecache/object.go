@@ -57,7 +57,22 @@ func (o *Object) Metadata() *metav1.PartialObjectMetadata { return &o.PartialObj
 // metadata included (status is not cached). Its nested values are shared
 // with the cache: read them, never modify them.
 func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
-	md, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
+	return o.unstructured(&o.ObjectMeta)
+}
+
+// UnstructuredWithoutManagedFields is Unstructured without
+// metadata.managedFields, for a reader that decodes ownership from
+// Metadata().ManagedFields itself: turning the raw fieldsV1 of every entry
+// into nested maps is most of the cost of Unstructured.
+func (o *Object) UnstructuredWithoutManagedFields() (*unstructured.Unstructured, error) {
+	meta := o.ObjectMeta // a shallow copy: ToUnstructured only reads it
+	meta.ManagedFields = nil
+	return o.unstructured(&meta)
+}
+
+// unstructured builds the object of the cached content and meta.
+func (o *Object) unstructured(meta *metav1.ObjectMeta) (*unstructured.Unstructured, error) {
+	md, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s: encode cached metadata: %w", o.Kind, o.Namespace, o.Name, err)
 	}

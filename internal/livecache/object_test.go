@@ -81,6 +81,18 @@ spec: {replicas: 2}
 			if diff := cmp.Diff(want.Object, got.Object); diff != "" {
 				t.Errorf("Unstructured (-want +got):\n%s", diff)
 			}
+			lean, err := o.UnstructuredWithoutManagedFields()
+			if err != nil {
+				t.Fatal(err)
+			}
+			unstructured.RemoveNestedField(lean.Object, "metadata", "creationTimestamp")
+			unstructured.RemoveNestedField(want.Object, "metadata", "managedFields")
+			if diff := cmp.Diff(want.Object, lean.Object); diff != "" {
+				t.Errorf("UnstructuredWithoutManagedFields (-want +got):\n%s", diff)
+			}
+			if len(o.Metadata().ManagedFields) != len(mustObject(t, tc.in).GetManagedFields()) {
+				t.Error("UnstructuredWithoutManagedFields changed the cached managedFields")
+			}
 			if again, err := toObject(o); err != nil || again != o {
 				t.Errorf("toObject of an Object = %v, %v; want it unchanged", again, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -36,7 +37,11 @@ func main() {
 	prune := flag.Int("prune", 0, "after the no-op, sync without the last this many objects")
 	watch := flag.Bool("drift", true, "run the app's drift watcher beside the syncs, as the daemon does")
 	memprofileEnd := flag.String("memprofile-end", "", "write a heap profile here at the end (after the drift step)")
+	memprofilePeak := flag.String("memprofile-peak", "", "write a heap profile here whenever the live heap (as of the last GC) is the largest so far")
 	flag.Parse()
+	if *memprofilePeak != "" {
+		go profilePeaks(*memprofilePeak)
+	}
 	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -127,6 +132,21 @@ func driftSeen(s *syncdrun.Syncd) error {
 	}
 	fmt.Printf("drift_ms %d\n", time.Since(start).Milliseconds())
 	return nil
+}
+
+// profilePeaks checks the live heap the last garbage collection marked,
+// every 250ms, and writes a heap profile to path each time it is the
+// largest so far: what is in the heap at (about) the peak.
+func profilePeaks(path string) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var peak uint64
+	for range time.Tick(250 * time.Millisecond) {
+		metrics.Read(sample)
+		if live := sample[0].Value.Uint64(); live > peak {
+			peak = live
+			_ = writeHeap(path)
+		}
+	}
 }
 
 // writeHeap writes a heap profile to path.
