@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -99,26 +98,14 @@ var (
 // oci checks a source's oci section.
 func (v *validator) oci(p string, o OCISource) {
 	loopback := v.ociURL(p+".url", o.URL)
-	var refs []string
-	for _, r := range []struct{ name, value string }{{"tag", o.Tag}, {"semver", o.Semver}, {"digest", o.Digest}} {
-		if r.value != "" {
-			refs = append(refs, r.name)
-		}
-	}
-	switch len(refs) {
-	case 0:
-		v.errorf(p, "no version to follow; set one of tag, semver or digest")
-	case 1:
-	default:
-		v.errorf(p+"."+refs[1], "%s and %s are both set; keep exactly one of tag, semver and digest", refs[0], refs[1])
-	}
+	v.exactlyOne(p, []groupField{{"tag", o.Tag}, {"semver", o.Semver}, {"digest", o.Digest}},
+		"no version to follow; set one of tag, semver or digest",
+		"keep exactly one of tag, semver and digest")
 	if o.Tag != "" && !ociTagRE.MatchString(o.Tag) {
 		v.errorf(p+".tag", "%q is not an OCI tag (letters, digits, '_', '.', '-', at most 128, not starting with '.' or '-')", o.Tag)
 	}
 	if o.Semver != "" {
-		if _, err := semver.NewConstraint(o.Semver); err != nil {
-			v.errorf(p+".semver", "%q is not a semver constraint (%v); write e.g. \">=1.2.0 <2.0.0\", \"~1.4\" or \"^2\"", o.Semver, err)
-		}
+		v.semverRange(p+".semver", o.Semver)
 	}
 	if o.Digest != "" && !ociDigestRE.MatchString(o.Digest) {
 		v.errorf(p+".digest", "%q is not a manifest digest; write sha256: and 64 lower-case hex digits", o.Digest)
@@ -173,19 +160,9 @@ func (v *validator) ociAuth(p string, o OCISource, loopback bool) {
 	if a == nil {
 		return
 	}
-	var set []string
-	for _, k := range []struct{ name, value string }{{"dockerConfigFile", a.DockerConfigFile}, {"passwordFile", a.PasswordFile}, {"tokenFile", a.TokenFile}} {
-		if k.value != "" {
-			set = append(set, k.name)
-		}
-	}
-	switch len(set) {
-	case 0:
-		v.errorf(p, "auth sets no credentials; set dockerConfigFile, username with passwordFile, or tokenFile, or remove auth")
-	case 1:
-	default:
-		v.errorf(p+"."+set[1], "%s and %s are both set; keep one kind of credentials", set[0], set[1])
-	}
+	set := v.exactlyOne(p, []groupField{{"dockerConfigFile", a.DockerConfigFile}, {"passwordFile", a.PasswordFile}, {"tokenFile", a.TokenFile}},
+		"auth sets no credentials; set dockerConfigFile, username with passwordFile, or tokenFile, or remove auth",
+		"keep one kind of credentials")
 	if (a.Username != "") != (a.PasswordFile != "") {
 		v.errorf(p+".username", "username and passwordFile go together (HTTP basic auth); set both or neither")
 	}

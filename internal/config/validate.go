@@ -50,21 +50,13 @@ func (v *validator) config(c *Config) {
 		v.errorf("kind", "%q is not supported; set kind: %s", c.Kind, Kind)
 	}
 
-	sources := map[string]int{}
+	sources := nameIndex{what: "source", list: "sources"}
 	for i, s := range c.Sources {
-		p := index("sources", i)
-		v.source(p, s)
-		if s.Name == "" {
-			continue
-		}
-		if first, dup := sources[s.Name]; dup {
-			v.errorf(p+".name", "source name %q is already used by sources[%d]; source names must be unique", s.Name, first)
-			continue
-		}
-		sources[s.Name] = i
+		v.source(index("sources", i), s)
+		v.unique(&sources, i, s.Name)
 	}
 
-	apps := map[string]int{}
+	apps := nameIndex{what: "app", list: "apps"}
 	installer := -1
 	for i, a := range c.Apps {
 		p := index("apps", i)
@@ -76,30 +68,69 @@ func (v *validator) config(c *Config) {
 				installer = i
 			}
 		}
-		if a.Name == "" {
-			continue
-		}
-		if first, dup := apps[a.Name]; dup {
-			v.errorf(p+".name", "app name %q is already used by apps[%d]; app names must be unique", a.Name, first)
-			continue
-		}
-		apps[a.Name] = i
+		v.unique(&apps, i, a.Name)
 	}
 	v.managers(c)
 	v.dependencies(c)
 
-	alerts := map[string]int{}
+	alerts := nameIndex{what: "alert", list: "alerts"}
 	for i, a := range c.Alerts {
-		p := index("alerts", i)
-		v.alert(p, a)
-		if a.Name == "" {
-			continue
+		v.alert(index("alerts", i), a)
+		v.unique(&alerts, i, a.Name)
+	}
+}
+
+// nameIndex holds the names used so far in one list of the config (sources,
+// apps, alerts), each with the index of its first use.
+type nameIndex struct {
+	what, list string
+	first      map[string]int
+}
+
+// unique reports the name of entry i of the list when an earlier entry
+// already uses it, and otherwise records it. An empty name is left to the
+// entry's own checks.
+func (v *validator) unique(n *nameIndex, i int, name string) {
+	if name == "" {
+		return
+	}
+	if first, dup := n.first[name]; dup {
+		v.errorf(index(n.list, i)+".name", "%s name %q is already used by %s[%d]; %s names must be unique", n.what, name, n.list, first, n.what)
+		return
+	}
+	if n.first == nil {
+		n.first = map[string]int{}
+	}
+	n.first[name] = i
+}
+
+// groupField is one member of a group of fields of which one must be set.
+type groupField struct{ name, value string }
+
+// exactlyOne checks a group of fields of which exactly one must be set:
+// none is reported at p with missing, two or more at the second one set,
+// with keep saying what to do. It returns the names of the fields set.
+func (v *validator) exactlyOne(p string, group []groupField, missing, keep string) []string {
+	var set []string
+	for _, f := range group {
+		if f.value != "" {
+			set = append(set, f.name)
 		}
-		if first, dup := alerts[a.Name]; dup {
-			v.errorf(p+".name", "alert name %q is already used by alerts[%d]; alert names must be unique", a.Name, first)
-			continue
-		}
-		alerts[a.Name] = i
+	}
+	switch len(set) {
+	case 0:
+		v.errorf(p, "%s", missing)
+	case 1:
+	default:
+		v.errorf(p+"."+set[1], "%s and %s are both set; %s", set[0], set[1], keep)
+	}
+	return set
+}
+
+// semverRange checks a semver constraint (a source's semver field).
+func (v *validator) semverRange(field, constraint string) {
+	if _, err := semver.NewConstraint(constraint); err != nil {
+		v.errorf(field, "%q is not a semver constraint (%v); write e.g. \">=1.2.0 <2.0.0\", \"~1.4\" or \"^2\"", constraint, err)
 	}
 }
 
@@ -208,21 +239,9 @@ func (v *validator) git(p string, g GitSource) {
 		}
 	}
 
-	var refs []string
-	for _, r := range []struct{ name, value string }{
-		{"branch", g.Branch}, {"tag", g.Tag}, {"semver", g.Semver}, {"commit", g.Commit},
-	} {
-		if r.value != "" {
-			refs = append(refs, r.name)
-		}
-	}
-	switch len(refs) {
-	case 0:
-		v.errorf(p, "no revision to follow; set one of branch, tag, semver or commit")
-	case 1:
-	default:
-		v.errorf(p+"."+refs[1], "%s and %s are both set; keep exactly one of branch, tag, semver and commit", refs[0], refs[1])
-	}
+	v.exactlyOne(p, []groupField{{"branch", g.Branch}, {"tag", g.Tag}, {"semver", g.Semver}, {"commit", g.Commit}},
+		"no revision to follow; set one of branch, tag, semver or commit",
+		"keep exactly one of branch, tag, semver and commit")
 	if g.Branch != "" {
 		v.refName(p+".branch", "branch", "refs/heads/", g.Branch)
 	}
@@ -230,9 +249,7 @@ func (v *validator) git(p string, g GitSource) {
 		v.refName(p+".tag", "tag", "refs/tags/", g.Tag)
 	}
 	if g.Semver != "" {
-		if _, err := semver.NewConstraint(g.Semver); err != nil {
-			v.errorf(p+".semver", "%q is not a semver constraint (%v); write e.g. \">=1.2.0 <2.0.0\", \"~1.4\" or \"^2\"", g.Semver, err)
-		}
+		v.semverRange(p+".semver", g.Semver)
 	}
 	if g.Commit != "" && !commitRE.MatchString(g.Commit) {
 		v.errorf(p+".commit", "%q is not a full commit hash; write all 40 (SHA-1) or 64 (SHA-256) hex digits, abbreviated hashes are ambiguous", g.Commit)
