@@ -100,8 +100,8 @@ func convertConfig(cfg *config.Config, ns string) (*conversion, error) {
 	sources := map[string]*v1alpha1.GitSource{}
 	var errs []error
 	for i, s := range cfg.Sources {
-		if s.OCI != nil {
-			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): oci sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name))
+		if kind := s.Kind(); kind != config.SourceGit {
+			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): %s sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name, kind))
 			continue
 		}
 		src, c := conv.source(s, ns)

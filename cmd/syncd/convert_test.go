@@ -182,6 +182,11 @@ func TestConvertRefuses(t *testing.T) {
 			code:   exitError, nothing: true,
 			stderr: "sources[1] (charts): oci sources have no object kind yet (only GitSource); keep it and its apps in the config file",
 		},
+		"helm source": {
+			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    helm: {url: https://charts.example.com, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n    helm: {chart: web, version: 1.0.0}\n",
+			code:   exitError, nothing: true,
+			stderr: "sources[1] (charts): helm sources have no object kind yet (only GitSource); keep it and its apps in the config file",
+		},
 		"alerts": {
 			config: base + "alerts:\n  - name: chat\n    type: slack\n    urlFile: url\n",
 			code:   exitOK,
