@@ -75,6 +75,8 @@ func helmURLProblem(raw string) (problem string, loopback bool) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "https", "http":
+	case "oci":
+		return "an oci:// URL is an OCI registry, not a Helm repository: follow the chart with a sources[].oci source (docs/helm.md#charts-in-oci-registries)", false
 	default:
 		return fmt.Sprintf("the URL scheme %q is not supported for a Helm repository; %s", u.Scheme, form), false
 	}
