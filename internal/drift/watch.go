@@ -258,7 +258,10 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 // not be mapped to a resource, and leaves the previous plan in place (and
 // the watcher paused, if it was).
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
-	objects := map[objKey]*watched{}
+	w.mu.Lock()
+	prev := w.objects // replaced, never modified, so it may be read unlocked
+	w.mu.Unlock()
+	objects := make(map[objKey]*watched, len(plan.Objects))
 	names := map[groupKey][]string{}
 	for i := range plan.Objects {
 		o := &plan.Objects[i]
@@ -274,7 +277,8 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 			store = o.Ref.Namespace + "/" + o.Ref.Name
 		}
 		names[g] = append(names[g], o.Ref.Name)
-		objects[keyOf(o.Ref)] = &watched{obj: o, leaves: declaredLeaves(o), group: g, store: store}
+		k := keyOf(o.Ref)
+		objects[k] = &watched{obj: o, leaves: leavesOf(o, prev[k]), group: g, store: store}
 	}
 	index := map[groupKey]map[string]objKey{}
 	for k, wo := range objects {
@@ -308,6 +312,24 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	w.mu.Unlock()
 	w.poke()
 	return nil
+}
+
+// leavesOf returns obj's declared leaves: prev's (the object in the
+// previous plan) when its slices are the same (the same managers with the
+// same hashes: the same fields with the same values), else computed.
+func leavesOf(obj *planner.Object, prev *watched) []declared {
+	if prev != nil && sameSlices(prev.obj.Slices, obj.Slices) {
+		return prev.leaves
+	}
+	return declaredLeaves(obj)
+}
+
+// sameSlices reports whether a and b are the same slices, by manager and
+// hash, in order.
+func sameSlices(a, b []planner.Slice) bool {
+	return slices.EqualFunc(a, b, func(x, y planner.Slice) bool {
+		return x.Manager == y.Manager && x.Hash != "" && x.Hash == y.Hash
+	})
 }
 
 // Pause stops recomputing findings until SetPlan or Resume: events are

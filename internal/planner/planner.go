@@ -290,6 +290,16 @@ type planRun struct {
 	// lookup fetches cluster schemas for kinds unknown offline; nil when
 	// Options.Schemas is.
 	lookup *schemaLookup
+	// scopes are the answers of namespaced so far, by kind: the
+	// discovery mapper builds a new mapping on every call (about 6 KB),
+	// and a render has thousands of objects of a few kinds.
+	scopes map[schema.GroupVersionKind]scope
+}
+
+// scope is what namespaced answered for one kind.
+type scope struct {
+	namespaced bool
+	warning    string
 }
 
 // planned is one admitted manifest and the object it becomes.
@@ -300,9 +310,10 @@ type planned struct {
 
 func (p *Planner) newPlanRun() *planRun {
 	r := &planRun{
-		p:    p,
-		plan: &Plan{App: p.app.Name, Revision: p.opts.Revision},
-		crds: map[schema.GroupKind]*renderedCRD{},
+		p:      p,
+		plan:   &Plan{App: p.app.Name, Revision: p.opts.Revision},
+		crds:   map[schema.GroupKind]*renderedCRD{},
+		scopes: map[schema.GroupVersionKind]scope{},
 	}
 	if p.opts.Schemas != nil {
 		r.lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]*gvDocument{}}
@@ -372,7 +383,7 @@ func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]s
 		return planned{}, false
 	}
 	gvk := obj.GroupVersionKind()
-	namespaced, scopeWarn, err := r.p.namespaced(gvk, r.crds)
+	namespaced, scopeWarn, err := r.scopeOf(gvk)
 	if err != nil {
 		r.fail(m, obj, err)
 		return planned{}, false
@@ -514,6 +525,19 @@ func ordered(items []planned) []Object {
 		objs[i] = it.obj
 	}
 	return objs
+}
+
+// scopeOf is namespaced, asked once per kind in a run (errors are not
+// remembered: each manifest of the kind is refused with its own).
+func (r *planRun) scopeOf(gvk schema.GroupVersionKind) (bool, string, error) {
+	if s, ok := r.scopes[gvk]; ok {
+		return s.namespaced, s.warning, nil
+	}
+	namespaced, warning, err := r.p.namespaced(gvk, r.crds)
+	if err == nil {
+		r.scopes[gvk] = scope{namespaced: namespaced, warning: warning}
+	}
+	return namespaced, warning, err
 }
 
 // namespaced returns whether objects of gvk are namespaced, and a warning

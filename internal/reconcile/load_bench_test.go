@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,7 +43,9 @@ const (
 //   - peak-rss-MB: the test process's peak RSS (getrusage maxrss; the
 //     process runs only this benchmark, so it is the daemon's plus a small
 //     harness);
-//   - heap-inuse-MB: Go heap in use after the first sync, after a GC.
+//   - heap-inuse-MB: Go heap in use after the first sync, after a GC
+//     (BENCH_LOAD_MEMPROFILE=path writes a heap profile then; "LAYOUT" in
+//     the path is replaced by the layout).
 //
 // The client is not rate-limited (the test config has no QPS limit); syncd
 // run's default --kube-qps 50 would bound the first sync at about 10,000
@@ -190,6 +193,9 @@ func runLoad(b *testing.B, shared bool) loadResult {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	r.heapInuse = ms.HeapInuse
+	if p := os.Getenv("BENCH_LOAD_MEMPROFILE"); p != "" {
+		writeHeapProfile(b, strings.ReplaceAll(p, "LAYOUT", layoutName(shared)))
+	}
 	labelled := 0
 	for i := range loadApps {
 		if !shared || i == 0 {
@@ -237,6 +243,28 @@ func runLoad(b *testing.B, shared bool) loadResult {
 		b.Fatalf("app-07-cm-042 v = %q after the push, want 2", cm.Data["v"])
 	}
 	return r
+}
+
+// layoutName names the layout in file names.
+func layoutName(shared bool) string {
+	if shared {
+		return "shared"
+	}
+	return "per-app"
+}
+
+// writeHeapProfile writes a heap profile to path (BENCH_LOAD_MEMPROFILE,
+// "LAYOUT" replaced by the layout: what the daemon holds after the first
+// sync).
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // waitLoad polls cond until it holds or timeout passes.

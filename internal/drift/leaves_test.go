@@ -1,0 +1,48 @@
+package drift
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"syncd.dev/syncd/internal/config"
+)
+
+// TestLeavesOfReusesUnchangedSlices: a new plan's object whose slices are
+// the previous plan's (same managers, same hashes) keeps the leaves the
+// watcher computed before; a changed value, or another split of the
+// object, gets its leaves computed afresh, equal to declaredLeaves.
+func TestLeavesOfReusesUnchangedSlices(t *testing.T) {
+	app := config.App{Name: "a", Namespace: "ns"}
+	split := config.App{Name: "a", Namespace: "ns", Split: []config.SplitRule{{Manager: "syncd-replicas", Paths: []string{".spec.replicas"}}}}
+	const was = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:1"}]}}}}`
+	const image2 = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:2"}]}}}}`
+	prevObj := &mustPlan(t, app, was).Objects[0]
+	prev := &watched{obj: prevObj, leaves: declaredLeaves(prevObj)}
+	tests := map[string]struct {
+		app   config.App
+		doc   string
+		reuse bool
+	}{
+		"same slices":   {app: app, doc: was, reuse: true},
+		"value changed": {app: app, doc: image2},
+		"split anew":    {app: split, doc: was},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := &mustPlan(t, tc.app, tc.doc).Objects[0]
+			got := leavesOf(o, prev)
+			if reused := len(got) > 0 && &got[0] == &prev.leaves[0]; reused != tc.reuse {
+				t.Errorf("reused the previous leaves = %v, want %v", reused, tc.reuse)
+			}
+			want := declaredLeaves(o)
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(declared{}), cmp.Comparer(func(a, b fieldpath.Path) bool { return a.String() == b.String() })); diff != "" {
+				t.Errorf("leaves (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := leavesOf(prevObj, nil); len(got) != len(prev.leaves) {
+		t.Errorf("without a previous object: %d leaves, want %d", len(got), len(prev.leaves))
+	}
+}
