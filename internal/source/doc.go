@@ -30,6 +30,20 @@
 // (credential helpers are never run), a password file or a token file;
 // plain HTTP goes only to loopback unless OCI.Insecure is set.
 //
+// A HelmRepo (HelmRepos.Add) follows a Helm chart repository over
+// HTTP(S): the charts its apps name (HelmSpec.Charts, an exact version or
+// a semver range each). A poll is one conditional GET of index.yaml
+// (If-None-Match / If-Modified-Since); a 304, or an index that resolves
+// every chart to the version and digest in force, ends it with Unchanged.
+// Otherwise only the archives not cached under <cache>/<source>/charts
+// (named by the digest index.yaml gives, which a download must match) are
+// downloaded, and each chart is expanded with Helm's expander into
+// <cache>/<source>/trees/<revision>/<n>/<chart> (Revision.Helm says
+// where). A dependency that is not vendored is fetched through the
+// HelmRepo of the same set whose URL is its repository, never from
+// anywhere else. Basic auth or a bearer token (from files) and the CA
+// file go only to the repository's own scheme, host and port.
+//
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
 // never two at once for one source, and on demand (Trigger). The first
 // polls are spaced evenly over at most 30s so sources do not start in
@@ -77,5 +91,9 @@
 //     poll that moved reports Updated, never Rewritten.
 //   - oci.caFile is read when the connection is set up (the first poll,
 //     and whenever the credentials change), not on every poll.
+//   - Helm repositories have no history either (Descends always says
+//     descends), their index validators live in memory (a restart reads
+//     index.yaml in full; archives come from the cache), and a chart's
+//     dependencies are resolved only when the chart's revision moves.
 //   - The package does not log; callers report Results and Errors.
 package source

@@ -107,6 +107,9 @@ type HelmRepo struct {
 	repos  *HelmRepos
 
 	pollMu sync.Mutex // serialises Poll
+	// resolvedGen is the index generation the revision in force was
+	// resolved against (guarded by pollMu).
+	resolvedGen uint64
 
 	idxMu sync.Mutex // guards idx (polls and other charts' dependencies)
 	idx   *cachedIndex

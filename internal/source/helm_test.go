@@ -422,3 +422,43 @@ func TestHelmRepoDependencies(t *testing.T) {
 		t.Errorf("poll of a chart with an undeclared dependency: %v; want an error naming chart stray and dependency redis", err)
 	}
 }
+
+// TestHelmRepoIndexReadForADependency: a chart of another source reads
+// this source's index for a dependency (taking the fresh index and its
+// validators); this source's next poll still sees its own chart moved,
+// though the repository then answers 304.
+func TestHelmRepoIndexReadForADependency(t *testing.T) {
+	libs := startRepo(t)
+	publish(t, libs, helmserver.Chart{Name: "lib", Version: "0.1.0"})
+	publish(t, libs, webChart("1.0.0"))
+	apps := startRepo(t)
+	publish(t, apps, helmserver.Chart{Name: "app", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "lib", Version: "*", Repository: libs.URL}}})
+	rs, err := NewHelmRepos(Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	libRepo, err := rs.Add(HelmSpec{Name: "libs", URL: libs.URL, Interval: time.Minute, Charts: []ChartRef{{Chart: "web"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appRepo, err := rs.Add(HelmSpec{Name: "apps", URL: apps.URL, Interval: time.Minute, Charts: []ChartRef{{Chart: "app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := libRepo.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, libs, webChart("1.1.0"))
+	if _, _, err := appRepo.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rev, res, err := libRepo.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, _ := rev.Chart(ChartRef{Chart: "web"})
+	if res.Moved != Updated || cr.Version != "1.1.0" {
+		t.Errorf("poll after a dependency read the new index: moved %v, web %s; want Updated, 1.1.0", res.Moved, cr.Version)
+	}
+}

@@ -24,13 +24,17 @@ const (
 type cachedIndex struct {
 	etag, lastModified string
 	file               *helmIndex
+	// gen counts the index documents received: a poll compares it with
+	// the one it last resolved against, since another chart's dependency
+	// may have read a newer index in between.
+	gen uint64
 }
 
 // indexResult is one index request's outcome: the index in force and
-// whether the server sent a new one (false: 304 Not Modified).
+// its generation (unchanged after a 304 Not Modified).
 type indexResult struct {
-	file  *helmIndex
-	fresh bool
+	file *helmIndex
+	gen  uint64
 }
 
 // fetchIndex reads index.yaml with a conditional request (If-None-Match
@@ -58,7 +62,7 @@ func (r *HelmRepo) fetchIndex(ctx context.Context, client *http.Client, creds he
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified && r.idx != nil {
-		return indexResult{file: r.idx.file}, nil
+		return indexResult{file: r.idx.file, gen: r.idx.gen}, nil
 	}
 	if err := r.statusError("read index.yaml", resp, KindRepositoryNotFound); err != nil {
 		return indexResult{}, err
@@ -71,8 +75,12 @@ func (r *HelmRepo) fetchIndex(ctx context.Context, client *http.Client, creds he
 	if err != nil {
 		return indexResult{}, r.newError(KindFetch, "read index.yaml", err, "check that helm.url is a Helm chart repository (helm repo add accepts it)")
 	}
-	r.idx = &cachedIndex{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified"), file: file}
-	return indexResult{file: file, fresh: true}, nil
+	var gen uint64 = 1
+	if r.idx != nil {
+		gen = r.idx.gen + 1
+	}
+	r.idx = &cachedIndex{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified"), file: file, gen: gen}
+	return indexResult{file: file, gen: gen}, nil
 }
 
 // helmIndex is the part of a repository's index.yaml syncd reads (Helm's

@@ -49,7 +49,7 @@ func (r *HelmRepo) Poll(ctx context.Context) (Revision, Result, error) {
 	if err != nil {
 		return prev, res, err
 	}
-	if hasPrev && !idx.fresh {
+	if hasPrev && idx.gen == r.resolvedGen {
 		return prev, res, nil
 	}
 	resolved, err := r.resolveAll(idx.file)
@@ -58,12 +58,14 @@ func (r *HelmRepo) Poll(ctx context.Context) (Revision, Result, error) {
 	}
 	id := revisionID(resolved)
 	if hasPrev && id == prev.SHA {
+		r.resolvedGen = idx.gen
 		return prev, res, nil
 	}
 	rev, err := r.materialize(ctx, client, creds, resolved, id)
 	if err != nil {
 		return prev, res, err
 	}
+	r.resolvedGen = idx.gen
 	r.setLast(rev)
 	r.sweepTrees()
 	res.Moved = Updated
