@@ -62,7 +62,8 @@ func requestPaths(srv *helmserver.Server) []string {
 
 // TestHelmChartFromRepository: a chart of a loopback Helm repository
 // renders, applies, re-applies as a no-op (its archive from the cache:
-// the re-apply reads index.yaml only), reports no drift, shows a
+// the re-apply reads index.yaml only), reports no drift, then reports a
+// hand edit as drift and as a conflict on the next apply, shows a
 // published version bump in syncd plan, and never prints the Secret's
 // value.
 func TestHelmChartFromRepository(t *testing.T) {
@@ -105,6 +106,25 @@ func TestHelmChartFromRepository(t *testing.T) {
 		t.Errorf("re-apply requested %v, want index.yaml only (the archive is cached by digest)", got)
 	}
 	run("drift", "drift")
+
+	// Someone edits the chart's ConfigMap: syncd drift reports it,
+	// naming the object, and the Secret's value is never shown.
+	cm.Data["greeting"] = "edited-by-hand"
+	if _, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	r = syncd(t, "drift", "--config", cfg, "--cache-dir", cache)
+	outputs = append(outputs, "drift after an edit:\n"+r.stdout+r.stderr)
+	if r.code != exitChanges || !strings.Contains(r.stdout, "shop-config") {
+		t.Errorf("drift after an edit: code %d, want %d naming shop-config:\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
+	}
+	// The hand edit took the field (an Update): the chart's apply meets
+	// a conflict, as for any app, and never forces it.
+	r = syncd(t, "apply", "--config", cfg, "--cache-dir", cache)
+	outputs = append(outputs, "apply after an edit:\n"+r.stdout+r.stderr)
+	if r.code != exitConflict || !strings.Contains(r.stdout, `.data.greeting is owned by "kubectl-edit"`) {
+		t.Errorf("apply after an edit: code %d, want %d with the conflict named:\n%s%s", r.code, exitConflict, r.stdout, r.stderr)
+	}
 
 	if _, err := srv.Publish(repoChart("0.1.1")); err != nil {
 		t.Fatal(err)
