@@ -6,10 +6,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -17,6 +21,24 @@ import (
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/reconcile"
 )
+
+// appFlags are syncd run's tenancy settings for App objects.
+type appFlags struct {
+	crossNamespaceSources bool
+	defaultServiceAccount string
+}
+
+func (f *appFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.crossNamespaceSources, strings.TrimPrefix(controller.FlagCrossNamespaceSources, "--"), false,
+		"let an App reference a GitSource of another namespace (spec.sourceRef.namespace), and so use its credentials; off: such an App is refused")
+	fs.StringVar(&f.defaultServiceAccount, strings.TrimPrefix(controller.FlagDefaultServiceAccount, "--"), "",
+		"service account of its own namespace every App without spec.serviceAccountName runs as (impersonation); empty: such Apps run as syncd")
+}
+
+// tenancy is the controller's policy the flags set.
+func (f appFlags) tenancy() controller.Tenancy {
+	return controller.Tenancy{CrossNamespaceSources: f.crossNamespaceSources, DefaultServiceAccount: f.defaultServiceAccount}
+}
 
 // appObjectsServed reports whether the API server serves syncd's App
 // and GitSource resources (the CRDs of manifests/crds are installed).
@@ -36,19 +58,25 @@ func appObjectsServed(cl *cluster) (bool, error) {
 }
 
 // appControllerFor returns how to build the controller of App objects
-// beside the file config's apps, or nil when the CRDs are not installed.
-// The file's app names are reserved: an App whose name collides is
-// refused. Each leadership term builds its own controller (a stopped
-// controller's informers and queue cannot start again).
-func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, log *slog.Logger) (func() (*controller.Controller, error), error) {
+// beside the config file's apps. The file's app names are reserved: an
+// App whose name collides is refused. Each leadership term builds its
+// own controller (a stopped controller's informers and queue cannot
+// start again). When the CRDs are not served yet, building waits for
+// them (appCRDPoll), so CRDs installed after syncd started are picked up
+// without a restart.
+func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
-	if err != nil || !served {
-		if err == nil {
-			log.Info("App and GitSource CRDs are not installed; only the config file's apps run (kubectl apply -k manifests/crds to add them)")
-		}
+	if err != nil {
 		return nil, err
 	}
+	if !served {
+		log.Info("App and GitSource CRDs are not installed; only the config file's apps run until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+	}
 	cs, err := kubernetes.NewForConfig(cl.config)
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(cl.config)
 	if err != nil {
 		return nil, err
 	}
@@ -65,34 +93,76 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 	// letter or digit).
 	opts.CacheDir = filepath.Join(base, ".app-objects")
 	copts := controller.Options{
-		Cluster: reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
-		Runner:  opts,
-		Secrets: controller.ClientSecrets{Client: cs},
-		Names:   names,
-		Events:  events,
-		InShard: func(app string) bool { return reconcile.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
-		Logger:  log.With("controller", "apps"),
+		Cluster:  reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
+		Runner:   opts,
+		Secrets:  controller.ClientSecrets{Client: cs},
+		Metadata: md,
+		Names:    names,
+		Events:   events,
+		Tenancy:  f.apps.tenancy(),
+		InShard:  func(app string) bool { return reconcile.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
+		Logger:   log.With("controller", "apps"),
 	}
 	if _, err := controller.New(copts); err != nil {
 		return nil, err
 	}
-	return func() (*controller.Controller, error) { return controller.New(copts) }, nil
+	return func(ctx context.Context) (*controller.Controller, error) {
+		if err := waitForAppCRDs(ctx, cl, log); err != nil {
+			return nil, err
+		}
+		return controller.New(copts)
+	}, nil
+}
+
+// appCRDPoll is how often syncd looks for the App and GitSource CRDs
+// while they are not installed.
+const appCRDPoll = 30 * time.Second
+
+// waitForAppCRDs returns once the API server serves the App and
+// GitSource resources, or when ctx ends (nil then: there is nothing to
+// run). A discovery error is logged and retried.
+func waitForAppCRDs(ctx context.Context, cl *cluster, log *slog.Logger) error {
+	t := time.NewTicker(appCRDPoll)
+	defer t.Stop()
+	for logged := false; ; {
+		served, err := appObjectsServed(cl)
+		switch {
+		case served:
+			if logged {
+				log.Info("App and GitSource CRDs installed; starting the App controller")
+			}
+			return nil
+		case err != nil:
+			log.Warn("looking for the App and GitSource CRDs", "error", err)
+		}
+		logged = true
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // withAppController runs the App controller beside run (the file
 // daemon) when there is one: both stop when ctx ends or either fails.
-func withAppController(newCtrl func() (*controller.Controller, error), run func(context.Context) error) func(context.Context) error {
+func withAppController(newCtrl func(context.Context) (*controller.Controller, error), run func(context.Context) error) func(context.Context) error {
 	if newCtrl == nil {
 		return run
 	}
 	return func(ctx context.Context) error {
-		ctrl, err := newCtrl()
-		if err != nil {
-			return err
-		}
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return run(ctx) })
-		g.Go(func() error { return ctrl.Run(ctx) })
+		g.Go(func() error {
+			ctrl, err := newCtrl(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped while waiting for the CRDs
+				}
+				return err
+			}
+			return ctrl.Run(ctx)
+		})
 		return g.Wait()
 	}
 }

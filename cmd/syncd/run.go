@@ -42,6 +42,7 @@ type runFlags struct {
 	shards, shard  int
 	webhookSecret  string
 	logFormat      string
+	apps           appFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -103,6 +104,7 @@ command's exit codes.`,
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace-period", defaultShutdownGrace, "on SIGTERM, how long the objects in flight may finish before the process exits; the Lease is released only once they did (keep it below the pod's terminationGracePeriodSeconds; 0: no limit)")
 	fs.IntVar(&f.shards, "shards", 1, "number of shards apps are spread over")
 	fs.IntVar(&f.shard, "shard", 0, "the shard this replica runs (0..shards-1)")
+	f.apps.register(fs)
 	fs.StringVar(&f.webhookSecret, "webhook-secret-file", "", "file holding the push webhook secret (GitHub/Gitea HMAC key, GitLab token)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	return cmd

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strconv"
@@ -326,6 +327,12 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's fields are the outer one's, as
+			// encoding/json decodes them (GitRef in GitSource).
+			maps.Copy(fields, jsonFields(f.Type))
 			continue
 		}
 		if name == "" {

@@ -43,6 +43,17 @@ type GitSource struct {
 	// accepted as ssh).
 	URL string `json:"url"`
 
+	GitRef `json:",inline"`
+
+	Auth   *GitAuth   `json:"auth,omitempty"`
+	Verify *GitVerify `json:"verify,omitempty"`
+}
+
+// GitRef says which revision of a repository to follow and when to look.
+// It is the one definition of these fields: sources[].git embeds it, and
+// so does the GitSource custom resource's spec (package api/v1alpha1),
+// so the file and the object cannot drift apart.
+type GitRef struct {
 	// Exactly one of Branch, Tag, Semver and Commit is set.
 	Branch string `json:"branch,omitempty"`
 	Tag    string `json:"tag,omitempty"`
@@ -52,9 +63,6 @@ type GitSource struct {
 	// Exactly one of Interval and Schedule is set.
 	Interval *metav1.Duration `json:"interval,omitempty"`
 	Schedule string           `json:"schedule,omitempty"`
-
-	Auth   *GitAuth   `json:"auth,omitempty"`
-	Verify *GitVerify `json:"verify,omitempty"`
 }
 
 // GitAuth names files holding credentials; the files are re-read on every

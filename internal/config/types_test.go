@@ -11,10 +11,10 @@ func TestGitSourceRef(t *testing.T) {
 		git  GitSource
 		want [2]string
 	}{
-		"branch": {GitSource{Branch: "main"}, [2]string{RefBranch, "main"}},
-		"tag":    {GitSource{Tag: "v1"}, [2]string{RefTag, "v1"}},
-		"semver": {GitSource{Semver: "~1.2"}, [2]string{RefSemver, "~1.2"}},
-		"commit": {GitSource{Commit: "abc"}, [2]string{RefCommit, "abc"}},
+		"branch": {GitSource{GitRef: GitRef{Branch: "main"}}, [2]string{RefBranch, "main"}},
+		"tag":    {GitSource{GitRef: GitRef{Tag: "v1"}}, [2]string{RefTag, "v1"}},
+		"semver": {GitSource{GitRef: GitRef{Semver: "~1.2"}}, [2]string{RefSemver, "~1.2"}},
+		"commit": {GitSource{GitRef: GitRef{Commit: "abc"}}, [2]string{RefCommit, "abc"}},
 		"none":   {GitSource{}, [2]string{}},
 	}
 	for name, tc := range tests {
@@ -28,7 +28,7 @@ func TestGitSourceRef(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	c := &Config{Sources: []Source{{Name: "a"}, {Name: "b", Git: GitSource{Branch: "dev"}}}}
+	c := &Config{Sources: []Source{{Name: "a"}, {Name: "b", Git: GitSource{GitRef: GitRef{Branch: "dev"}}}}}
 	src, ok := c.Source("b")
 	_, missing := c.Source("c")
 	alert := Alert{Events: []string{EventDrift}}

@@ -60,6 +60,58 @@ kind: App
 metadata: {name: web.prod}
 spec: {sourceRef: {kind: GitSource, name: repo}}`,
 			want: `not a valid app name (lowercase letters, digits and -, at most 63)`},
+		"valid app with every #18 field": {resource: "apps", manifest: `
+kind: App
+metadata: {name: full}
+spec:
+  sourceRef: {kind: GitSource, name: repo}
+  substitute: {CLUSTER: prod}
+  substituteFrom: [{kind: ConfigMap, name: vars, optional: true}, {kind: Secret, name: tokens}]
+  substituteStrict: false
+  dependsOn: [db, queue]
+  ignore: [{kinds: [apps/Deployment], paths: [.spec.replicas]}]
+  decryption: {provider: sops, secretRef: {name: sops-keys}}
+  helm: {releaseName: web, values: {replicas: 2, image: {tag: "1.2"}}, valuesFiles: [values/prod.yaml]}`},
+		"variable name": {resource: "apps", manifest: `
+kind: App
+metadata: {name: varname}
+spec: {sourceRef: {kind: GitSource, name: repo}, substitute: {1ST: x}}`,
+			want: `a key of substitute is not a variable name: use letters, digits and underscores, not starting with a digit`},
+		"substituteFrom kind": {resource: "apps", manifest: `
+kind: App
+metadata: {name: fromkind}
+spec: {sourceRef: {kind: GitSource, name: repo}, substituteFrom: [{kind: File, name: vars}]}`,
+			want: `"File" is not a kind variables come from; use ConfigMap or Secret`},
+		"substituteStrict alone": {resource: "apps", manifest: `
+kind: App
+metadata: {name: strict}
+spec: {sourceRef: {kind: GitSource, name: repo}, substituteStrict: true}`,
+			want: `substituteStrict has no effect without substitute or substituteFrom; remove it, or set variables`},
+		"depends on itself": {resource: "apps", manifest: `
+kind: App
+metadata: {name: selfdep}
+spec: {sourceRef: {kind: GitSource, name: repo}, dependsOn: [db, selfdep]}`,
+			want: `App "selfdep" depends on itself; remove it from its own spec.dependsOn`},
+		"dependency not an App name": {resource: "apps", manifest: `
+kind: App
+metadata: {name: baddep}
+spec: {sourceRef: {kind: GitSource, name: repo}, dependsOn: [Team/DB]}`,
+			want: `"Team/DB" is not an App name`},
+		"ignore rule without paths": {resource: "apps", manifest: `
+kind: App
+metadata: {name: ignorepaths}
+spec: {sourceRef: {kind: GitSource, name: repo}, ignore: [{kinds: [ConfigMap]}]}`,
+			want: `spec.ignore[0].paths: Required value`},
+		"decryption provider": {resource: "apps", manifest: `
+kind: App
+metadata: {name: kms}
+spec: {sourceRef: {kind: GitSource, name: repo}, decryption: {provider: kms, secretRef: {name: k}}}`,
+			want: `"kms" is not a decryption provider; use sops`},
+		"helm namespace against targetNamespace": {resource: "apps", manifest: `
+kind: App
+metadata: {name: helmns}
+spec: {sourceRef: {kind: GitSource, name: repo}, targetNamespace: web, helm: {namespace: other}}`,
+			want: `helm.namespace differs from targetNamespace`},
 		"valid source": {resource: "gitsources", manifest: `
 kind: GitSource
 metadata: {name: repo}

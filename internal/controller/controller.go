@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -47,6 +48,12 @@ type Options struct {
 	// Workers bounds the Apps reconciled at once (default
 	// DefaultWorkers). One App is never reconciled by two workers.
 	Workers int
+	// Tenancy says what an App may reference and whom it runs as.
+	Tenancy Tenancy
+	// Metadata, when set, watches the Secrets GitSources and Apps name
+	// (metadata only: names and versions, never data), so an edit of one
+	// reconciles its users at once (secrets.go).
+	Metadata metadata.Interface
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.Clock
@@ -70,6 +77,11 @@ type Controller struct {
 	mu         sync.Mutex
 	runners    map[string]*appRunner
 	reconciles map[string]int
+	// drifts are the Apps' drift watchers (drift.go), run in runCtx.
+	drifts map[string]*driftWatch
+	runCtx context.Context
+	// secretWatches are the namespaces whose Secrets are watched.
+	secretWatches map[string]bool
 }
 
 // New builds a Controller; Run starts it.
@@ -96,13 +108,15 @@ func New(opts Options) (*Controller, error) {
 		opts.Names = NewNames()
 	}
 	c := &Controller{
-		opts:       opts,
-		log:        opts.Logger,
-		status:     statusWriter{dyn: opts.Cluster.Dynamic},
-		creds:      credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
-		events:     eventer{rec: opts.Events},
-		runners:    map[string]*appRunner{},
-		reconciles: map[string]int{},
+		opts:          opts,
+		log:           opts.Logger,
+		status:        statusWriter{dyn: opts.Cluster.Dynamic},
+		creds:         credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
+		events:        eventer{rec: opts.Events},
+		runners:       map[string]*appRunner{},
+		reconciles:    map[string]int{},
+		drifts:        map[string]*driftWatch{},
+		secretWatches: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedMaxOfRateLimiter(
 				workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax),
@@ -144,6 +158,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return errors.New("controller: App and GitSource caches did not sync")
 	}
+	c.mu.Lock()
+	c.runCtx = ctx
+	c.mu.Unlock()
 	c.log.Info("App controller started", "workers", c.opts.Workers)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
@@ -200,10 +217,14 @@ func (c *Controller) enqueue(obj any) {
 }
 
 // appUpdated queues an App whose spec, deletion or metadata changed; the
-// controller's own status writes do not queue it again.
+// controller's own status writes do not queue it again, but queue the
+// Apps that depend on it when they change its readiness.
 func (c *Controller) appUpdated(oldObj, newObj any) {
 	o, ok1 := oldObj.(*unstructured.Unstructured)
 	n, ok2 := newObj.(*unstructured.Unstructured)
+	if ok1 && ok2 && readinessChanged(o, n) {
+		c.enqueueDependents(n)
+	}
 	if ok1 && ok2 && !specChanged(o, n) {
 		return
 	}
@@ -241,8 +262,8 @@ func (c *Controller) sourceUpdated(oldObj, newObj any) {
 	c.sourceChanged(newObj)
 }
 
-// sourceChanged queues the GitSource and every App of its namespace that
-// references it.
+// sourceChanged queues the GitSource and every App that references it
+// (of any namespace: cross-namespace references may be allowed).
 func (c *Controller) sourceChanged(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -254,13 +275,13 @@ func (c *Controller) sourceChanged(obj any) {
 	if key, err := cache.MetaNamespaceKeyFunc(src); err == nil {
 		c.sourceQueue.Add(key)
 	}
-	objs, err := c.apps.ByNamespace(src.GetNamespace()).List(everything)
+	objs, err := c.apps.List(everything)
 	if err != nil {
 		return
 	}
 	for _, o := range objs {
 		app, err := appFrom(o)
-		if err == nil && app.Spec.SourceRef.Name == src.GetName() {
+		if err == nil && app.Spec.SourceRef.Name == src.GetName() && sourceNamespace(app) == src.GetNamespace() {
 			c.enqueue(o)
 		}
 	}

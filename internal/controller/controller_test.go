@@ -49,6 +49,13 @@ type rig struct {
 // App's namespace). interval is the GitSource's.
 func newRig(t *testing.T, interval string) *rig {
 	t.Helper()
+	return newRigWith(t, interval, Options{})
+}
+
+// newRigWith is newRig with a controller whose Tenancy (and, later,
+// other policy options) are those of extra.
+func newRigWith(t *testing.T, interval string, extra Options) *rig {
+	t.Helper()
 	dyn := installCRDs(t)
 	srv, err := gitserver.Start(t.TempDir())
 	if err != nil {
@@ -67,7 +74,7 @@ func newRig(t *testing.T, interval string) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, dyn: dyn, ns: env.Namespace(t), repo: repo, sha: sha}
-	r.c = r.start()
+	r.c = r.start(extra)
 	r.create("gitsources", fmt.Sprintf(`
 kind: GitSource
 metadata: {name: repo}
@@ -76,7 +83,7 @@ spec: {url: %q, branch: main, interval: %s}`, repo.URL, interval))
 }
 
 // start runs a Controller with an inventory until the test ends.
-func (r *rig) start() *Controller {
+func (r *rig) start(extra Options) *Controller {
 	t := r.t
 	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	if err != nil {
@@ -87,7 +94,7 @@ func (r *rig) start() *Controller {
 		t.Fatal(err)
 	}
 	cl := reconcile.Cluster{Dynamic: r.dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t)})
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t), Config: env.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +102,13 @@ func (r *rig) start() *Controller {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
 	t.Cleanup(broadcaster.Shutdown)
 	c, err := New(Options{
-		Events:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
-		Cluster: cl,
-		Runner:  reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
-		Secrets: ClientSecrets{Client: env.Clientset(t)},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Events:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
+		Cluster:  cl,
+		Runner:   reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
+		Secrets:  ClientSecrets{Client: env.Clientset(t)},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tenancy:  extra.Tenancy,
+		Metadata: md,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -378,27 +387,34 @@ metadata: {name: private}
 spec: {sourceRef: {kind: GitSource, name: private}, path: web}`)
 	want := map[string]string{"repo": "True " + string(v1alpha1.ReasonValid), "private": "False " + string(v1alpha1.ReasonSecretNotFound)}
 	for name, w := range want {
-		eventually(t, "GitSource "+name+" "+w, func() (bool, string) {
-			u, err := r.dyn.Resource(v1alpha1.GitSourceResource).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			src, err := sourceFrom(u)
-			if err != nil {
-				return false, err.Error()
-			}
-			for _, c := range src.Status.Conditions {
-				if c.Type == string(v1alpha1.ConditionReady) {
-					got := string(c.Status) + " " + c.Reason
-					return got == w && src.Status.ObservedGeneration == src.Generation, got + ": " + c.Message
-				}
-			}
-			return false, "no Ready condition"
-		})
+		r.waitSource(name, w)
 	}
 	app := r.waitApp("private", "refused", func(a *v1alpha1.App) bool { c := ready(a); return c != nil && c.Status == metav1.ConditionFalse })
 	if c := ready(app); c.Reason != string(v1alpha1.ReasonSecretNotFound) || !strings.Contains(c.Message, "Secret absent") {
 		t.Errorf("App private: Ready = %+v, want SecretNotFound naming the Secret", c)
 	}
 	r.waitReady("web", r.sha)
+}
+
+// waitSource polls the GitSource until its Ready condition is want
+// ("<status> <reason>") for its current generation.
+func (r *rig) waitSource(name, want string) {
+	r.t.Helper()
+	eventually(r.t, "GitSource "+name+" "+want, func() (bool, string) {
+		u, err := r.dyn.Resource(v1alpha1.GitSourceResource).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		src, err := sourceFrom(u)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range src.Status.Conditions {
+			if c.Type == string(v1alpha1.ConditionReady) {
+				got := string(c.Status) + " " + c.Reason
+				return got == want && src.Status.ObservedGeneration == src.Generation, got + ": " + c.Message
+			}
+		}
+		return false, "no Ready condition"
+	})
 }

@@ -3,8 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,18 +35,21 @@ func (c ClientSecrets) SecretData(ctx context.Context, namespace, name string) (
 	return s.Data, nil
 }
 
-// MissingSecretError is a Secret a GitSource names that does not exist
-// or lacks a key.
+// MissingSecretError is a Secret a GitSource or an App names that does
+// not exist or lacks a key.
 type MissingSecretError struct {
-	Source, Secret, Key string
-	Err                 error
+	// Object is the referrer: "GitSource ns/name" or "App ns/name".
+	Object      string
+	Secret, Key string
+	Err         error
 }
 
 func (e *MissingSecretError) Error() string {
 	if e.Key != "" {
-		return fmt.Sprintf("GitSource %s: Secret %s has no key %q; add it (docs/apps.md lists the keys)", e.Source, e.Secret, e.Key)
+		return fmt.Sprintf("%s: Secret %s has no key %q; add it (docs/apps.md lists the keys)", e.Object, e.Secret, e.Key)
 	}
-	return fmt.Sprintf("GitSource %s: Secret %s cannot be read: %v; create it in the GitSource's namespace", e.Source, e.Secret, e.Err)
+	kind, _, _ := strings.Cut(e.Object, " ")
+	return fmt.Sprintf("%s: Secret %s cannot be read: %v; create it in the %s's namespace", e.Object, e.Secret, e.Err, kind)
 }
 
 func (e *MissingSecretError) Unwrap() error { return e.Err }
@@ -97,7 +103,7 @@ func (w credentialWriter) read(ctx context.Context, src *v1alpha1.GitSource, nam
 		if apierrors.IsNotFound(err) {
 			err = fmt.Errorf("not found")
 		}
-		return nil, &MissingSecretError{Source: src.Namespace + "/" + src.Name, Secret: name, Err: err}
+		return nil, &MissingSecretError{Object: "GitSource " + src.Namespace + "/" + src.Name, Secret: name, Err: err}
 	}
 	return data, nil
 }
@@ -109,17 +115,27 @@ func (w credentialWriter) file(src *v1alpha1.GitSource, dir, secret string, data
 	value, ok := data[key]
 	if !ok {
 		if required {
-			return "", &MissingSecretError{Source: src.Namespace + "/" + src.Name, Secret: secret, Key: key}
+			return "", &MissingSecretError{Object: "GitSource " + src.Namespace + "/" + src.Name, Secret: secret, Key: key}
 		}
 		return "", nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("GitSource %s/%s: credentials directory: %w", src.Namespace, src.Name, err)
-	}
-	path := filepath.Join(dir, secret+"."+key)
-	tmp, err := os.CreateTemp(dir, ".tmp-")
+	path, err := writePrivate(dir, secret+"."+key, value)
 	if err != nil {
 		return "", fmt.Errorf("GitSource %s/%s: write key %s of Secret %s: %w", src.Namespace, src.Name, key, secret, err)
+	}
+	return path, nil
+}
+
+// writePrivate replaces dir/name with value, atomically, mode 0600 in a
+// 0700 directory, and returns its path.
+func writePrivate(dir, name string, value []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	tmp, err := os.CreateTemp(dir, ".tmp-")
+	if err != nil {
+		return "", err
 	}
 	_, err = tmp.Write(value)
 	if cerr := tmp.Close(); err == nil {
@@ -130,7 +146,45 @@ func (w credentialWriter) file(src *v1alpha1.GitSource, dir, secret string, data
 	}
 	if err != nil {
 		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("GitSource %s/%s: write key %s of Secret %s: %w", src.Namespace, src.Name, key, secret, err)
+		return "", err
+	}
+	return path, nil
+}
+
+// decryptionDir is where Apps' decryption keys are written below the
+// credentials directory (GitSources use <namespace>/<name> below it).
+const decryptionDir = ".decryption"
+
+// writeDecryptionKeys reads the Secret an App's spec.decryption names
+// and writes every key's value, in key order, to one keys file (mode
+// 0600) that the render reads; "" for an App without decryption. A
+// Secret that is missing or empty is a MissingSecretError. The values
+// are never logged or returned.
+func (w credentialWriter) writeDecryptionKeys(ctx context.Context, app *v1alpha1.App) (string, error) {
+	d := app.Spec.Decryption
+	if d == nil {
+		return "", nil
+	}
+	object := "App " + app.Namespace + "/" + app.Name
+	name := d.SecretRef.Name
+	data, err := w.secrets.SecretData(ctx, app.Namespace, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			err = fmt.Errorf("not found")
+		}
+		return "", &MissingSecretError{Object: object, Secret: name, Err: err}
+	}
+	if len(data) == 0 {
+		return "", &MissingSecretError{Object: object, Secret: name, Err: fmt.Errorf("it has no keys (it should hold age identities or armored OpenPGP private keys)")}
+	}
+	var keys []byte
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		keys = append(append(keys, data[k]...), '\n')
+	}
+	dir := filepath.Join(w.dir, decryptionDir, app.Namespace, app.Name)
+	path, err := writePrivate(dir, "keys", keys)
+	if err != nil {
+		return "", fmt.Errorf("%s: write the keys of Secret %s: %w", object, name, err)
 	}
 	return path, nil
 }

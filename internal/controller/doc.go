@@ -24,9 +24,17 @@
 // Events are recorded on Apps; an App whose name collides with a file
 // app or another App is refused (names.go) and never prunes.
 //
-// The controller does NOT run the file daemon's drift watcher or alerts
-// for Apps, does not watch Secrets, and re-polls an App's source by
-// requeueing the App after the source's interval (or at its schedule's
-// next time), not through source.Scheduler. See docs/apps.md for what
-// else is not implemented.
+// Each App has the file daemon's drift watcher (drift.go), pointed at
+// the plan it last applied (rendered, in drift mode detect); a suspended
+// App keeps it. The Secrets GitSources and Apps name are watched by
+// metadata (secrets.go), so their edits queue the users; dependsOn
+// holds an App until the Apps it names are ready (depends.go); the
+// operator's Tenancy decides cross-namespace sources and the default
+// service account (tenancy.go).
+//
+// The controller does NOT send the file config's alerts for Apps, does
+// not watch ConfigMaps, and re-polls an App's source by requeueing the
+// App after the source's interval (or at its schedule's next time), not
+// through source.Scheduler. See docs/apps.md for what else is not
+// implemented.
 package controller

@@ -31,6 +31,10 @@ func (e eventer) attempt(app *v1alpha1.App, at attempt) {
 		return
 	}
 	ref := appRef(app)
+	if at.Waiting {
+		e.rec.Eventf(ref, corev1.EventTypeNormal, string(at.Reason), "%s", message(at.Err))
+		return
+	}
 	if at.Err != nil {
 		// Scrubbed whole: an error may echo object content.
 		e.rec.Eventf(ref, corev1.EventTypeWarning, string(at.Reason), "%s", message(fmt.Errorf("revision %s: %w", shortRevision(at.Revision), at.Err)))

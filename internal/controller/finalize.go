@@ -61,7 +61,11 @@ func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 // objects stay). The whole-prune guards are lifted: the App's deletion
 // is the request to empty it (allowEmpty) and to go past the budget.
 func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
-	a := appOf(app, "")
+	runs, err := c.opts.Tenancy.withDefaults(app)
+	if err != nil {
+		return fmt.Errorf("App %s/%s: prune on deletion (the App stays until it succeeds; edit or remove its finalizer %s): %w", app.Namespace, app.Name, v1alpha1.Finalizer, err)
+	}
+	a := appOf(runs, "")
 	if a.DetectOnly() {
 		return nil // syncd never wrote for it: nothing to prune
 	}

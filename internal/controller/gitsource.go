@@ -50,6 +50,9 @@ func (c *Controller) reconcileSource(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("GitSource %s: decode: %w", key, err)
 	}
+	if len(sourceSecrets(src)) > 0 {
+		c.watchSecrets(src.Namespace)
+	}
 	reason, err := c.checkSource(ctx, src)
 	st := sourceStatusOf(src.Status, src.Generation, reason, err)
 	return c.writeSourceStatus(ctx, src, st)

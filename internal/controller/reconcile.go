@@ -62,7 +62,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		return 0, err
 	}
 	if app.Spec.Suspend {
-		c.log.Info("App suspended; not reconciled", "app", key)
+		c.suspended(ctx, key, app)
 		return 0, nil
 	}
 	at, after := c.attempt(ctx, key, app)
@@ -93,8 +93,20 @@ func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App)
 			return attempt{Reason: v1alpha1.ReasonApplyFailed, Err: err}, 0
 		}
 	}
+	if err := c.dependencyWait(app); err != nil {
+		return attempt{Reason: v1alpha1.ReasonDependencyNotReady, Err: err, Waiting: true}, dependencyRetry
+	}
 	cfgApp := ar.cfg.Apps[0]
+	if cfgApp.DetectOnly() {
+		return c.detect(ctx, key, app, ar)
+	}
+	c.pauseDrift(key)
 	rendered, cs, err := ar.runner.Apply(ctx, cfgApp, "", false)
+	if cs == nil {
+		c.resumeDrift(key)
+	} else if derr := c.watchDrift(key, app, ar, rendered, cs); derr != nil {
+		c.log.Error("drift watcher cannot follow the App", "app", key, "error", message(derr))
+	}
 	result, err := reconcile.Outcome(rendered, cs, err)
 	at := attempt{Err: err, ChangeSet: cs, Revision: c.revision(ar, rendered)}
 	if rendered != nil {
@@ -115,12 +127,23 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err := c.opts.Names.claim(AppName(app.Namespace, app.Name), key); err != nil {
 		return nil, v1alpha1.ReasonNameCollision, err
 	}
+	if err := c.opts.Tenancy.checkSourceRef(app); err != nil {
+		return nil, v1alpha1.ReasonCrossNamespaceRef, err
+	}
+	app, err := c.opts.Tenancy.withDefaults(app)
+	if err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
 	src, err := c.source(app)
 	if err != nil {
 		return nil, v1alpha1.ReasonSourceNotFound, err
 	}
+	c.watchSecretsOf(app, src)
 	creds, err := c.creds.write(ctx, src)
 	if err != nil {
+		return nil, v1alpha1.ReasonSecretNotFound, err
+	}
+	if creds.DecryptionKeysFile, err = c.creds.writeDecryptionKeys(ctx, app); err != nil {
 		return nil, v1alpha1.ReasonSecretNotFound, err
 	}
 	cfg, err := Translate(app, src, creds)
@@ -137,13 +160,7 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 // source returns the GitSource an App references.
 func (c *Controller) source(app *v1alpha1.App) (*v1alpha1.GitSource, error) {
 	ref := app.Spec.SourceRef
-	ns := ref.Namespace
-	if ns == "" {
-		ns = app.Namespace
-	}
-	if ns != app.Namespace {
-		return nil, fmt.Errorf("App %s/%s: spec.sourceRef.namespace: GitSource %s/%s is in another namespace; cross-namespace references are not supported yet, create the GitSource in %s", app.Namespace, app.Name, ns, ref.Name, app.Namespace)
-	}
+	ns := sourceNamespace(app)
 	obj, err := c.sources.ByNamespace(ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("App %s/%s: spec.sourceRef: GitSource %s/%s not found; create it, or fix the name", app.Namespace, app.Name, ns, ref.Name)
@@ -169,6 +186,8 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 	}
 	opts := c.opts.Runner
 	opts.CacheDir = c.appCacheDir(app.Namespace, app.Name)
+	// substituteFrom names ConfigMaps and Secrets of the App's namespace.
+	opts.Namespace = app.Namespace
 	r, err := reconcile.New(cfg, c.opts.Cluster, opts)
 	if err != nil {
 		return nil, fmt.Errorf("App %s: %w", key, err)
@@ -204,8 +223,9 @@ func pollAfter(g config.GitSource, now time.Time) time.Duration {
 }
 
 // forget drops what the controller keeps for an App that is gone: its
-// Runner, its name and its Git cache.
+// Runner, its drift watcher, its name and its Git cache.
 func (c *Controller) forget(key string) {
+	c.stopDrift(key)
 	c.mu.Lock()
 	delete(c.runners, key)
 	c.mu.Unlock()
@@ -230,6 +250,10 @@ func (c *Controller) count(key string) {
 
 // logAttempt logs how an attempt ended.
 func (c *Controller) logAttempt(key string, at attempt) {
+	if at.Waiting {
+		c.log.Info("App waits for its dependencies; not applied", "app", key, "waitingFor", message(at.Err))
+		return
+	}
 	if at.Err != nil {
 		c.log.Error("App reconcile failed", "app", key, "reason", string(at.Reason), "revision", at.Revision, "error", message(at.Err))
 		return

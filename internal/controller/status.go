@@ -36,6 +36,10 @@ type attempt struct {
 	// RequestedAt is the App's requestedAt annotation when the attempt
 	// started.
 	RequestedAt string
+	// Waiting is set when the App was not applied because it waits for
+	// its dependencies: Err says for which; the App is Reconciling, not
+	// Stalled (kstatus InProgress).
+	Waiting bool
 }
 
 // statusOf computes an App's new status from its old one and an attempt:
@@ -52,12 +56,18 @@ func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.T
 		st.LastAttemptedRevision = at.Revision
 	}
 	setCondition(&st.Conditions, v1alpha1.ConditionReconciling, metav1.ConditionFalse, at.Reason, "", generation)
-	if at.Err == nil {
+	switch {
+	case at.Waiting:
+		msg := message(at.Err)
+		setCondition(&st.Conditions, v1alpha1.ConditionReconciling, metav1.ConditionTrue, at.Reason, msg, generation)
+		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionFalse, at.Reason, msg, generation)
+		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionFalse, at.Reason, "", generation)
+	case at.Err == nil:
 		st.LastAppliedRevision = at.Revision
 		msg := "applied revision " + at.Revision
 		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionTrue, at.Reason, msg, generation)
 		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionFalse, at.Reason, "", generation)
-	} else {
+	default:
 		msg := message(at.Err)
 		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionFalse, at.Reason, msg, generation)
 		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionTrue, at.Reason, msg, generation)
@@ -139,6 +149,9 @@ type statusWriter struct{ dyn dynamic.Interface }
 // write replaces the App's status with a merge patch of the status
 // subresource (conditions are a whole list: the patch carries all).
 func (w statusWriter) write(ctx context.Context, namespace, name string, st v1alpha1.AppStatus) error {
+	// The drift summary is the drift watcher's to write (writeDrift): an
+	// attempt's copy of it may be older.
+	st.Drift = nil
 	data, err := json.Marshal(map[string]any{"status": st})
 	if err != nil {
 		return fmt.Errorf("App %s/%s: encode status: %w", namespace, name, err)

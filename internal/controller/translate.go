@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,13 +18,46 @@ type Credentials struct {
 	Username                          string
 	TokenFile, SSHKeyFile, KnownHosts string
 	KeysFile                          string
+	// DecryptionKeysFile holds the private keys of the App's
+	// spec.decryption.secretRef ("" without decryption).
+	DecryptionKeysFile string
 }
 
 // AppName is the name an App runs under in the library (inventory parent,
-// field managers, metrics, logs): "<namespace>-<name>". Two Apps whose
-// names join to the same string, or an App and a file app of that name,
-// collide (names.go).
-func AppName(namespace, name string) string { return namespace + "-" + name }
+// field managers, metrics, logs): "<namespace>-<name>", the default
+// field manager being "syncd-<namespace>-<name>". An app name is a DNS
+// label (at most MaxAppName characters); when the join is longer, it is
+// cut to MaxAppName-9 characters and "-" and 8 letters of a hash of
+// namespace/name are appended (appNameHash), so the name stays stable,
+// unique and within the limit. Two Apps whose names join to the same
+// string, or an App and a file app of that name, collide (names.go).
+func AppName(namespace, name string) string {
+	joined := namespace + "-" + name
+	if len(joined) <= MaxAppName {
+		return joined
+	}
+	prefix := strings.TrimRight(joined[:MaxAppName-1-appNameHashLen], "-")
+	return prefix + "-" + appNameHash(namespace, name)
+}
+
+// MaxAppName is the longest app name: a DNS label.
+const MaxAppName = 63
+
+// appNameHashLen is the length of appNameHash.
+const appNameHashLen = 8
+
+// appNameHash is 32 bits of the SHA-256 of "namespace/name", each four
+// bits as one of the letters g to v: no digits and no hex, so the field
+// manager built from it never looks generated per run to the file
+// validation's stability check (a hex or digit run would).
+func appNameHash(namespace, name string) string {
+	sum := sha256.Sum256([]byte(namespace + "/" + name))
+	out := make([]byte, 0, appNameHashLen)
+	for _, b := range sum[:appNameHashLen/2] {
+		out = append(out, 'g'+b>>4, 'g'+b&0x0f)
+	}
+	return string(out)
+}
 
 // Translate turns an App and its GitSource into the one-source, one-app
 // config the library runs, and checks it with the file config's own
@@ -38,7 +72,7 @@ func Translate(app *v1alpha1.App, src *v1alpha1.GitSource, creds Credentials) (*
 		APIVersion: config.APIVersion,
 		Kind:       config.Kind,
 		Sources:    []config.Source{{Name: src.Name, Git: gitOf(src.Spec, creds)}},
-		Apps:       []config.App{appOf(app, src.Name)},
+		Apps:       []config.App{appWithKeys(appOf(app, src.Name), app.Spec.Decryption, creds)},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -70,28 +104,43 @@ func CheckSource(src *v1alpha1.GitSource, creds Credentials) error {
 }
 
 // checkReferences refuses what the file config cannot express: a source
-// of another kind or namespace, a service account of another namespace.
+// of another kind, a GitSource other than the one referenced, a service
+// account of another namespace. Whether a GitSource of another
+// namespace may be used is the controller's policy (Tenancy), not
+// Translate's.
 func checkReferences(app *v1alpha1.App, src *v1alpha1.GitSource) error {
 	ref := app.Spec.SourceRef
 	switch {
 	case ref.Kind != v1alpha1.KindGitSource:
 		return fmt.Errorf("App %s/%s: spec.sourceRef.kind: %q is not a source kind; use GitSource", app.Namespace, app.Name, ref.Kind)
-	case ref.Namespace != "" && ref.Namespace != app.Namespace:
-		return fmt.Errorf("App %s/%s: spec.sourceRef.namespace: GitSource %s/%s is in another namespace; cross-namespace references are not supported yet, create the GitSource in %s", app.Namespace, app.Name, ref.Namespace, ref.Name, app.Namespace)
-	case src.Namespace != app.Namespace || src.Name != ref.Name:
-		return fmt.Errorf("App %s/%s: spec.sourceRef: got GitSource %s/%s, want %s/%s", app.Namespace, app.Name, src.Namespace, src.Name, app.Namespace, ref.Name)
+	case src.Namespace != sourceNamespace(app) || src.Name != ref.Name:
+		return fmt.Errorf("App %s/%s: spec.sourceRef: got GitSource %s/%s, want %s/%s", app.Namespace, app.Name, src.Namespace, src.Name, sourceNamespace(app), ref.Name)
 	case app.Spec.ServiceAccountName != "" && app.Spec.TargetNamespace != "" && app.Spec.TargetNamespace != app.Namespace:
 		return fmt.Errorf("App %s/%s: spec.serviceAccountName: the service account would be looked up in targetNamespace %q, another namespace; unset targetNamespace or set it to %q", app.Namespace, app.Name, app.Spec.TargetNamespace, app.Namespace)
+	}
+	return checkDependsOn(app)
+}
+
+// checkDependsOn refuses an App that depends on itself or names an App
+// twice (admission refuses both too; Translate also serves objects read
+// from files). Whether the Apps exist is the controller's to see.
+func checkDependsOn(app *v1alpha1.App) error {
+	seen := map[string]int{}
+	for i, dep := range app.Spec.DependsOn {
+		if dep == app.Name {
+			return fmt.Errorf("App %s/%s: spec.dependsOn[%d]: the App depends on itself; remove %q from its own dependsOn", app.Namespace, app.Name, i, dep)
+		}
+		if j, dup := seen[dep]; dup {
+			return fmt.Errorf("App %s/%s: spec.dependsOn[%d]: %q is already listed at dependsOn[%d]; remove the repeat", app.Namespace, app.Name, i, dep, j)
+		}
+		seen[dep] = i
 	}
 	return nil
 }
 
 // gitOf is the sources[].git entry of a GitSource.
 func gitOf(s v1alpha1.GitSourceSpec, creds Credentials) config.GitSource {
-	g := config.GitSource{
-		URL: s.URL, Branch: s.Branch, Tag: s.Tag, Semver: s.Semver, Commit: s.Commit,
-		Interval: s.Interval, Schedule: s.Schedule,
-	}
+	g := config.GitSource{URL: s.URL, GitRef: s.GitRef}
 	if s.SecretRef != nil {
 		g.Auth = &config.GitAuth{Username: creds.Username, TokenFile: creds.TokenFile, SSHKeyFile: creds.SSHKeyFile, KnownHostsFile: creds.KnownHosts}
 	}
@@ -111,6 +160,8 @@ func appOf(app *v1alpha1.App, source string) config.App {
 		Handoff: s.Handoff, Recreate: s.Recreate, Validate: s.Validate, Wait: s.Wait,
 		Timeout: s.Timeout, ServiceAccountName: s.ServiceAccountName, Manager: s.Manager,
 		Split: s.Split, Migrate: s.Migrate, Sensitive: s.Sensitive,
+		Ignore: s.Ignore, Helm: s.Helm, Substitute: s.Substitute,
+		SubstituteFrom: substituteSources(s.SubstituteFrom), SubstituteStrict: s.SubstituteStrict,
 	}
 	if a.Namespace == "" {
 		a.Namespace = app.Namespace
@@ -124,9 +175,33 @@ func appOf(app *v1alpha1.App, source string) config.App {
 	return a
 }
 
-// fieldNames maps the config's field names to the objects'.
+// substituteSources are an App's substituteFrom as the file config's
+// entries; the runner reads them in the App's namespace (runnerFor).
+func substituteSources(refs []v1alpha1.SubstituteReference) []config.SubstituteSource {
+	if refs == nil {
+		return nil
+	}
+	out := make([]config.SubstituteSource, len(refs))
+	for i, r := range refs {
+		out[i] = config.SubstituteSource{Kind: r.Kind, Name: r.Name, Optional: r.Optional, Sensitive: r.Sensitive}
+	}
+	return out
+}
+
+// appWithKeys sets the app's decryption from the App's: the keys file
+// is where the controller wrote the Secret's keys.
+func appWithKeys(a config.App, d *v1alpha1.Decryption, creds Credentials) config.App {
+	if d != nil {
+		a.Decryption = &config.Decryption{Provider: d.Provider, KeysFile: creds.DecryptionKeysFile}
+	}
+	return a
+}
+
+// fieldNames maps the config's field names to the objects'. The app's
+// own namespace field is mapped in objectField (".namespace" also ends
+// helm.namespace, which keeps its name).
 var fieldNames = strings.NewReplacer(
-	".namespace", ".targetNamespace",
+	".decryption.keysFile", ".decryption.secretRef",
 	".auth.tokenFile", ".secretRef (key "+v1alpha1.SecretKeyToken+")",
 	".auth.sshKeyFile", ".secretRef (key "+v1alpha1.SecretKeyIdentity+")",
 	".auth.knownHostsFile", ".secretRef (key "+v1alpha1.SecretKeyKnownHosts+")",
@@ -160,6 +235,8 @@ func objectField(app *v1alpha1.App, src *v1alpha1.GitSource, field string) strin
 			return "App " + app.Namespace + "/" + app.Name + ": metadata.name"
 		case ".source":
 			return "App " + app.Namespace + "/" + app.Name + ": spec.sourceRef"
+		case ".namespace":
+			return "App " + app.Namespace + "/" + app.Name + ": spec.targetNamespace"
 		}
 		return "App " + app.Namespace + "/" + app.Name + ": spec" + fieldNames.Replace(rest)
 	}

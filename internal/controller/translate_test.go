@@ -25,7 +25,7 @@ func testApp(mutate func(*v1alpha1.AppSpec)) *v1alpha1.App {
 func testSource(mutate func(*v1alpha1.GitSourceSpec)) *v1alpha1.GitSource {
 	src := &v1alpha1.GitSource{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "repo"},
-		Spec:       v1alpha1.GitSourceSpec{URL: "https://git.example.com/team-a/repo.git", Branch: "main", Interval: &metav1.Duration{Duration: 60e9}},
+		Spec:       v1alpha1.GitSourceSpec{URL: "https://git.example.com/team-a/repo.git", GitRef: config.GitRef{Branch: "main", Interval: &metav1.Duration{Duration: 60e9}}},
 	}
 	if mutate != nil {
 		mutate(&src.Spec)
@@ -82,19 +82,10 @@ func TestTranslateRefuses(t *testing.T) {
 			src:  testSource(func(s *v1alpha1.GitSourceSpec) { s.URL = "ssh://git@git.example.com/repo.git" }),
 			want: "GitSource team-a/repo: spec.secretRef: ssh URLs need",
 		},
-		"name too long together": {
-			app: func() *v1alpha1.App {
-				a := testApp(nil)
-				a.Name = strings.Repeat("x", 60)
-				return a
-			}(),
-			src:  testSource(nil),
-			want: "App team-a/" + strings.Repeat("x", 60) + ": metadata.name:",
-		},
-		"cross-namespace source": {
+		"another GitSource than the one referenced": {
 			app:  testApp(func(s *v1alpha1.AppSpec) { s.SourceRef.Namespace = "team-b" }),
 			src:  testSource(nil),
-			want: "spec.sourceRef.namespace: GitSource team-b/repo is in another namespace; cross-namespace references are not supported yet",
+			want: "App team-a/web: spec.sourceRef: got GitSource team-a/repo, want team-b/repo",
 		},
 		"service account in another namespace": {
 			app:  testApp(func(s *v1alpha1.AppSpec) { s.ServiceAccountName, s.TargetNamespace = "deployer", "team-b" }),
@@ -116,5 +107,140 @@ func TestTranslateRefuses(t *testing.T) {
 				t.Errorf("Translate = %v\nwant an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTranslateFields checks that the apps[] fields an App carries reach
+// the config unchanged, and the App-only forms are mapped: substituteFrom
+// references, decryption's Secret as the keys file, dependsOn left to
+// the controller.
+func TestTranslateFields(t *testing.T) {
+	strict, crds := false, false
+	ignore := []config.IgnoreRule{{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Managers: []string{"hpa-*"}}}
+	tests := map[string]struct {
+		spec  func(*v1alpha1.AppSpec)
+		creds Credentials
+		want  func(*config.App)
+	}{
+		"ignore": {
+			spec: func(s *v1alpha1.AppSpec) { s.Ignore = ignore },
+			want: func(a *config.App) { a.Ignore = ignore },
+		},
+		"substitute": {
+			spec: func(s *v1alpha1.AppSpec) {
+				s.Substitute = map[string]string{"CLUSTER": "prod"}
+				s.SubstituteFrom = []v1alpha1.SubstituteReference{{Kind: "ConfigMap", Name: "vars", Optional: true}, {Kind: "Secret", Name: "tokens"}}
+				s.SubstituteStrict = &strict
+			},
+			want: func(a *config.App) {
+				a.Substitute = map[string]string{"CLUSTER": "prod"}
+				a.SubstituteFrom = []config.SubstituteSource{{Kind: "ConfigMap", Name: "vars", Optional: true}, {Kind: "Secret", Name: "tokens"}}
+				a.SubstituteStrict = &strict
+			},
+		},
+		"decryption": {
+			spec: func(s *v1alpha1.AppSpec) {
+				s.Decryption = &v1alpha1.Decryption{Provider: "sops", SecretRef: v1alpha1.LocalObjectReference{Name: "sops-keys"}}
+			},
+			creds: Credentials{DecryptionKeysFile: "/creds/.decryption/team-a/web/keys"},
+			want: func(a *config.App) {
+				a.Decryption = &config.Decryption{Provider: "sops", KeysFile: "/creds/.decryption/team-a/web/keys"}
+			},
+		},
+		"helm": {
+			spec: func(s *v1alpha1.AppSpec) {
+				s.Helm = &config.HelmSpec{ReleaseName: "web", Values: config.HelmValues{"image": "web:1.2"}, ValuesFiles: []string{"deploy/prod.yaml"}, IncludeCRDs: &crds}
+			},
+			want: func(a *config.App) {
+				a.Helm = &config.HelmSpec{ReleaseName: "web", Values: config.HelmValues{"image": "web:1.2"}, ValuesFiles: []string{"deploy/prod.yaml"}, IncludeCRDs: &crds}
+			},
+		},
+		"dependsOn stays with the controller": {
+			spec: func(s *v1alpha1.AppSpec) { s.DependsOn = []string{"db", "queue"} },
+			want: func(*config.App) {},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Translate(testApp(tc.spec), testSource(nil), tc.creds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := config.App{Name: "team-a-web", Source: "repo", Path: "deploy", Namespace: "team-a"}
+			tc.want(&want)
+			if diff := cmp.Diff(want, cfg.Apps[0]); diff != "" {
+				t.Errorf("app (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTranslateRefusesDependsOn: an App depending on itself or naming an
+// App twice is refused with the field named.
+func TestTranslateRefusesDependsOn(t *testing.T) {
+	tests := map[string]struct {
+		deps []string
+		want string
+	}{
+		"itself": {deps: []string{"db", "web"}, want: `App team-a/web: spec.dependsOn[1]: the App depends on itself`},
+		"twice":  {deps: []string{"db", "db"}, want: `App team-a/web: spec.dependsOn[1]: "db" is already listed at dependsOn[0]`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := Translate(testApp(func(s *v1alpha1.AppSpec) { s.DependsOn = tc.deps }), testSource(nil), Credentials{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Translate = %v\nwant an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestAppName checks the length rule: a join of at most 63 characters is
+// the name; a longer one is cut and ends in a stable hash, stays a DNS
+// label, and its default manager passes the file validation.
+func TestAppName(t *testing.T) {
+	long := strings.Repeat("x", 60)
+	tests := map[string]struct {
+		namespace, name string
+		want            string
+	}{
+		"short":       {namespace: "team-a", name: "web", want: "team-a-web"},
+		"exactly 63":  {namespace: "team-a", name: strings.Repeat("w", 56), want: "team-a-" + strings.Repeat("w", 56)},
+		"too long":    {namespace: "team-a", name: long, want: "team-a-" + strings.Repeat("x", 47) + "-" + appNameHash("team-a", long)},
+		"cut at a -":  {namespace: strings.Repeat("n", 53), name: "web-server", want: strings.Repeat("n", 53) + "-" + appNameHash(strings.Repeat("n", 53), "web-server")},
+		"other split": {namespace: "team-a-" + strings.Repeat("x", 30), name: strings.Repeat("x", 30), want: "team-a-" + strings.Repeat("x", 30) + "-" + strings.Repeat("x", 16) + "-" + appNameHash("team-a-"+strings.Repeat("x", 30), strings.Repeat("x", 30))},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := AppName(tc.namespace, tc.name)
+			if got != tc.want {
+				t.Errorf("AppName(%q, %q) = %q, want %q", tc.namespace, tc.name, got, tc.want)
+			}
+			if len(got) > MaxAppName {
+				t.Errorf("AppName is %d characters, more than %d", len(got), MaxAppName)
+			}
+			app := testApp(nil)
+			app.Namespace, app.Name = tc.namespace, tc.name
+			src := testSource(nil)
+			src.Namespace = tc.namespace
+			cfg, err := Translate(app, src, Credentials{})
+			if err != nil {
+				t.Fatalf("Translate: %v", err)
+			}
+			if m := cfg.Apps[0].DefaultManager(); m != "syncd-"+got {
+				t.Errorf("default manager = %q, want syncd-%s", m, got)
+			}
+		})
+	}
+	if a, b := appNameHash("team-a-"+strings.Repeat("x", 30), strings.Repeat("x", 30)), appNameHash("team-a", long); a == b {
+		t.Errorf("two Apps whose names join alike got the same hash %q", a)
+	}
+}
+
+// TestAppNameDocumented pins the example of docs/apps.md (Names).
+func TestAppNameDocumented(t *testing.T) {
+	got := AppName("platform-observability-production-eu-west-1", "web-frontend-canary-v2")
+	if want := "platform-observability-production-eu-west-1-web-fronte-tkkjjttj"; got != want {
+		t.Errorf("AppName = %q, want %q (docs/apps.md, Names)", got, want)
 	}
 }

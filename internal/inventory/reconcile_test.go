@@ -63,7 +63,7 @@ func TestFailedRenderAndSourceNeverPrune(t *testing.T) {
 	defer m.Stop()
 	app := config.App{Name: "web", Source: "git", Namespace: ns, PruneBudget: ptr(100)}
 	cfg := &config.Config{
-		Sources: []config.Source{{Name: "git", Git: config.GitSource{URL: "file://" + filepath.Join(t.TempDir(), "missing.git"), Branch: "main", Interval: &metav1.Duration{Duration: time.Minute}}}},
+		Sources: []config.Source{{Name: "git", Git: config.GitSource{URL: "file://" + filepath.Join(t.TempDir(), "missing.git"), GitRef: config.GitRef{Branch: "main", Interval: &metav1.Duration{Duration: time.Minute}}}}},
 		Apps:    []config.App{app},
 	}
 	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: dyn, Mapper: mapper}, reconcile.Options{CacheDir: t.TempDir(), Inventory: m})

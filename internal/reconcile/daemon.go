@@ -767,7 +767,7 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 	versions := map[planner.ObjectRef]string{}
 	if cs != nil {
 		for _, c := range cs.Changes {
-			if c.ResourceVersion != "" && newerRV(c.ResourceVersion, versions[c.Object]) {
+			if c.ResourceVersion != "" && NewerResourceVersion(c.ResourceVersion, versions[c.Object]) {
 				versions[c.Object] = c.ResourceVersion
 			}
 		}
@@ -950,9 +950,9 @@ func (d *Daemon) setStatus(app string, f func(*AppStatus)) {
 	}
 }
 
-// newerRV reports whether resourceVersion a is newer than b ("" is
+// NewerResourceVersion reports whether resourceVersion a is newer than b ("" is
 // oldest; versions that are not numbers count as newer).
-func newerRV(a, b string) bool {
+func NewerResourceVersion(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return b == "" || errA != nil || errB != nil || x > y

@@ -41,4 +41,10 @@ const (
 	ReasonSuspended      Reason = "Suspended"
 	ReasonDeleting       Reason = "Pruning"
 	ReasonValid          Reason = "Valid"
+	// ReasonDependencyNotReady: an App of spec.dependsOn is not Ready
+	// yet; the App waits (Reconciling=True, not Stalled).
+	ReasonDependencyNotReady Reason = "DependencyNotReady"
+	// ReasonCrossNamespaceRef: spec.sourceRef names a GitSource of
+	// another namespace, and the operator does not allow it.
+	ReasonCrossNamespaceRef Reason = "CrossNamespaceRefRefused"
 )

@@ -115,19 +115,29 @@ func walkGo(path string, t reflect.Type, out *[]schemaField) {
 	case t == objectMeta:
 	case typ == "array":
 		walkGo(path+"[]", t.Elem(), out)
-	case typ == "object":
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" && f.Anonymous {
-				walkGo(path, f.Type, out)
-				continue
+	case typ == "object" && t.Kind() == reflect.Struct:
+		walkGoFields(path, t, out)
+	}
+}
+
+// walkGoFields lists the JSON fields of struct t below path; an
+// embedded struct's fields are t's own (config.GitRef in GitSourceSpec).
+func walkGoFields(path string, t reflect.Type, out *[]schemaField) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous {
+			if path == "" {
+				walkGo(path, f.Type, out) // TypeMeta, ObjectMeta
+			} else {
+				walkGoFields(path, f.Type, out)
 			}
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			walkGo(path+"."+name, f.Type, out)
+			continue
 		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		walkGo(path+"."+name, f.Type, out)
 	}
 }
 
@@ -144,7 +154,9 @@ func openAPIType(t reflect.Type) string {
 		return "integer"
 	case t.Kind() == reflect.Slice:
 		return "array"
-	case t.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		// A map is an object with additionalProperties (or, for Helm
+		// values, preserved unknown fields): no properties to walk.
 		return "object"
 	}
 	return t.Kind().String()

@@ -53,13 +53,9 @@ type GitSource struct {
 type GitSourceSpec struct {
 	URL string `json:"url"`
 
-	Branch string `json:"branch,omitempty"`
-	Tag    string `json:"tag,omitempty"`
-	Semver string `json:"semver,omitempty"`
-	Commit string `json:"commit,omitempty"`
-
-	Interval *metav1.Duration `json:"interval,omitempty"`
-	Schedule string           `json:"schedule,omitempty"`
+	// GitRef (branch, tag, semver, commit, interval, schedule) is the
+	// file config's own type, so the two cannot drift apart.
+	config.GitRef `json:",inline"`
 
 	// SecretRef names a Secret in the GitSource's namespace holding the
 	// credentials: keys SecretKeyToken (and SecretKeyUsername) for
@@ -144,6 +140,38 @@ type AppSpec struct {
 	Migrate            *config.Migrate        `json:"migrate,omitempty"`
 	Drift              *config.DriftPolicy    `json:"drift,omitempty"`
 	Sensitive          []config.SensitiveRule `json:"sensitive,omitempty"`
+	Ignore             []config.IgnoreRule    `json:"ignore,omitempty"`
+	Helm               *config.HelmSpec       `json:"helm,omitempty"`
+	Substitute         map[string]string      `json:"substitute,omitempty"`
+	// SubstituteFrom are ConfigMaps and Secrets of the App's namespace
+	// (a file config's apps may also name files; an App may not).
+	SubstituteFrom   []SubstituteReference `json:"substituteFrom,omitempty"`
+	SubstituteStrict *bool                 `json:"substituteStrict,omitempty"`
+	// DependsOn names Apps of the same namespace this App is applied
+	// after (the controller checks them; dependsOn.go).
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// Decryption takes its keys from a Secret of the App's namespace
+	// instead of a file.
+	Decryption *Decryption `json:"decryption,omitempty"`
+}
+
+// SubstituteReference is a ConfigMap or Secret in the App's namespace
+// whose data keys are substitution variables.
+type SubstituteReference struct {
+	// Kind is config.SubstituteConfigMap or config.SubstituteSecret.
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Optional  bool   `json:"optional,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
+}
+
+// Decryption decrypts an App's SOPS-encrypted files with the private
+// keys held in a Secret of the App's namespace: every key of the Secret
+// holds age identities or armored OpenPGP private keys.
+type Decryption struct {
+	// Provider is config.DecryptionSOPS, the only one.
+	Provider  string               `json:"provider"`
+	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // PruneEnabled reports whether the App prunes (default true), and so
@@ -162,6 +190,20 @@ type AppStatus struct {
 	LastHandledReconcileAt string        `json:"lastHandledReconcileAt,omitempty"`
 	Objects                *ObjectCounts `json:"objects,omitempty"`
 	LastPrune              *PruneSummary `json:"lastPrune,omitempty"`
+	// Drift is what the drift watcher last found; it is written on its
+	// own, as the watcher sees changes, suspended Apps included.
+	Drift *DriftSummary `json:"drift,omitempty"`
+}
+
+// DriftSummary counts the fields of an App's objects that differ from
+// the plan the drift watcher follows.
+type DriftSummary struct {
+	// Findings is the number of drift findings (ignored and yielded
+	// fields are not drift).
+	Findings int `json:"findings"`
+	// Revision is the revision of the plan compared against.
+	Revision string      `json:"revision,omitempty"`
+	Time     metav1.Time `json:"time"`
 }
 
 // ObjectCounts counts the objects of an App's last apply.
@@ -197,6 +239,10 @@ func (s *AppStatus) DeepCopy() *AppStatus {
 	if s.LastPrune != nil {
 		p := *s.LastPrune
 		out.LastPrune = &p
+	}
+	if s.Drift != nil {
+		d := *s.Drift
+		out.Drift = &d
 	}
 	return &out
 }

@@ -1,0 +1,129 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+)
+
+// otherTeamApp creates, in a second namespace, an App rendering web/ of
+// the rig's GitSource (in the rig's namespace); it returns the namespace.
+func (r *rig) otherTeamApp(name string) string {
+	r.t.Helper()
+	ns := env.Namespace(r.t)
+	u := object(r.t, fmt.Sprintf(`
+kind: App
+metadata: {name: %s}
+spec: {sourceRef: {kind: GitSource, name: repo, namespace: %s}, path: web}`, name, r.ns))
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		r.t.Fatal(err)
+	}
+	return ns
+}
+
+// appIn reads an App of another namespace.
+func (r *rig) appIn(ns, name string) (*v1alpha1.App, error) {
+	u, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return appFrom(u)
+}
+
+// TestCrossNamespaceSource: by default an App referencing a GitSource of
+// another namespace is refused with a message naming the flag, and
+// nothing is applied; with CrossNamespaceSources it is applied.
+func TestCrossNamespaceSource(t *testing.T) {
+	tests := map[string]struct {
+		allow      bool
+		wantReady  metav1.ConditionStatus
+		wantReason v1alpha1.Reason
+	}{
+		"refused by default":  {wantReady: metav1.ConditionFalse, wantReason: v1alpha1.ReasonCrossNamespaceRef},
+		"allowed by the flag": {allow: true, wantReady: metav1.ConditionTrue, wantReason: v1alpha1.ReasonSucceeded},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := newRigWith(t, "1h", Options{Tenancy: Tenancy{CrossNamespaceSources: tc.allow}})
+			ns := r.otherTeamApp("web")
+			var c *metav1.Condition
+			eventually(t, "App "+ns+"/web "+string(tc.wantReason), func() (bool, string) {
+				app, err := r.appIn(ns, "web")
+				if err != nil {
+					return false, err.Error()
+				}
+				c = ready(app)
+				return c != nil && c.Reason == string(tc.wantReason), fmt.Sprintf("%+v", c)
+			})
+			if c.Status != tc.wantReady {
+				t.Errorf("Ready = %+v, want %s", c, tc.wantReady)
+			}
+			_, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "web", metav1.GetOptions{})
+			switch {
+			case !tc.allow && !strings.Contains(c.Message, FlagCrossNamespaceSources):
+				t.Errorf("the refusal does not name the flag %s: %s", FlagCrossNamespaceSources, c.Message)
+			case !tc.allow && err == nil:
+				t.Errorf("a refused App applied its ConfigMap")
+			case tc.allow && err != nil:
+				t.Errorf("ConfigMap web of the allowed App: %v", err)
+			}
+		})
+	}
+}
+
+// TestDefaultServiceAccount: with a default service account, an App
+// without serviceAccountName applies as that account of its namespace:
+// refused while the account has no RBAC (the message names it), applied
+// once a Role lets it write ConfigMaps. An App targeting another
+// namespace under it is refused.
+func TestDefaultServiceAccount(t *testing.T) {
+	r := newRigWith(t, "1h", Options{Tenancy: Tenancy{DefaultServiceAccount: "deployer"}})
+	ctx := context.Background()
+	if _, err := env.ServiceAccountConfig(ctx, r.ns, "deployer"); err != nil {
+		t.Fatal(err)
+	}
+	r.app("web", "web", "")
+	r.app("elsewhere", "web", ", targetNamespace: kube-system")
+	denied := r.waitApp("web", "refused as the service account", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	if c := ready(denied); !strings.Contains(c.Message, "system:serviceaccount:"+r.ns+":deployer") {
+		t.Errorf("Ready = %+v, want a refusal naming the default service account", c)
+	}
+	if _, err := r.configMapValue("web"); err == nil {
+		t.Errorf("ConfigMap web exists though the App's service account may not write it")
+	}
+	other := r.waitApp("elsewhere", "refused", func(a *v1alpha1.App) bool { c := ready(a); return c != nil && c.Status == metav1.ConditionFalse })
+	if c := ready(other); c.Reason != string(v1alpha1.ReasonInvalidSpec) || !strings.Contains(c.Message, FlagDefaultServiceAccount) {
+		t.Errorf("App elsewhere: Ready = %+v, want InvalidSpec naming %s", c, FlagDefaultServiceAccount)
+	}
+	err := env.Grant(ctx, r.ns, "deployer", r.ns, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"granted"}}}`)
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady("web", r.sha)
+	cm, err := env.Clientset(t).CoreV1().ConfigMaps(r.ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	managers := map[string]bool{}
+	for _, mf := range cm.ManagedFields {
+		managers[mf.Manager] = true
+	}
+	if !managers["syncd-"+AppName(r.ns, "web")] {
+		t.Errorf("ConfigMap web managers = %v, want syncd-%s", managers, AppName(r.ns, "web"))
+	}
+}
