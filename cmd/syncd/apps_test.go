@@ -40,6 +40,7 @@ func installAppCRDs(t *testing.T, dyn dynamic.Interface) {
 		if err := yaml.Unmarshal(data, &u.Object); err != nil {
 			t.Fatal(err)
 		}
+		waitCRDNotTerminating(t, dyn, u.GetName())
 		if _, err := dyn.Resource(crdResource).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -53,6 +54,23 @@ func installAppCRDs(t *testing.T, dyn dynamic.Interface) {
 	if err != nil {
 		t.Fatalf("the App CRD is not served: %v", err)
 	}
+}
+
+// waitCRDNotTerminating waits until the CRD name is not being deleted
+// (an earlier test's cleanup deletes the CRDs; a CRD going away still
+// answers Get and List, but refuses new objects).
+func waitCRDNotTerminating(t *testing.T, dyn dynamic.Interface, name string) {
+	t.Helper()
+	poll(t, "CRD "+name+" not terminating", func() (bool, string) {
+		u, err := dyn.Resource(crdResource).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return u.GetDeletionTimestamp() == nil, "terminating"
+	})
 }
 
 // TestRunReconcilesAppObjects: `syncd run` with the CRDs installed runs

@@ -133,8 +133,7 @@ func (c *conversion) source(s config.Source, ns string) (*v1alpha1.GitSource, co
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindGitSource},
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns},
 		Spec: v1alpha1.GitSourceSpec{
-			URL: g.URL, Branch: g.Branch, Tag: g.Tag, Semver: g.Semver, Commit: g.Commit,
-			Interval: g.Interval, Schedule: g.Schedule,
+			URL: g.URL, GitRef: g.GitRef,
 		},
 	}
 	var creds controller.Credentials

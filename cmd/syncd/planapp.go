@@ -208,8 +208,8 @@ func localSource(app *v1alpha1.App, dir string) (*v1alpha1.GitSource, error) {
 	src := &v1alpha1.GitSource{
 		ObjectMeta: metav1.ObjectMeta{Name: app.Spec.SourceRef.Name, Namespace: app.Namespace},
 		Spec: v1alpha1.GitSourceSpec{
-			URL: "file://" + filepath.ToSlash(abs), Branch: "main",
-			Interval: &metav1.Duration{Duration: time.Hour},
+			URL:    "file://" + filepath.ToSlash(abs),
+			GitRef: config.GitRef{Branch: "main", Interval: &metav1.Duration{Duration: time.Hour}},
 		},
 	}
 	return src, nil

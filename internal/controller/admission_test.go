@@ -107,6 +107,11 @@ kind: App
 metadata: {name: kms}
 spec: {sourceRef: {kind: GitSource, name: repo}, decryption: {provider: kms, secretRef: {name: k}}}`,
 			want: `"kms" is not a decryption provider; use sops`},
+		"helm repository chart": {resource: "apps", manifest: `
+kind: App
+metadata: {name: helmrepo}
+spec: {sourceRef: {kind: GitSource, name: repo}, helm: {chart: podinfo, version: "6.x"}}`,
+			want: `chart and version pick a chart of a Helm repository source, and an App's source is a GitSource`},
 		"helm namespace against targetNamespace": {resource: "apps", manifest: `
 kind: App
 metadata: {name: helmns}

@@ -188,3 +188,12 @@ func (w credentialWriter) writeDecryptionKeys(ctx context.Context, app *v1alpha1
 	}
 	return path, nil
 }
+
+// WriteDecryptionKeys writes the keys of the Secret an App's
+// spec.decryption names to a keys file below dir, as the controller does
+// (for syncd plan --app, which previews an App with decryption); "" for
+// an App without decryption. Set Credentials.DecryptionKeysFile to it
+// before Translate.
+func WriteDecryptionKeys(ctx context.Context, secrets SecretReader, dir string, app *v1alpha1.App) (string, error) {
+	return credentialWriter{secrets: secrets, dir: dir}.writeDecryptionKeys(ctx, app)
+}
