@@ -2,7 +2,6 @@ package applier
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -195,17 +194,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
 	app := webApp(ns, "syncd-web")
-	withEnv := object(t, deployment("web", 3, "nginx:1.27"))
-	containers, _, _ := unstructured.NestedSlice(withEnv.Object, "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["env"] = []any{map[string]any{"name": "MODE", "value": "fast"}}
-	if err := unstructured.SetNestedSlice(withEnv.Object, containers, "spec", "template", "spec", "containers"); err != nil {
-		t.Fatal(err)
-	}
-	withEnv.SetNamespace(ns)
-	docWithEnv, err := json.Marshal(withEnv.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withEnv, docWithEnv := deploymentWithEnv(t, ns)
 
 	// What `kubectl apply` (client-side) does on create: the object with
 	// its last-applied annotation, as manager kubectl-client-side-apply.
@@ -235,14 +224,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	}
 
 	// Git drops the env var: it goes from the object.
-	plan = c.plan(t, app, deployment("web", 3, "nginx:1.27"))
-	cs = c.apply(t, plan, ApplyOptions{RecordManagers: true})
-	wantChanges(t, cs, "Deployment web syncd-web configured")
-	live = c.get(t, deployments, ns, "web")
-	containers, _, _ = unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
-	if env, ok := containers[0].(map[string]any)["env"]; ok {
-		t.Errorf("env %v still set after Git dropped it", env)
-	}
+	plan, live = dropEnv(t, c, app, ns)
 	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after dropping env (-plan +live):\n%s", diff)
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
 )
 
 // TestBeforeFirstApplyTakeover: an object whose fields are owned by the
@@ -19,17 +22,7 @@ func TestBeforeFirstApplyTakeover(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
 	app := webApp(ns, "syncd-web")
-	withEnv := object(t, deployment("web", 3, "nginx:1.27"))
-	containers, _, _ := unstructured.NestedSlice(withEnv.Object, "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["env"] = []any{map[string]any{"name": "MODE", "value": "fast"}}
-	if err := unstructured.SetNestedSlice(withEnv.Object, containers, "spec", "template", "spec", "containers"); err != nil {
-		t.Fatal(err)
-	}
-	withEnv.SetNamespace(ns)
-	docWithEnv, err := json.Marshal(withEnv.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withEnv, docWithEnv := deploymentWithEnv(t, ns)
 	if _, err := c.resource(t, deployments, ns).Create(context.Background(), withEnv, metav1.CreateOptions{FieldManager: "before-first-apply"}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +46,40 @@ func TestBeforeFirstApplyTakeover(t *testing.T) {
 	}
 
 	// Git drops the env var: it goes from the object.
-	plan = c.plan(t, app, deployment("web", 3, "nginx:1.27"))
-	cs = c.apply(t, plan, ApplyOptions{RecordManagers: true})
+	plan, live = dropEnv(t, c, app, ns)
+}
+
+// deploymentWithEnv is Deployment web in ns whose container sets env
+// MODE=fast, a field a later revision in Git drops; it returns the object
+// and its JSON.
+func deploymentWithEnv(t *testing.T, ns string) (*unstructured.Unstructured, []byte) {
+	t.Helper()
+	withEnv := object(t, deployment("web", 3, "nginx:1.27"))
+	containers, _, _ := unstructured.NestedSlice(withEnv.Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["env"] = []any{map[string]any{"name": "MODE", "value": "fast"}}
+	if err := unstructured.SetNestedSlice(withEnv.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
+	withEnv.SetNamespace(ns)
+	doc, err := json.Marshal(withEnv.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withEnv, doc
+}
+
+// dropEnv applies Deployment web without the env var deploymentWithEnv
+// set, as Git's next revision, and checks the var is gone from the live
+// object. It returns the plan and the live object.
+func dropEnv(t *testing.T, c *cluster, app config.App, ns string) (*planner.Plan, *unstructured.Unstructured) {
+	t.Helper()
+	plan := c.plan(t, app, deployment("web", 3, "nginx:1.27"))
+	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web configured")
-	live = c.get(t, deployments, ns, "web")
-	containers, _, _ = unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+	live := c.get(t, deployments, ns, "web")
+	containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
 	if env, ok := containers[0].(map[string]any)["env"]; ok {
 		t.Errorf("env %v still set after Git dropped it", env)
 	}
+	return plan, live
 }
