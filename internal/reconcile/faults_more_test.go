@@ -225,23 +225,15 @@ type twoSources struct {
 
 func newTwoSources(t *testing.T) *twoSources {
 	t.Helper()
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := gitserver.StartTest(t)
 	proxy, err := gitserver.NewSlow(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
 	ts := &twoSources{t: t, proxy: proxy, nsFast: env.Namespace(t), nsSlow: env.Namespace(t)}
-	if ts.fast, err = srv.NewRepo("fast", t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	if ts.slow, err = srv.NewRepo("slow", t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
+	ts.fast = srv.NewTestRepo(t, "fast")
+	ts.slow = srv.NewTestRepo(t, "slow")
 	if _, err := ts.fast.Commit("first", map[string][]byte{"app/cms.yaml": []byte(configMaps(ts.nsFast, "cm", 5, "1"))}); err != nil {
 		t.Fatal(err)
 	}

@@ -140,15 +140,8 @@ type rigOptions struct {
 func newFaultRig(t *testing.T, o rigOptions) *faultRig {
 	t.Helper()
 	ns := env.Namespace(t)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := gitserver.StartTest(t)
+	repo := srv.NewTestRepo(t, "app")
 	sha, err := repo.Commit("first", o.files(ns))
 	if err != nil {
 		t.Fatal(err)

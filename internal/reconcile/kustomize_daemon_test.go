@@ -45,15 +45,8 @@ func TestDaemonKustomizePanicFailsOneApp(t *testing.T) {
 	}
 	t.Cleanup(func() { planner.BeforeKustomizeBuildForTest = nil })
 
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("platform", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := gitserver.StartTest(t)
+	repo := srv.NewTestRepo(t, "platform")
 	files := map[string][]byte{}
 	for name, content := range overlayRepo(ns) {
 		files[name] = []byte(content)

@@ -117,15 +117,8 @@ func runLoad(b *testing.B, shared bool) loadResult {
 		}
 		nsOf = func(i int) string { return nss[i] }
 	}
-	srv, err := gitserver.Start(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	repo, err := srv.NewRepo("fleet", b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := gitserver.StartTest(b)
+	repo := srv.NewTestRepo(b, "fleet")
 	app := func(i int) string { return fmt.Sprintf("app-%02d", i) }
 	objects := func(i int, v string) []byte {
 		var sb strings.Builder

@@ -1,14 +1,12 @@
 package reconcile_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +16,6 @@ import (
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
-
-// lockedBuffer is a log destination the daemon's goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestDaemonSubstitutesFromConfigMapAndSecret: the daemon renders a
 // kustomization from a real Git server whose objects use variables from a
@@ -54,15 +34,8 @@ func TestDaemonSubstitutesFromConfigMapAndSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("platform", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := gitserver.StartTest(t)
+	repo := srv.NewTestRepo(t, "platform")
 	files := map[string][]byte{
 		"app/kustomization.yaml": []byte("resources: [settings.yaml, creds.yaml, web.yaml]\n"),
 		"app/settings.yaml":      []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: ${COLOR}\n  region: ${REGION}\n  replicas: ${QUOTE}${REPLICAS}${QUOTE}\n"),
@@ -99,7 +72,7 @@ apps:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &syncBuffer{}
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cluster(t),

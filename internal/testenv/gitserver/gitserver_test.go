@@ -10,15 +10,8 @@ import (
 )
 
 func TestServeCommitAndOutage(t *testing.T) {
-	s, err := Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	r, err := s.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := StartTest(t)
+	r := s.NewTestRepo(t, "app")
 	sha, err := r.Commit("first", map[string][]byte{"a/cm.yaml": []byte("kind: ConfigMap\n")})
 	if err != nil {
 		t.Fatal(err)

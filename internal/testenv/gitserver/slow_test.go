@@ -11,15 +11,8 @@ import (
 )
 
 func TestSlowDelaysEveryRequest(t *testing.T) {
-	s, err := Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	r, err := s.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := StartTest(t)
+	r := s.NewTestRepo(t, "app")
 	sha, err := r.Commit("first", map[string][]byte{"a/cm.yaml": []byte("kind: ConfigMap\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -71,15 +64,8 @@ func TestSlowDelaysEveryRequest(t *testing.T) {
 }
 
 func TestSlowSetDelayReleasesHeldRequests(t *testing.T) {
-	s, err := Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	r, err := s.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := StartTest(t)
+	r := s.NewTestRepo(t, "app")
 	if _, err := r.Commit("first", map[string][]byte{"a/cm.yaml": []byte("kind: ConfigMap\n")}); err != nil {
 		t.Fatal(err)
 	}
