@@ -2,21 +2,13 @@ package reconcile_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -29,40 +21,12 @@ func TestDaemonDriftAlert(t *testing.T) {
 	repo := newRepo(t)
 	repo.commit("first", map[string]string{"app/cm.yaml": configMap(ns, "blue")})
 
-	key := []byte("alert-key")
-	var mu sync.Mutex
-	var got []alert.WebhookPayload
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if err := alert.VerifyWebhook(key, r.Header, body, time.Now(), 5*time.Minute); err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		var p alert.WebhookPayload
-		if err := json.Unmarshal(body, &p); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		got = append(got, p)
-		mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "url"), []byte(srv.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "key"), key, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The config names the hook's files relative to its own directory.
+	h := startHook(t)
+	dir := h.dir
 	cfgPath := filepath.Join(dir, "syncd.yaml")
 	writeConfig(t, cfgPath, repo.dir, ns, "1h")
-	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "alerts:\n- name: hook\n  type: webhook\n  urlFile: url\n  hmacKeyFile: key\n  events: [drift]\n")
-	f.Close()
+	appendFile(t, cfgPath, "alerts:\n- name: hook\n  type: webhook\n  urlFile: url\n  hmacKeyFile: key\n  events: [drift]\n")
 
 	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
@@ -71,20 +35,16 @@ func TestDaemonDriftAlert(t *testing.T) {
 	})
 	eventually(t, "first reconcile", func() (bool, string) { return d.Ready(), fmt.Sprintf("%+v", d.Status()) })
 
-	_, err = env.Clientset(t).CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType,
+	_, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType,
 		[]byte(`{"data":{"color":"green"}}`), metav1.PatchOptions{FieldManager: "operator"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "drift finding in status and alert delivered", func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		st := d.Status()
+		st, got := d.Status(), h.alerts()
 		return len(st) == 1 && st[0].Findings == 1 && len(got) > 0, fmt.Sprintf("status=%+v alerts=%+v", st, got)
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	p := got[0]
+	p := h.alerts()[0]
 	if p.Type != "drift" || p.App != "web" || p.Object.Name != "settings" || len(p.Fields) != 1 {
 		t.Fatalf("alert = %+v", p)
 	}

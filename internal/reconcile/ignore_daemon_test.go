@@ -3,7 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,12 +25,7 @@ func TestDaemonIgnoredFieldNotReverted(t *testing.T) {
 	h := startHook(t)
 	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
 	writeConfig(t, cfgPath, repo.dir, ns, "1s")
-	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "  ignore:\n  - kinds: [ConfigMap]\n    paths: [.data.color]\n    managers: [operator]\n"+h.config())
-	f.Close()
+	appendFile(t, cfgPath, "  ignore:\n  - kinds: [ConfigMap]\n    paths: [.data.color]\n    managers: [operator]\n"+h.config())
 
 	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath: cfgPath,
