@@ -202,27 +202,11 @@ func watcherWith(t testing.TB, c *cluster, plan *planner.Plan, n Normalizer) (*W
 	rec := newRecorder()
 	var mu sync.Mutex
 	var errs []error
-	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: rec.record, Normalizer: n, OnError: func(err error) {
+	w := runWatcher(t, c, plan, Options{}, WatcherOptions{OnChange: rec.record, Normalizer: n, OnError: func(err error) {
 		mu.Lock()
 		errs = append(errs, err)
 		mu.Unlock()
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetPlan(plan, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 	return w, rec, func() []error {
 		mu.Lock()
 		defer mu.Unlock()

@@ -49,24 +49,7 @@ func startWatcherWith(t testing.TB, c *cluster, plan *planner.Plan, opts Options
 	rec := newRecorder()
 	wo.OnChange = rec.record
 	wo.OnError = func(err error) { t.Log(err) }
-	w, err := NewWatcher(c.dyn, c.mapper, wo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetPlan(plan, opts); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return w, rec
+	return runWatcher(t, c, plan, opts, wo), rec
 }
 
 // waitState polls the watcher's state under its lock until cond holds.

@@ -76,8 +76,14 @@ func startWatcher(t testing.TB, c *cluster, plan *planner.Plan, opts Options) (*
 
 func startWatcherDebounce(t testing.TB, c *cluster, plan *planner.Plan, opts Options, debounce time.Duration) (*Watcher, *recorder) {
 	t.Helper()
-	rec := newRecorder()
-	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: rec.record, OnError: func(err error) { t.Log(err) }, Debounce: debounce})
+	return startWatcherWith(t, c, plan, opts, WatcherOptions{Debounce: debounce})
+}
+
+// runWatcher builds a Watcher from wo, sets plan and runs it until the
+// test ends.
+func runWatcher(t testing.TB, c *cluster, plan *planner.Plan, opts Options, wo WatcherOptions) *Watcher {
+	t.Helper()
+	w, err := NewWatcher(c.dyn, c.mapper, wo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +100,7 @@ func startWatcherDebounce(t testing.TB, c *cluster, plan *planner.Plan, opts Opt
 		cancel()
 		<-done
 	})
-	return w, rec
+	return w
 }
 
 func seedPlan(t testing.TB, ns string) *planner.Plan {
