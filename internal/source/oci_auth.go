@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -50,13 +51,25 @@ func (s *Source) readOCICredentials() (ociCredentials, error) {
 	if err != nil {
 		return ociCredentials{}, s.newError(KindAuth, "read credentials", err, "")
 	}
+	return credentialsOf(cfg), nil
+}
+
+// credentialsOf is cfg as one poll sends it: the secrets to scrub (the
+// basic-auth header's base64 form too) and the fingerprint of all of it.
+func credentialsOf(cfg authn.AuthConfig) ociCredentials {
+	if cfg == (authn.AuthConfig{}) {
+		return ociCredentials{auth: authn.Anonymous, key: "anonymous"}
+	}
 	secrets := []string{cfg.Password, cfg.Auth, cfg.IdentityToken, cfg.RegistryToken}
+	if cfg.Password != "" {
+		secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password)))
+	}
 	h := sha256.New()
 	for _, v := range append([]string{cfg.Username}, secrets...) {
 		h.Write([]byte(v))
 		h.Write([]byte{0})
 	}
-	return ociCredentials{auth: authn.FromConfig(cfg), secrets: nonEmpty(secrets), key: hex.EncodeToString(h.Sum(nil))}, nil
+	return ociCredentials{auth: authn.FromConfig(cfg), secrets: nonEmpty(secrets), key: hex.EncodeToString(h.Sum(nil))}
 }
 
 func nonEmpty(vs []string) []string {
@@ -114,26 +127,35 @@ func dockerConfigHost(key string) string {
 	return host
 }
 
-// ociTransport is the HTTP transport of an OCI source: the system's roots
-// plus oci.caFile, and no plain HTTP unless the registry is on loopback
-// or oci.insecure is set.
-func (s *Source) ociTransport() (http.RoundTripper, error) {
+// ociTransport is the HTTP transport of a registry client: the system's
+// roots plus caFile, and no plain HTTP unless the registry is on loopback
+// or insecure is set.
+func ociTransport(caFile string, insecure bool) (http.RoundTripper, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	if ca := s.oci.spec.CAFile; ca != "" {
-		pem, err := os.ReadFile(ca)
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
 		if err != nil {
-			return nil, s.newError(KindAuth, "read CA file", fmt.Errorf("oci.caFile: %w", err), "")
+			return nil, fmt.Errorf("caFile: %w", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, s.newError(KindAuth, "read CA file", fmt.Errorf("oci.caFile: %s holds no PEM certificate", ca), "")
+			return nil, fmt.Errorf("caFile: %s holds no PEM certificate", caFile)
 		}
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &plainHTTPGuard{next: base, allowed: s.oci.spec.Insecure}, nil
+	return &plainHTTPGuard{next: base, allowed: insecure}, nil
+}
+
+// newOCIPuller is a registry client sending creds over ociTransport.
+func newOCIPuller(creds ociCredentials, caFile string, insecure bool) (*remote.Puller, error) {
+	tr, err := ociTransport(caFile, insecure)
+	if err != nil {
+		return nil, err
+	}
+	return remote.NewPuller(remote.WithAuth(creds.auth), remote.WithTransport(tr), remote.WithUserAgent("syncd"))
 }
 
 // errPlainHTTP is what a request over plain HTTP to a registry that is not
@@ -164,13 +186,9 @@ func (s *Source) ociPuller(creds ociCredentials) (*remote.Puller, error) {
 	if o.puller != nil && o.pullerKey == creds.key {
 		return o.puller, nil
 	}
-	tr, err := s.ociTransport()
+	p, err := newOCIPuller(creds, o.spec.CAFile, o.spec.Insecure)
 	if err != nil {
-		return nil, err
-	}
-	p, err := remote.NewPuller(remote.WithAuth(creds.auth), remote.WithTransport(tr), remote.WithUserAgent("syncd"))
-	if err != nil {
-		return nil, s.newError(KindFetch, "connect", err, "")
+		return nil, s.newError(KindAuth, "connect", fmt.Errorf("oci.%w", err), "")
 	}
 	o.puller, o.pullerKey = p, creds.key
 	return p, nil

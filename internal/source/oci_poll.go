@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -43,6 +44,18 @@ type ociTarget struct {
 	tag    string
 }
 
+// errorMaker makes the *Error of one source.
+type errorMaker func(kind Kind, op string, err error, hint string) *Error
+
+// ociPull is one poll's registry client: the puller, the credentials to
+// scrub from its errors, and the source's errors. Sources of OCI
+// artifacts and OCI Helm repositories both pull through it.
+type ociPull struct {
+	p     *remote.Puller
+	creds ociCredentials
+	fail  errorMaker
+}
+
 // pollOCI is Poll for an OCI source; the caller holds pollMu. A tag or
 // digest that did not move costs one HEAD request and no download (a
 // semver range one tag listing more; a digest pin in force none).
@@ -66,14 +79,15 @@ func (s *Source) pollOCI(ctx context.Context) (Revision, Result, error) {
 	if err != nil {
 		return Revision{}, res, err
 	}
-	tgt, err := s.resolveOCI(ctx, p, creds)
+	c := ociPull{p: p, creds: creds, fail: s.newError}
+	tgt, err := s.resolveOCI(ctx, c)
 	if err != nil {
 		return Revision{}, res, err
 	}
 	if hasPrev && prev.SHA == tgt.digest.String() && prev.Tag == tgt.tag && isDir(prev.Dir) {
 		return prev, res, nil
 	}
-	rev, err := s.pullOCI(ctx, p, creds, tgt)
+	rev, err := s.pullOCI(ctx, c, tgt)
 	if err != nil {
 		return Revision{}, res, err
 	}
@@ -89,37 +103,37 @@ func (s *Source) pollOCI(ctx context.Context) (Revision, Result, error) {
 
 // resolveOCI resolves the configured tag (one HEAD request), semver range
 // (a tag listing, then a HEAD of the highest matching tag) or digest.
-func (s *Source) resolveOCI(ctx context.Context, p *remote.Puller, creds ociCredentials) (ociTarget, error) {
+func (s *Source) resolveOCI(ctx context.Context, c ociPull) (ociTarget, error) {
 	repo := s.oci.repo
 	switch s.kind {
 	case refCommit:
 		h, _ := v1.NewHash(s.refName)
 		return ociTarget{digest: h}, nil
 	case refSemver:
-		tags, err := p.List(ctx, repo)
+		tags, err := c.p.List(ctx, repo)
 		if err != nil {
-			return ociTarget{}, s.ociError("list tags", err, creds)
+			return ociTarget{}, c.classify("list tags", err)
 		}
 		tag, ok := highestTag(tags, s.constraint)
 		if !ok {
 			return ociTarget{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("no tag of %d matches semver range %q", len(tags), s.refName),
 				"the previous revision stays in force; push a matching tag or widen oci.semver")
 		}
-		return s.headTag(ctx, p, creds, tag)
+		return c.headTag(ctx, repo, tag)
 	default:
-		return s.headTag(ctx, p, creds, s.refName)
+		return c.headTag(ctx, repo, s.refName)
 	}
 }
 
 // headTag resolves one tag to its manifest digest with a HEAD request.
-func (s *Source) headTag(ctx context.Context, p *remote.Puller, creds ociCredentials, tag string) (ociTarget, error) {
-	desc, err := p.Head(ctx, s.oci.repo.Tag(tag))
+func (c ociPull) headTag(ctx context.Context, repo name.Repository, tag string) (ociTarget, error) {
+	desc, err := c.p.Head(ctx, repo.Tag(tag))
 	if err != nil {
 		if isStatus(err, http.StatusNotFound) {
-			return ociTarget{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %q does not exist in the repository", tag),
-				"the previous revision stays in force; push the tag or change oci.tag")
+			return ociTarget{}, c.fail(KindRefNotFound, "resolve", fmt.Errorf("tag %q does not exist in the repository", tag),
+				"the previous revision stays in force; push the tag or change the configured tag or range")
 		}
-		return ociTarget{}, s.ociError("resolve tag", err, creds)
+		return ociTarget{}, c.classify("resolve tag", err)
 	}
 	return ociTarget{digest: desc.Digest, tag: tag}, nil
 }
@@ -154,35 +168,50 @@ func highestTag(tags []string, c *semver.Constraints) (string, bool) {
 // pullOCI fetches the manifest of tgt, picks its content layer, downloads
 // and extracts it into trees/<digest hex>. The returned tree carries the
 // poll's hold (see checkout).
-func (s *Source) pullOCI(ctx context.Context, p *remote.Puller, creds ociCredentials, tgt ociTarget) (Revision, error) {
-	ref := s.oci.repo.Digest(tgt.digest.String())
-	desc, err := p.Get(ctx, ref)
-	if err != nil {
-		if isStatus(err, http.StatusNotFound) {
-			return Revision{}, s.newError(KindRefNotFound, "fetch manifest", fmt.Errorf("manifest %s does not exist in the repository", tgt.digest), "check oci.digest")
-		}
-		return Revision{}, s.ociError("fetch manifest", err, creds)
-	}
-	m, layer, strip, err := s.contentLayer(desc)
+func (s *Source) pullOCI(ctx context.Context, c ociPull, tgt ociTarget) (Revision, error) {
+	m, layer, strip, err := c.content(ctx, s.oci.repo, tgt.digest, nil)
 	if err != nil {
 		return Revision{}, err
 	}
 	key := tgt.digest.Hex
 	dir := filepath.Join(s.treesDir(), key)
 	if !s.holdIfPresent(key) {
-		if err := s.downloadLayer(ctx, p, creds, layer, strip, dir); err != nil {
+		tmp, err := os.MkdirTemp(s.treesDir(), ".tmp-"+key+"-")
+		if err != nil {
+			return Revision{}, s.newError(KindCache, "extract", err, "check that "+s.treesDir()+" is writable")
+		}
+		if err := c.extract(ctx, s.oci.repo, layer, strip, tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+			return Revision{}, err
+		}
+		if err := s.placeTree(tmp, dir); err != nil {
 			return Revision{}, err
 		}
 	}
 	return s.ociRevision(tgt, m, dir), nil
 }
 
+// content fetches the manifest at digest (checked against it) and returns
+// it with its one content layer, and whether that layer's first path
+// component is stripped. only, when set, is the one layer media type
+// taken.
+func (c ociPull) content(ctx context.Context, repo name.Repository, digest v1.Hash, only *types.MediaType) (*v1.Manifest, v1.Descriptor, bool, error) {
+	desc, err := c.p.Get(ctx, repo.Digest(digest.String()))
+	if err != nil {
+		if isStatus(err, http.StatusNotFound) {
+			return nil, v1.Descriptor{}, false, c.fail(KindRefNotFound, "fetch manifest", fmt.Errorf("manifest %s does not exist in the repository", digest), "check the configured digest")
+		}
+		return nil, v1.Descriptor{}, false, c.classify("fetch manifest", err)
+	}
+	return contentLayer(desc, only, c.fail)
+}
+
 // contentLayer checks that desc is an image manifest and returns it with
 // its one content layer (and whether that layer's first path component is
 // stripped).
-func (s *Source) contentLayer(desc *remote.Descriptor) (*v1.Manifest, v1.Descriptor, bool, error) {
+func contentLayer(desc *remote.Descriptor, only *types.MediaType, fail errorMaker) (*v1.Manifest, v1.Descriptor, bool, error) {
 	bad := func(format string, args ...any) (*v1.Manifest, v1.Descriptor, bool, error) {
-		return nil, v1.Descriptor{}, false, s.newError(KindArtifactRefused, "read manifest", fmt.Errorf(format, args...),
+		return nil, v1.Descriptor{}, false, fail(KindArtifactRefused, "read manifest", fmt.Errorf(format, args...),
 			"push the artifact with flux push artifact or helm push (one tar+gzip layer)")
 	}
 	if desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2 {
@@ -196,7 +225,7 @@ func (s *Source) contentLayer(desc *remote.Descriptor) (*v1.Manifest, v1.Descrip
 	var seen []string
 	for _, l := range m.Layers {
 		seen = append(seen, string(l.MediaType))
-		if _, ok := contentLayerTypes[l.MediaType]; ok {
+		if _, ok := contentLayerTypes[l.MediaType]; ok && (only == nil || l.MediaType == *only) {
 			found = append(found, l)
 		}
 	}
@@ -204,42 +233,39 @@ func (s *Source) contentLayer(desc *remote.Descriptor) (*v1.Manifest, v1.Descrip
 	case 1:
 		return m, found[0], contentLayerTypes[found[0].MediaType], nil
 	case 0:
+		if only != nil {
+			return bad("manifest %s has no layer of media type %s (layers: %s)", desc.Digest, *only, strings.Join(seen, ", "))
+		}
 		return bad("manifest %s has no tar+gzip content layer (layers: %s)", desc.Digest, strings.Join(seen, ", "))
 	default:
 		return bad("manifest %s has %d tar+gzip content layers; syncd reads artifacts of exactly one", desc.Digest, len(found))
 	}
 }
 
-// downloadLayer downloads the layer (its digest checked as it is read)
-// and extracts it into dir through a temporary directory, so dir is
-// always complete. On success dir carries the poll's hold.
-func (s *Source) downloadLayer(ctx context.Context, p *remote.Puller, creds ociCredentials, layer v1.Descriptor, strip bool, dir string) error {
+// extract downloads the layer (its digest checked as it is read) and
+// extracts it into dir, an empty directory the caller removes on error.
+func (c ociPull) extract(ctx context.Context, repo name.Repository, layer v1.Descriptor, strip bool, dir string) error {
 	lim := DefaultExtractLimits
 	if layer.Size > lim.Compressed {
-		return s.newError(KindArtifactRefused, "download layer", fmt.Errorf("layer %s is %d bytes, over the %d-byte limit of a compressed artifact", layer.Digest, layer.Size, lim.Compressed), "make the artifact smaller")
+		return c.fail(KindArtifactRefused, "download layer", fmt.Errorf("layer %s is %d bytes, over the %d-byte limit of a compressed artifact", layer.Digest, layer.Size, lim.Compressed), "make the artifact smaller")
 	}
-	l, err := p.Layer(ctx, s.oci.repo.Digest(layer.Digest.String()))
+	l, err := c.p.Layer(ctx, repo.Digest(layer.Digest.String()))
 	if err != nil {
-		return s.ociError("download layer", err, creds)
+		return c.classify("download layer", err)
 	}
 	rc, err := l.Compressed()
 	if err != nil {
-		return s.ociError("download layer", err, creds)
+		return c.classify("download layer", err)
 	}
 	defer rc.Close()
-	tmp, err := os.MkdirTemp(s.treesDir(), ".tmp-"+filepath.Base(dir)+"-")
-	if err != nil {
-		return s.newError(KindCache, "extract", err, "check that "+s.treesDir()+" is writable")
-	}
-	if err := extractTarGz(rc, tmp, ExtractOptions{Limits: lim, StripFirst: strip}); err != nil {
-		_ = os.RemoveAll(tmp)
+	if err := extractTarGz(rc, dir, ExtractOptions{Limits: lim, StripFirst: strip}); err != nil {
 		var ae *ArchiveError
 		if errors.As(err, &ae) {
-			return s.newError(KindArtifactRefused, "extract", err, "nothing of it is written; push an artifact without such entries")
+			return c.fail(KindArtifactRefused, "extract", err, "nothing of it is written; push an artifact without such entries")
 		}
-		return s.ociError("download layer", err, creds)
+		return c.classify("download layer", err)
 	}
-	return s.placeTree(tmp, dir)
+	return nil
 }
 
 // placeTree renames a complete temporary tree into place and takes the
@@ -276,25 +302,25 @@ func (s *Source) ociRevision(tgt ociTarget, m *v1.Manifest, dir string) Revision
 	return rev
 }
 
-// ociError turns a registry error into an *Error, its message scrubbed of
-// the credentials.
-func (s *Source) ociError(op string, err error, creds ociCredentials) *Error {
-	err = scrub(err, creds.secrets...)
+// classify turns a registry error into an *Error, its message scrubbed
+// of the credentials.
+func (c ociPull) classify(op string, err error) *Error {
+	err = scrub(err, c.creds.secrets...)
 	var te *transport.Error
 	switch {
 	case errors.Is(err, errPlainHTTP):
-		return s.newError(KindUnreachable, op, err, "")
+		return c.fail(KindUnreachable, op, err, "")
 	case errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden):
-		return s.newError(KindAuth, op, err, "check the credentials in oci.auth and their access to the repository")
+		return c.fail(KindAuth, op, err, "check the configured credentials and their access to the repository")
 	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
-		return s.newError(KindRepositoryNotFound, op, err, "check oci.url and that the credentials can see the repository")
+		return c.fail(KindRepositoryNotFound, op, err, "check the url and that the credentials can see the repository")
 	case errors.As(err, &te) && te.StatusCode >= 500:
-		return s.newError(KindUnreachable, op, err, "the previous revision stays in force; the next poll retries")
+		return c.fail(KindUnreachable, op, err, "the previous revision stays in force; the next poll retries")
 	}
 	if kind, hint, ok := classify(err); ok {
-		return s.newError(kind, op, err, hint)
+		return c.fail(kind, op, err, hint)
 	}
-	return s.newError(KindFetch, op, err, "")
+	return c.fail(KindFetch, op, err, "")
 }
 
 // isStatus reports whether err is a registry response with status code.
