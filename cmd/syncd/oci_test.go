@@ -215,3 +215,74 @@ func TestOCIRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOCIHelmSource: a Helm repository source at an oci:// URL with
+// apps[].helm.chart/version renders the highest matching chart version
+// pushed as helm push does, applies it, re-applies as a no-op without
+// downloading it again, reports no drift, shows a new version in range in
+// syncd plan, and never prints the Secret's value.
+func TestOCIHelmSource(t *testing.T) {
+	ns := env.Namespace(t)
+	reg := startOCIRegistry(t)
+	push := func(version string) {
+		t.Helper()
+		files := flatten(testChartFiles("x"))
+		chart := map[string]string{}
+		for n, b := range files {
+			if rest, ok := strings.CutPrefix(n, "app/"); ok {
+				chart[rest] = b
+			}
+		}
+		chart["Chart.yaml"] = "apiVersion: v2\nname: shop\nversion: " + version + "\n"
+		chart["templates/version.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chart-version\ndata:\n  version: {{ .Chart.Version | quote }}\n"
+		if _, err := reg.PushChart("charts/shop", "shop", version, chart); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("0.1.0")
+	push("1.0.0")
+	cfg := helmRepoConfig(t, "oci://"+reg.Host+"/charts", ns, "shop", "0.x")
+	cache := t.TempDir()
+	var outputs []string
+	run := func(what string, want int, args ...string) result {
+		t.Helper()
+		r := syncd(t, append(args, "--config", cfg, "--cache-dir", cache)...)
+		outputs = append(outputs, what+":\n"+r.stdout+r.stderr)
+		if r.code != want {
+			t.Fatalf("%s: code %d, want %d\n%s%s", what, r.code, want, r.stdout, r.stderr)
+		}
+		return r
+	}
+	r := run("apply", exitOK, "apply")
+	for _, want := range []string{"ConfigMap " + ns + "/shop-config created", "Secret " + ns + "/shop-pw created", "ConfigMap " + ns + "/chart-version created"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("apply output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	cm, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "chart-version", metav1.GetOptions{})
+	if err != nil || cm.Data["version"] != "0.1.0" {
+		t.Fatalf("chart-version = %v (get: %v), want 0.1.0, the highest in 0.x", cm.Data, err)
+	}
+	before := len(reg.Log())
+	r = run("re-apply", exitOK, "apply")
+	if strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "configured") {
+		t.Errorf("re-apply of the same chart wrote something:\n%s", r.stdout)
+	}
+	for _, req := range reg.Log()[before:] {
+		if strings.Contains(req, "/blobs/") || strings.HasPrefix(req, "GET /v2/charts/shop/manifests/") {
+			t.Errorf("the re-apply of an unchanged chart downloaded %s", req)
+		}
+	}
+	run("drift", exitOK, "drift")
+
+	push("0.2.0")
+	r = run("plan", exitChanges, "plan", "--app", "web")
+	if !strings.Contains(r.stdout, `+  version: 0.2.0`) || !strings.Contains(r.stdout, `-  version: 0.1.0`) {
+		t.Errorf("plan does not show the version bump:\n%s%s", r.stdout, r.stderr)
+	}
+	for _, out := range outputs {
+		if strings.Contains(out, helmSecret) {
+			t.Errorf("an output shows the Secret's value:\n%s", out)
+		}
+	}
+}

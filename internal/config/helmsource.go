@@ -74,11 +74,9 @@ func helmURLProblem(raw string) (problem string, loopback bool) {
 		return "the URL embeds credentials; remove them, put the password in a file and set auth.username and auth.passwordFile", false
 	}
 	switch strings.ToLower(u.Scheme) {
-	case "https", "http":
-	case "oci":
-		return "an oci:// URL is an OCI registry, not a Helm repository: follow the chart with a sources[].oci source (docs/helm.md#charts-in-oci-registries)", false
+	case "https", "http", "oci":
 	default:
-		return fmt.Sprintf("the URL scheme %q is not supported for a Helm repository; %s", u.Scheme, form), false
+		return fmt.Sprintf("the URL scheme %q is not supported for a Helm repository; %s, or oci://registry/path for charts pushed with helm push", u.Scheme, form), false
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "the URL has a query or fragment; " + form, false

@@ -49,7 +49,7 @@ func TestHelmSourceRejects(t *testing.T) {
 		"both kinds":      {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
 		"neither":         {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
 		"no interval":     {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
-		"oci url":         {"helm: {url: oci://ghcr.io/org/charts, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "sources[].oci"}},
+		"oci url, query":  {"helm: {url: \"oci://ghcr.io/org/charts?x=1\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "query"}},
 		"bad scheme":      {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
 		"password in url": {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
 		"token over http": {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},

@@ -92,3 +92,16 @@ func TestOCISectionRejects(t *testing.T) {
 		}
 	})
 }
+
+// TestHelmSourceOCIURL: a Helm repository source may be an oci://
+// registry prefix (charts pushed with helm push).
+func TestHelmSourceOCIURL(t *testing.T) {
+	head := "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: charts\n    helm: "
+	if _, err := Parse([]byte(head+"{url: oci://ghcr.io/example/charts, interval: 10m}\n"), "syncd.yaml"); err != nil {
+		t.Errorf("Parse of an oci:// helm source: %v", err)
+	}
+	_, err := Parse([]byte(head+"{url: \"oci://ghcr.io/example/charts?x=1\", interval: 10m}\n"), "syncd.yaml")
+	if err == nil || !strings.Contains(err.Error(), "sources[0].helm.url") {
+		t.Errorf("Parse of an oci:// URL with a query: %v, want sources[0].helm.url refused", err)
+	}
+}

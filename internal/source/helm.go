@@ -111,6 +111,10 @@ type HelmRepo struct {
 	// resolved against (guarded by pollMu).
 	resolvedGen uint64
 
+	// oci is set for a repository at an oci:// URL (oci_helm.go): charts
+	// are registry repositories, versions their tags; no index.yaml.
+	oci *ociHelm
+
 	idxMu sync.Mutex // guards idx (polls and other charts' dependencies)
 	idx   *cachedIndex
 
@@ -198,6 +202,11 @@ func newHelmRepo(spec HelmSpec, rs *HelmRepos) (*HelmRepo, error) {
 		return nil, fmt.Errorf("%s: set passwordFile or bearerTokenFile, not both", field("auth"))
 	}
 	r := &HelmRepo{spec: spec, base: u, ranges: map[ChartRef]*semver.Constraints{}, repos: rs}
+	if u.Scheme == "oci" {
+		if r.oci, err = newOCIHelm(u); err != nil {
+			return nil, fmt.Errorf("%s: %w", field("url"), err)
+		}
+	}
 	for _, c := range spec.Charts {
 		if err := r.addRange(c); err != nil {
 			return nil, err
@@ -237,8 +246,8 @@ func helmBaseURL(raw string) (*url.URL, error) {
 	if u.User != nil {
 		return nil, errors.New("must not contain credentials; put them in helm.auth")
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("scheme %q is not supported (use https or http)", u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "oci" {
+		return nil, fmt.Errorf("scheme %q is not supported (use https, http or oci)", u.Scheme)
 	}
 	if u.Host == "" {
 		return nil, errors.New("has no host")

@@ -75,6 +75,9 @@ func (r *HelmRepo) fetchDependency(ctx context.Context, chartName, chartDir stri
 // dependencyArchive resolves and fetches a chart of this repository for
 // another chart's dependency (with this source's own credentials).
 func (r *HelmRepo) dependencyArchive(ctx context.Context, ref ChartRef) ([]byte, string, error) {
+	if r.oci != nil {
+		return nil, "", fmt.Errorf("source %q is an oci:// repository: dependencies are not fetched from registries; vendor them with helm dependency build before helm push", r.spec.Name)
+	}
 	v := ref.Version
 	if v == "" {
 		v = "*"

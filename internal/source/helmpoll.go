@@ -35,6 +35,9 @@ type resolvedChart struct {
 func (r *HelmRepo) Poll(ctx context.Context) (Revision, Result, error) {
 	r.pollMu.Lock()
 	defer r.pollMu.Unlock()
+	if r.oci != nil {
+		return r.pollOCI(ctx)
+	}
 	prev, hasPrev := r.Last()
 	res := Result{Previous: prev.SHA}
 	creds, err := r.readHelmCredentials()
