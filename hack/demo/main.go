@@ -9,9 +9,12 @@
 // new commit announced by a push webhook; an out-of-band image edit and a
 // /scale write reported as drift with the culprit, by the daemon's alert
 // and by `syncd drift`; another team's applies, one refused; a `syncd plan`
-// preview of a branch that would conflict and reset replicas; and its
-// merge, which takes the hand edits back. It stops everything it started,
-// also on error or Ctrl-C.
+// preview of a branch that would conflict and reset replicas; its
+// merge, which takes the hand edits back; and App objects: the CRDs
+// installed with kubectl apply -k manifests/crds, a team's GitSource and
+// App created with kubectl, kubectl wait --for=condition=Ready and the
+// columns of kubectl get apps, and the App's deletion pruning. It stops
+// everything it started, also on error or Ctrl-C.
 //
 // Exit codes: 0 every step did what it said, 1 a step's expectation failed
 // (the message names the step), 130 interrupted.
@@ -82,6 +85,7 @@ func (d *demo) run(ctx context.Context) (err error) {
 		d.otherTeam,
 		d.planBranch,
 		d.merge,
+		d.appObjects,
 		d.stopDaemon,
 	} {
 		if err := s(ctx); err != nil {
@@ -101,7 +105,7 @@ func (d *demo) run(ctx context.Context) (err error) {
 }
 
 // steps is the number of narrated steps, for "[n/steps]".
-const steps = 13
+const steps = 14
 
 func (d *demo) step(format string, args ...any) {
 	d.stepNo++

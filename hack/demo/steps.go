@@ -102,7 +102,11 @@ func (d *demo) startControlPlane(ctx context.Context) error {
 	say("syncd built at %s", d.bin)
 	// The daemon keeps its Lease and the apps' inventories here.
 	_, err = d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "syncd-system"}}, metav1.CreateOptions{})
-	return err
+	if err != nil {
+		return err
+	}
+	// The App and GitSource CRDs, so the daemon also runs App objects.
+	return d.installCRDs(ctx)
 }
 
 // buildSyncd builds ./cmd/syncd into d.bin in the background; the channel
