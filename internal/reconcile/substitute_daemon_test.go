@@ -73,30 +73,15 @@ apps:
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d := launchDaemon(t, reconcile.DaemonOptions{
 		ConfigPath:  cfgPath,
 		Cluster:     cluster(t),
 		Options:     reconcile.Options{CacheDir: t.TempDir(), Namespace: sys},
 		ConfigCheck: 200 * time.Millisecond,
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	eventually(t, "web synced with its variables", func() (bool, string) {
-		var st reconcile.AppStatus
-		for _, s := range d.Status() {
-			if s.App == "web" {
-				st = s
-			}
-		}
+		st := appStatus(d, "web")
 		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
 		if err != nil {
 			return false, fmt.Sprintf("settings: %v; status %+v", err, st)
