@@ -42,7 +42,12 @@
 // where). A dependency that is not vendored is fetched through the
 // HelmRepo of the same set whose URL is its repository, never from
 // anywhere else. Basic auth or a bearer token (from files) and the CA
-// file go only to the repository's own scheme, host and port.
+// file go only to the repository's own scheme, host and port. A HelmRepo
+// at an oci:// URL (oci_helm.go) reads charts that helm push stored below
+// that registry prefix instead: a chart's versions are the semver tags of
+// <prefix>/<chart>, a poll is one tag listing and one manifest HEAD per
+// chart, and a chart layer is extracted with the OCI sources' rules; its
+// remote dependencies are never fetched.
 //
 // A Scheduler runs polls on an interval (plus jitter) or a cron schedule,
 // never two at once for one source, and on demand (Trigger). The first

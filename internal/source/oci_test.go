@@ -312,3 +312,23 @@ func BenchmarkOCIPollUnchanged(b *testing.B) {
 	}
 	b.ReportMetric(float64(reg.Requests()-before)/float64(b.N), "requests/op")
 }
+
+// TestOCICAFile: a registry served with a private CA is trusted with
+// oci.caFile and not without it.
+func TestOCICAFile(t *testing.T) {
+	reg := ociregistry.StartTLS()
+	t.Cleanup(reg.Close)
+	mustPush(t, reg, "app", "v1", map[string]string{"a.yaml": "a"})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, reg.CAPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newSource(t, ociSpec(reg, "app", func(s *Spec) { s.Tag = "v1"; s.OCI.CAFile = ca }))
+	if rev, _, err := s.Poll(context.Background()); err != nil || readTree(t, rev.Dir)["a.yaml"] != "a" {
+		t.Fatalf("poll with caFile: %v", err)
+	}
+	s = newSource(t, ociSpec(reg, "app", func(s *Spec) { s.Name = "noca"; s.Tag = "v1" }))
+	if _, _, err := s.Poll(context.Background()); err == nil {
+		t.Error("poll of a registry with a private CA succeeded without caFile")
+	}
+}

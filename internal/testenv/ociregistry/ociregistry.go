@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/subtle"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -38,6 +39,9 @@ const (
 type Registry struct {
 	// Host is host:port, as oci:// URLs name it.
 	Host string
+	// CAPEM is the PEM certificate a StartTLS registry is served with
+	// (nil for Start).
+	CAPEM []byte
 
 	srv      *httptest.Server
 	requests atomic.Int64
@@ -47,11 +51,21 @@ type Registry struct {
 	password string
 }
 
-// Start serves an empty registry until Close.
-func Start() *Registry {
+// Start serves an empty registry over plain HTTP until Close.
+func Start() *Registry { return start(httptest.NewServer) }
+
+// StartTLS serves an empty registry over HTTPS with a certificate of its
+// own CA (CAPEM) until Close.
+func StartTLS() *Registry {
+	r := start(httptest.NewTLSServer)
+	r.CAPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
+	return r
+}
+
+func start(serve func(http.Handler) *httptest.Server) *Registry {
 	r := &Registry{}
 	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.srv = serve(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
 		r.mu.Lock()
 		r.log = append(r.log, req.Method+" "+req.URL.Path)
@@ -64,7 +78,7 @@ func Start() *Registry {
 		}
 		h.ServeHTTP(w, req)
 	}))
-	r.Host = strings.TrimPrefix(r.srv.URL, "http://")
+	r.Host = strings.TrimPrefix(strings.TrimPrefix(r.srv.URL, "http://"), "https://")
 	return r
 }
 
@@ -167,7 +181,7 @@ func (r *Registry) Push(repo, tag string, config, layer types.MediaType, entries
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Write(ref, img, remote.WithAuth(r.pushAuth())); err != nil {
+	if err := remote.Write(ref, img, remote.WithAuth(r.pushAuth()), remote.WithTransport(r.srv.Client().Transport)); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
 	d, err := img.Digest()
