@@ -24,7 +24,8 @@ const maxNodes = 1 << 16
 // Load reads the config file at path, decodes it strictly, validates it and
 // returns it. Relative file names in the config (auth.tokenFile,
 // auth.sshKeyFile, auth.knownHostsFile, verify.keysFile, urlFile,
-// hmacKeyFile, substituteFrom[].file, decryption.keysFile) are made absolute against the directory holding the config
+// hmacKeyFile, substituteFrom[].file, decryption.keysFile,
+// cluster.kubeconfigFile) are made absolute against the directory holding the config
 // file; the files themselves are not read.
 //
 // An invalid file yields an Errors value listing every problem found, each
@@ -210,6 +211,9 @@ func (c *Config) resolveFiles(dir string) {
 		}
 		if d := c.Apps[i].Decryption; d != nil {
 			abs(&d.KeysFile)
+		}
+		if cl := c.Apps[i].Cluster; cl != nil {
+			abs(&cl.KubeconfigFile)
 		}
 	}
 	for i := range c.Alerts {

@@ -140,6 +140,8 @@ func TestLoadValidFull(t *testing.T) {
 				Values:      HelmValues{"controller": map[string]any{"replicaCount": int64(2)}},
 				IncludeCRDs: ptr(true),
 			}},
+			{Name: "edge-eu", Source: "platform", Path: "edge", Cluster: &ClusterSpec{Name: "edge-eu", KubeconfigFile: in("clusters/edge-eu.kubeconfig"), Context: "edge-eu-admin"}},
+			{Name: "edge-us", Source: "platform", Path: "edge", Cluster: &ClusterSpec{SecretRef: &SecretKeyRef{Name: "edge-us-kubeconfig", Key: "value"}, InventoryNamespace: "syncd"}},
 			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
 		},
 		Alerts: []Alert{
@@ -234,7 +236,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},

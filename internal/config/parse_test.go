@@ -187,7 +187,7 @@ func TestParseRejects(t *testing.T) {
 		},
 		"a list where a mapping belongs": {
 			yaml: header + "apps:\n  - [web, repo]\n",
-			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, allowRewinds, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait), got a list"}},
+			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait), got a list"}},
 		},
 		"an interval that is a number": {
 			yaml: strings.Replace(header, "interval: 1m", "interval: 60", 1),

@@ -191,6 +191,9 @@ type App struct {
 	// Decryption decrypts the app's SOPS-encrypted files with keys syncd
 	// holds; without it a SOPS-encrypted file fails the render.
 	Decryption *Decryption `json:"decryption,omitempty"`
+	// Cluster applies the app to another cluster than syncd's own (see
+	// ClusterSpec and docs/clusters.md); nil: syncd's own (LocalCluster).
+	Cluster *ClusterSpec `json:"cluster,omitempty"`
 }
 
 // Values of Decryption.Provider.

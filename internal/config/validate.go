@@ -72,6 +72,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.managers(c)
 	v.dependencies(c)
+	v.clusters(c)
 
 	alerts := nameIndex{what: "alert", list: "alerts"}
 	for i, a := range c.Alerts {
@@ -406,6 +407,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.helm(p+".helm", a)
 	src, ok := c.Source(a.Source)
 	v.helmChart(p, a, src, ok)
+	v.cluster(p, p+".cluster", a)
 }
 
 // decryption checks an app's decryption section; dp is its field.
