@@ -50,15 +50,23 @@ func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prome
 	if err != nil {
 		return nil, err
 	}
+	opts := f.options(reg, oneShot)
+	// Apps with serviceAccountName read, delete and patch their members
+	// as that account.
+	opts.Config = cl.config
+	return inventory.New(cl.dynamic, md, cl.mapper, opts)
+}
+
+// options are the inventory settings the flags ask for, without clients:
+// syncd's own cluster's, and the template of remote clusters' (each gets
+// its cluster's clients, reconcile.TargetsOptions.Inventory).
+func (f *inventoryFlags) options(reg prometheus.Registerer, oneShot bool) inventory.Options {
 	opts := inventory.Options{Namespace: f.namespace, Version: version, Registerer: reg, NoWatch: oneShot || f.noWatch, Reserved: reservedFor(f.namespace)}
 	if f.pruneBudget >= 0 {
 		b := f.pruneBudget
 		opts.PruneBudget = &b
 	}
-	// Apps with serviceAccountName read, delete and patch their members
-	// as that account.
-	opts.Config = cl.config
-	return inventory.New(cl.dynamic, md, cl.mapper, opts)
+	return opts
 }
 
 // openConfig loads the config, connects to the cluster and returns a
@@ -75,12 +83,18 @@ func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv 
 	// syncd drift has no inventory: syncd's own namespace is still
 	// reserved.
 	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace()}
+	var remoteInv *inventory.Options
 	if inv != nil {
 		opts.Reserved = reservedFor(inv.namespace)
 		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {
 			return nil, nil, nil, err
 		}
+		o := inv.options(nil, true)
+		remoteInv = &o
 	}
+	// The command exits after its run: the remote targets' one-shot
+	// inventories run no watches to stop.
+	opts.Targets = kube.remoteTargets(cl, remoteInv)
 	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 	if err != nil {
 		return nil, nil, nil, err

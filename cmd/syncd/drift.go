@@ -69,7 +69,7 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 	default:
 		return withCode(exitError, fmt.Errorf("-o %q: use text, json or markdown", f.output))
 	}
-	runner, apps, cl, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, nil, f.cacheDir, 0)
+	runner, apps, _, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, nil, f.cacheDir, 0)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -84,11 +84,16 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 		}
 		// Read as the app's identity (its serviceAccountName): a tenant
 		// never sees through syncd what its RBAC does not let it read.
-		dyn, err := runner.Dynamic(app)
+		// On the app's cluster (apps[].cluster, else syncd's own).
+		target, err := runner.Target(cmd.Context(), app)
 		if err != nil {
 			return withCode(exitError, err)
 		}
-		live, unreadable, err := drift.Live(cmd.Context(), dyn, cl.mapper, rendered.Plan)
+		dyn, err := target.Dynamic(app)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		live, unreadable, err := drift.Live(cmd.Context(), dyn, target.Cluster.Mapper, rendered.Plan)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("app %s: read live objects: %w", app.Name, err))
 		}

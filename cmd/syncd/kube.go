@@ -11,6 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 // kubeFlags are the flags every command that talks to a cluster takes.
@@ -45,6 +48,29 @@ func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
 	rules.ExplicitPath = k.kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: k.context}
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+}
+
+// remoteTargets returns the factory of the clients of apps on other
+// clusters (apps[].cluster): kubeconfigs in Secrets are read in syncd's
+// namespace through cl; each remote client gets syncd's user agent and
+// transport, and --kube-qps when set, else the limit kept for an API
+// server without Priority and Fairness (a remote cluster is not asked,
+// so that one that does not answer costs its apps nothing at start).
+// inv is the template of the remote inventories (nil: none).
+func (k *kubeFlags) remoteTargets(cl *cluster, inv *inventory.Options) *reconcile.Targets {
+	return reconcile.NewTargets(reconcile.TargetsOptions{
+		Local:     cl.dynamic,
+		Namespace: syncdNamespace(),
+		Inventory: inv,
+		Configure: func(cfg *rest.Config) {
+			cfg.UserAgent = "syncd/" + version
+			useOwnTransport(cfg)
+			cfg.QPS, cfg.Burst = noAPFQPS, k.burst
+			if k.qps != 0 {
+				cfg.QPS = k.qps
+			}
+		},
+	})
 }
 
 // cluster holds the clients one command uses.

@@ -174,12 +174,17 @@ func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFla
 	if err != nil {
 		return nil, nil, err
 	}
-	inv, err := inventory.New(cl.dynamic, md, cl.mapper, inventory.Options{Namespace: f.inventoryNS, Version: version, Reserved: reserved, Config: cl.config})
+	invOpts := inventory.Options{Namespace: f.inventoryNS, Version: version, Reserved: reserved}
+	local := invOpts
+	local.Config = cl.config
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, local)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer inv.Stop()
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace()})
+	targets := f.kube.remoteTargets(cl, &invOpts)
+	defer targets.Close()
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -144,7 +144,10 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace()}
+	remoteInv := f.inventory.options(reg, false)
+	targets := f.kube.remoteTargets(cl, &remoteInv)
+	defer targets.Close()
+	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace(), Targets: targets}
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	names := controller.NewNames() // app names shared by the file's apps and App objects
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{

@@ -142,7 +142,8 @@ func (m *Manager) Load(ctx context.Context, app string) (*Inventory, error) {
 }
 
 // Refuse records that an app's prune did not run because its source or
-// render failed (reason ReasonSourceFailed or ReasonRenderFailed), and
+// render failed or its cluster did not answer (reason ReasonSourceFailed,
+// ReasonRenderFailed or ReasonClusterUnreachable), and
 // returns the report saying so. Nothing is sent to the cluster.
 func (m *Manager) Refuse(app string, reason Reason, cause error) *Report {
 	m.metrics.blocked.WithLabelValues(string(reason)).Inc()

@@ -20,7 +20,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		blocked: prom.CounterVec("syncd_prune_blocked_total",
-			"Prunes, or objects of a prune, that a guard refused, by reason (source-failed, render-failed, apply-incomplete, empty-render, budget, protected, unowned, not-member, changed, error, disabled).",
+			"Prunes, or objects of a prune, that a guard refused, by reason (source-failed, render-failed, cluster-unreachable, apply-incomplete, empty-render, budget, protected, unowned, not-member, changed, error, disabled).",
 			"reason"),
 		pruned: prom.CounterVec("syncd_pruned_total",
 			"Objects removed from an app by prune, by action (deleted, orphaned).", "action"),

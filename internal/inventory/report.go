@@ -18,6 +18,9 @@ const (
 	ReasonSourceFailed Reason = "source-failed"
 	// ReasonRenderFailed: the manifests could not be rendered or planned.
 	ReasonRenderFailed Reason = "render-failed"
+	// ReasonClusterUnreachable: the app's cluster did not answer (a
+	// remote cluster, apps[].cluster).
+	ReasonClusterUnreachable Reason = "cluster-unreachable"
 	// ReasonApplyIncomplete: some object was not applied (conflict,
 	// failure, cancellation).
 	ReasonApplyIncomplete Reason = "apply-incomplete"
@@ -162,6 +165,8 @@ func refusalMessage(reason Reason, cause error) string {
 		return fmt.Sprintf("not pruning: the source failed, so what Git holds is unknown: %v", cause)
 	case ReasonRenderFailed:
 		return fmt.Sprintf("not pruning: the manifests did not render, so what Git holds is unknown: %v", cause)
+	case ReasonClusterUnreachable:
+		return fmt.Sprintf("not pruning: the app's cluster did not answer: %v", cause)
 	}
 	return fmt.Sprintf("not pruning: %v", cause)
 }

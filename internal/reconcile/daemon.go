@@ -103,8 +103,12 @@ const ModeDetect Mode = "detect"
 
 // AppStatus is what /status shows for one app.
 type AppStatus struct {
-	App      string `json:"app"`
-	Source   string `json:"source"`
+	App    string `json:"app"`
+	Source string `json:"source"`
+	// Cluster is the name of the cluster the app is applied to:
+	// config.LocalCluster ("local") for syncd's own, else its
+	// cluster.name (config.App.ClusterName).
+	Cluster  string `json:"cluster"`
 	Revision string `json:"revision,omitempty"`
 	Result   Result `json:"result"`
 	// Mode is "detect" for an app in drift mode detect (nothing is
@@ -448,6 +452,7 @@ func (d *Daemon) keepShard(cfg *config.Config) map[string][]config.App {
 		if _, ok := d.status[app.Name]; !ok {
 			d.status[app.Name] = &AppStatus{App: app.Name, Source: app.Source, Result: ResultPending}
 		}
+		d.status[app.Name].Cluster = app.ClusterName()
 	}
 	for name := range d.status {
 		if !keep[name] {
@@ -548,7 +553,7 @@ func (d *Daemon) onPoll(ev source.Event, src Tracker, apps []config.App, queues 
 	if ev.Err != nil {
 		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 		for _, app := range apps {
-			d.m.countError(app.Name, StageSource)
+			d.m.countError(app, StageSource)
 			if d.opts.Inventory != nil {
 				d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, ev.Err)
 			}
@@ -608,9 +613,13 @@ type appRun struct {
 	// dyn is the app's own client (its serviceAccountName), which the
 	// drift watcher lists and watches through: a tenant's watch needs
 	// the tenant's permission, never syncd's.
-	dyn     dynamic.Interface
-	flaps   *drift.FlapDetector
-	failing bool
+	dyn dynamic.Interface
+	// target is the app's cluster the watcher watches; a new one (a
+	// rotated kubeconfig) restarts the watcher (retarget).
+	target      *Target
+	stopWatcher context.CancelFunc
+	flaps       *drift.FlapDetector
+	failing     bool
 	// rewind is the rewind last reported ("from..to"), so each is
 	// alerted once.
 	rewind string
@@ -740,27 +749,32 @@ func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.Chan
 			Reader: identity.Name(TenantOf(a.app)),
 			User:   identity.User(TenantOf(a.app)),
 		}
-		if d.opts.Inventory != nil {
+		// The app's cluster: its inventory's live cache and its
+		// mapper (a remote app's watch runs on the remote cluster).
+		inv := a.target.Inventory
+		if inv != nil {
 			// One live cache per app: the watcher shares the
 			// inventory's informers (the applier's live reads and
 			// no-op skip), so each member is listed, watched and
 			// kept in memory once.
-			opts.Cache = d.opts.Inventory.LiveCache()
+			opts.Cache = inv.LiveCache()
 		}
-		if d.opts.Inventory != nil && !a.app.DetectOnly() {
+		if inv != nil && !a.app.DetectOnly() {
 			// Watch only the app's members, not every object of the
 			// kind in the namespaces it shares with other apps. In
 			// detect mode syncd never labels the objects, so the watch
 			// is by name and namespace only.
-			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, d.opts.Inventory.Namespace())
+			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, inv.Namespace())
 		}
-		w, err := drift.NewWatcher(a.dyn, d.opts.Cluster.Mapper, opts)
+		w, err := drift.NewWatcher(a.dyn, a.target.Cluster.Mapper, opts)
 		if err != nil {
-			d.log.Error("drift watcher cannot start", "app", a.app.Name, "error", err)
+			d.log.Error("drift watcher cannot start", "app", a.app.Name, "cluster", a.target.Name, "error", err)
 			return
 		}
 		a.watcher = w
-		go func() { _ = w.Run(ctx) }()
+		wctx, cancel := context.WithCancel(ctx)
+		a.stopWatcher = cancel
+		go func() { _ = w.Run(wctx) }()
 	}
 	// One change per slice: an object split between managers was written
 	// once per slice, and its newest version counts.
@@ -806,7 +820,7 @@ func (a *appRun) publishFindings() {
 	}
 	a.d.m.DriftFindings.DeletePartialMatch(map[string]string{"app": a.app.Name})
 	for c, k := range counts {
-		a.d.m.DriftFindings.WithLabelValues(a.app.Name, string(c)).Set(float64(k))
+		a.d.m.DriftFindings.WithLabelValues(a.app.Name, a.app.ClusterName(), string(c)).Set(float64(k))
 	}
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings = n })
 }
@@ -814,15 +828,21 @@ func (a *appRun) publishFindings() {
 // reconcile renders and applies one app at one revision.
 func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, rev source.Revision, ar *appRun) error {
 	start := d.opts.Clock.Now()
-	log := d.log.With("app", app.Name, "revision", rev.SHA)
+	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
 	rendered, err := runner.RenderAt(ctx, app, rev)
 	if err != nil {
-		d.m.countError(app.Name, StageRender)
+		// The source was polled by the scheduler: a failure here is the
+		// render's, or the app's cluster's.
+		reason := inventory.ReasonRenderFailed
+		if errors.Is(err, ErrClusterUnreachable) {
+			reason = inventory.ReasonClusterUnreachable
+		}
+		d.m.countError(app, stageOf(reason))
 		if d.opts.Inventory != nil {
-			d.opts.Inventory.Refuse(app.Name, inventory.ReasonRenderFailed, err)
+			d.opts.Inventory.Refuse(app.Name, reason, err)
 		}
 		d.finish(app, rev, start, ResultFailed, err, nil)
-		log.Error("render failed; nothing applied, nothing pruned", "error", err)
+		log.Error(string(stageOf(reason))+" failed; nothing applied, nothing pruned", "error", err)
 		return err
 	}
 	dopts, err := DriftOptions(app)
@@ -834,6 +854,9 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	dopts.Sensitive = rendered.Plan.Sensitive(dopts.Sensitive)
 	if ar.norm, err = runner.Normalizer(app); err == nil {
 		ar.dyn, err = runner.Dynamic(app)
+	}
+	if err == nil {
+		err = ar.retarget(ctx, runner)
 	}
 	if err != nil {
 		d.finish(app, rev, start, ResultFailed, err, nil)
@@ -860,7 +883,7 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	}
 	result, err := Outcome(rendered, cs, err)
 	if err != nil {
-		d.m.countError(app.Name, StageApply)
+		d.m.countError(app, StageApply)
 	}
 	d.finish(app, rev, start, result, err, cs)
 	ar.reportRewind(rendered)
@@ -885,11 +908,28 @@ func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, 
 	return nil
 }
 
+// retarget points the app's run at its cluster's current target; a
+// watcher following another target (the kubeconfig changed) is stopped
+// so that the next watch starts on the new one.
+func (a *appRun) retarget(ctx context.Context, runner *Runner) error {
+	t, err := runner.Target(ctx, a.app)
+	if err != nil {
+		return err
+	}
+	if a.target != nil && a.target != t && a.watcher != nil {
+		a.stopWatcher()
+		a.watcher = nil
+	}
+	a.target = t
+	return nil
+}
+
 // event records a Kubernetes Event on the app's inventory parent; none for
 // an app in drift mode detect, for which syncd writes nothing (it has no
-// inventory parent either).
+// inventory parent either), nor for an app on a remote cluster (its
+// parent is there, and the recorder writes to syncd's own cluster).
 func (d *Daemon) event(app config.App, eventType, reason, format string, args ...any) {
-	if d.opts.Events == nil || d.opts.Inventory == nil || app.DetectOnly() {
+	if d.opts.Events == nil || d.opts.Inventory == nil || app.DetectOnly() || app.IsRemote() {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: d.opts.Inventory.Namespace(), Name: inventory.ParentPrefix + app.Name}
@@ -909,21 +949,22 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}
-	d.m.ReconcileDuration.WithLabelValues(app.Name, string(result)).Observe(d.opts.Clock.Since(start).Seconds())
+	cluster := app.ClusterName()
+	d.m.ReconcileDuration.WithLabelValues(app.Name, cluster, string(result)).Observe(d.opts.Clock.Since(start).Seconds())
 	if result == ResultOK {
-		d.m.LastSuccess.WithLabelValues(app.Name).Set(float64(d.opts.Clock.Now().Unix()))
+		d.m.LastSuccess.WithLabelValues(app.Name, cluster).Set(float64(d.opts.Clock.Now().Unix()))
 	}
 	counts := map[applier.Action]int{}
 	if cs != nil {
 		for _, c := range cs.Changes {
 			counts[c.Action]++
-			d.m.countConflicts(app.Name, ConflictForced, len(c.Forced))
-			d.m.countConflicts(app.Name, ConflictYielded, len(c.Yielded))
-			d.m.countConflicts(app.Name, ConflictFailed, len(c.Conflicts))
+			d.m.countConflicts(app, ConflictForced, len(c.Forced))
+			d.m.countConflicts(app, ConflictYielded, len(c.Yielded))
+			d.m.countConflicts(app, ConflictFailed, len(c.Conflicts))
 		}
 		d.m.Objects.DeletePartialMatch(map[string]string{"app": app.Name})
 		for a, n := range counts {
-			d.m.Objects.WithLabelValues(app.Name, string(a)).Set(float64(n))
+			d.m.Objects.WithLabelValues(app.Name, cluster, string(a)).Set(float64(n))
 		}
 	}
 	d.setStatus(app.Name, func(s *AppStatus) {

@@ -203,7 +203,7 @@ func (a *appRun) holdForDependencies(w *appWork) bool {
 	waits := d.dependencyWaits(a.app, a.waits.graph)
 	d.m.DependencyWaiting.DeletePartialMatch(map[string]string{"app": a.app.Name})
 	for _, wt := range waits {
-		d.m.DependencyWaiting.WithLabelValues(a.app.Name, wt.App, string(wt.Reason)).Set(1)
+		d.m.DependencyWaiting.WithLabelValues(a.app.Name, a.app.ClusterName(), wt.App, string(wt.Reason)).Set(1)
 	}
 	held := len(waits) > 0
 	d.setStatus(a.app.Name, func(s *AppStatus) { s.Waiting = nextWait(s.Waiting, w.rev.SHA, waits, d.opts.Clock.Now()) })

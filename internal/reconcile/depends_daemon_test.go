@@ -92,7 +92,7 @@ func TestDaemonDependsOn(t *testing.T) {
 	if exists("front") {
 		t.Fatal("front was applied while its dependency back failed")
 	}
-	if n := testutil.ToFloat64(metrics.DependencyWaiting.WithLabelValues("front", "back", "failed")); n != 1 {
+	if n := testutil.ToFloat64(metrics.DependencyWaiting.WithLabelValues("front", "local", "back", "failed")); n != 1 {
 		t.Errorf(`syncd_dependency_waiting{app="front",dependency="back",reason="failed"} = %v, want 1`, n)
 	}
 	t.Logf("front waits (%s after start): %s", time.Since(began).Round(time.Millisecond), status("front").Waiting.On[0].Message)

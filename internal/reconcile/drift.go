@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -61,11 +62,15 @@ func DriftOptions(app config.App) (drift.Options, error) {
 // serviceAccountName, when set), so the dry run needs no permission the
 // app's applies do not have.
 func (r *Runner) Normalizer(app config.App) (drift.Normalizer, error) {
-	dyn, err := r.Dynamic(app)
+	t, err := r.Target(context.Background(), app)
 	if err != nil {
 		return nil, err
 	}
-	ap, err := applier.New(dyn, r.cluster.Mapper, applier.Options{})
+	dyn, err := t.Dynamic(app)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applier.New(dyn, t.Cluster.Mapper, applier.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}

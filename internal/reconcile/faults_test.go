@@ -330,7 +330,9 @@ func TestDaemonGitServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	writesBefore := rig.reqs.configMapWrites()
-	sourceErrs := func() float64 { return testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", "source")) }
+	sourceErrs := func() float64 {
+		return testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", "local", "source"))
+	}
 	errsBefore := sourceErrs()
 
 	// The outage. The next commit (one object fewer, new values) is pushed
@@ -499,7 +501,7 @@ func TestDaemonAPIServerRestart(t *testing.T) {
 	if diff := cmp.Diff(sortedKeys(want2), rig.inventoryNames()); diff != "" {
 		t.Errorf("inventory members (-want +got):\n%s", diff)
 	}
-	if n := testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", "apply")); n < 1 {
+	if n := testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", "local", "apply")); n < 1 {
 		t.Errorf("syncd_reconcile_errors_total{app=web,stage=apply} = %v, want the failed sync counted", n)
 	}
 }

@@ -183,7 +183,7 @@ func TestDaemonFlapping(t *testing.T) {
 	}
 	eventually(t, "flapping finding and alert published", func() (bool, string) {
 		_, ok := h.find(0, flapping)
-		n := testutil.ToFloat64(metrics.DriftFindings.WithLabelValues("web", "flapping"))
+		n := testutil.ToFloat64(metrics.DriftFindings.WithLabelValues("web", "local", "flapping"))
 		return ok && n == 1, fmt.Sprintf("flapping findings=%v alerts=%+v", n, h.alerts())
 	})
 	at, _ := h.find(0, flapping)
@@ -211,7 +211,7 @@ func TestDaemonFlapping(t *testing.T) {
 	appendFile(t, cfgPath, "# the fight was looked at\n")
 	eventually(t, "forcing resumed after the config change", func() (bool, string) {
 		s := status()
-		n := testutil.ToFloat64(metrics.DriftFindings.WithLabelValues("web", "flapping"))
+		n := testutil.ToFloat64(metrics.DriftFindings.WithLabelValues("web", "local", "flapping"))
 		return forced.count() > stopped && color() == "blue" && s.Result == "ok" && n == 0,
 			fmt.Sprintf("forced writes=%d (were %d) color=%s flapping findings=%v status=%+v", forced.count(), stopped, color(), n, s)
 	})

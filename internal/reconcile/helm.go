@@ -12,13 +12,13 @@ import (
 // helmOptions returns how the app's chart in dir is rendered
 // (HelmOptions), with the target cluster's capabilities when the Runner
 // has a cluster config (Helm's client defaults otherwise, see
-// planner.DefaultHelmCapabilities).
-func (r *Runner) helmOptions(ctx context.Context, app config.App, dir string) (planner.HelmOptions, error) {
+// planner.DefaultHelmCapabilities). The target is the app's cluster.
+func (r *Runner) helmOptions(ctx context.Context, t *Target, app config.App, dir string) (planner.HelmOptions, error) {
 	opts, err := HelmOptions(app, dir)
-	if err != nil || opts.ReleaseName == "" || r.discovery == nil {
+	if err != nil || opts.ReleaseName == "" || t.discovery == nil {
 		return opts, err
 	}
-	caps, err := planner.ClusterHelmCapabilities(ctx, r.discovery)
+	caps, err := planner.ClusterHelmCapabilities(ctx, t.discovery)
 	if err != nil {
 		return planner.HelmOptions{}, err
 	}

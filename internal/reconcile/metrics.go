@@ -3,6 +3,8 @@ package reconcile
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/prom"
 )
 
@@ -36,16 +38,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name:    "syncd_reconcile_duration_seconds",
 			Help:    "Time one reconcile of an app took (render, apply, prune), by result.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
-		}, []string{"app", "result"}),
+		}, []string{"app", "cluster", "result"}),
 		Objects: prom.GaugeVec("syncd_objects",
 			"Objects of an app by the action of its last reconcile (created, configured, unchanged, conflict, ...).",
-			"app", "action"),
+			"app", "cluster", "action"),
 		Conflicts: prom.CounterVec("syncd_conflicts_total",
 			"Field conflicts met while applying, by app and policy outcome (fail, force, yield).",
-			"app", "outcome"),
+			"app", "cluster", "outcome"),
 		Errors: prom.CounterVec("syncd_reconcile_errors_total",
-			"Failed reconciles by app and stage (source, render, apply, prune).",
-			"app", "stage"),
+			"Failed reconciles by app, cluster and stage (source, render, cluster, apply, prune).",
+			"app", "cluster", "stage"),
 		SourceRevision: prom.GaugeVec("syncd_source_revision_info",
 			"The revision each source resolved last (value 1).",
 			"source", "revision"),
@@ -57,16 +59,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"source"),
 		LastSuccess: prom.GaugeVec("syncd_last_success_timestamp_seconds",
 			"Unix time of the last fully successful reconcile of an app.",
-			"app"),
+			"app", "cluster"),
 		DriftFindings: prom.GaugeVec("syncd_drift_findings",
 			"Current drift findings of an app by class (taken-over, shared, value-drift, ...).",
-			"app", "class"),
+			"app", "cluster", "class"),
 		SourceRewinds: prom.CounterVec("syncd_source_rewinds_total",
 			"Revisions of an app that did not descend from the one last applied and pruned (force-push, rollback); their prune is refused unless the app sets allowRewinds.",
-			"app"),
+			"app", "cluster"),
 		DependencyWaiting: prom.GaugeVec("syncd_dependency_waiting",
 			"1 for each dependency (dependsOn) an app waits for before it applies its revision, by reason (no-revision, not-applied, failed, waiting, other-shard).",
-			"app", "dependency", "reason"),
+			"app", "cluster", "dependency", "reason"),
 	}
 	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting)
 	return m
@@ -85,7 +87,20 @@ const (
 	// StageApply: objects failed, conflicted or were unhealthy, or the
 	// prune did not complete.
 	StageApply Stage = "apply"
+	// StageCluster: the app's remote cluster did not answer.
+	StageCluster Stage = "cluster"
 )
+
+// stageOf returns the stage a run refused before its apply failed in.
+func stageOf(reason inventory.Reason) Stage {
+	switch reason {
+	case inventory.ReasonSourceFailed:
+		return StageSource
+	case inventory.ReasonClusterUnreachable:
+		return StageCluster
+	}
+	return StageRender
+}
 
 // ConflictOutcome is what the conflict policy did with a field conflict,
 // the outcome label of syncd_conflicts_total.
@@ -101,10 +116,10 @@ const (
 	ConflictFailed ConflictOutcome = "fail"
 )
 
-func (m *Metrics) countError(app string, stage Stage) {
-	m.Errors.WithLabelValues(app, string(stage)).Inc()
+func (m *Metrics) countError(app config.App, stage Stage) {
+	m.Errors.WithLabelValues(app.Name, app.ClusterName(), string(stage)).Inc()
 }
 
-func (m *Metrics) countConflicts(app string, outcome ConflictOutcome, n int) {
-	m.Conflicts.WithLabelValues(app, string(outcome)).Add(float64(n))
+func (m *Metrics) countConflicts(app config.App, outcome ConflictOutcome, n int) {
+	m.Conflicts.WithLabelValues(app.Name, app.ClusterName(), string(outcome)).Add(float64(n))
 }

@@ -50,7 +50,7 @@ func TestDaemonRapidPushesDuringLargeRender(t *testing.T) {
 	eventually(t, "last push applied", func() (bool, string) { return rig.converged(wantValues, last) })
 
 	for _, stage := range []string{"render", "apply", "source"} {
-		if n := testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", stage)); n != 0 {
+		if n := testutil.ToFloat64(rig.metrics.Errors.WithLabelValues("web", "local", stage)); n != 0 {
 			t.Errorf("%v %s errors during the pushes, want none (a tree vanished under a render?)", n, stage)
 		}
 	}

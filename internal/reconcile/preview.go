@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/applier"
@@ -39,19 +40,23 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	ao, err := r.previewApplyOptions(app)
+	target, err := r.Target(ctx, app)
 	if err != nil {
 		return nil, nil, err
 	}
-	dyn, err := r.Dynamic(app)
+	ao, err := r.previewApplyOptions(target, app)
 	if err != nil {
 		return nil, nil, err
 	}
-	basis, err := r.readBasis(ctx, spec.Inventory, plan)
+	dyn, err := target.Dynamic(app)
 	if err != nil {
 		return nil, nil, err
 	}
-	previews, err := r.dryRunChanged(ctx, dyn, app, plan, basis, ao)
+	basis, err := readBasis(ctx, target.Inventory, spec.Inventory, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	previews, err := r.dryRunChanged(ctx, dyn, target.Cluster.Mapper, app, plan, basis, ao)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,19 +64,19 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	r.previewPrune(ctx, spec.Inventory, plan, basis, report)
+	previewPrune(ctx, target.Inventory, spec.Inventory, plan, basis, report)
 	return report, plan.Warnings, nil
 }
 
 // previewApplyOptions are the applier settings Apply would use, with the
 // part-of label of the app's ApplySet that Apply's inventory run adds:
 // without it the preview would show the label being removed.
-func (r *Runner) previewApplyOptions(app config.App) (applier.ApplyOptions, error) {
+func (r *Runner) previewApplyOptions(t *Target, app config.App) (applier.ApplyOptions, error) {
 	ao, err := r.applyOptions(app)
-	if err != nil || r.opts.Inventory == nil {
+	if err != nil || t.Inventory == nil {
 		return ao, err
 	}
-	return inventory.WithPartOf(ao, r.opts.Inventory.ID(app.Name)), nil
+	return inventory.WithPartOf(ao, t.Inventory.ID(app.Name)), nil
 }
 
 // previewBasis is what the app's inventory says about a plan before any
@@ -98,12 +103,13 @@ func (b previewBasis) notDryRun(obj *planner.Object) bool {
 // right after that apply, and one metadata LIST per resource and namespace
 // of the app's members shows that resourceVersion still live
 // (inventory.Manager.Unchanged). When the inventory is missing or cannot
-// be read, every object is dry-run and the notes say why.
-func (r *Runner) readBasis(ctx context.Context, app inventory.App, plan *planner.Plan) (previewBasis, error) {
-	if r.opts.Inventory == nil {
+// be read, every object is dry-run and the notes say why. inv is the
+// inventory of the app's cluster (nil: none).
+func readBasis(ctx context.Context, inv *inventory.Manager, app inventory.App, plan *planner.Plan) (previewBasis, error) {
+	if inv == nil {
 		return previewBasis{notes: []string{"every object was dry-run: syncd runs without an inventory"}}, nil
 	}
-	u, err := r.opts.Inventory.Unchanged(ctx, app, plan)
+	u, err := inv.Unchanged(ctx, app, plan)
 	switch {
 	case ctx.Err() != nil:
 		return previewBasis{}, ctx.Err()
@@ -134,7 +140,7 @@ func alwaysDryRun(k inventory.Key) bool {
 // dryRunChanged dry-runs the plan's objects that basis does not show
 // unchanged through a memoising client over dyn (dryRunClient) and
 // returns a preview of every plan object (inPlanOrder).
-func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, app config.App, plan *planner.Plan, basis previewBasis, ao applier.ApplyOptions) ([]applier.ObjectPreview, error) {
+func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, app config.App, plan *planner.Plan, basis previewBasis, ao applier.ApplyOptions) ([]applier.ObjectPreview, error) {
 	dry := *plan
 	dry.Objects = nil
 	for _, obj := range plan.Objects {
@@ -143,11 +149,11 @@ func (r *Runner) dryRunChanged(ctx context.Context, dyn dynamic.Interface, app c
 		}
 	}
 	memo := newDryRunClient(dyn)
-	ap, err := applier.New(memo, r.cluster.Mapper, applier.Options{DryRun: true, Concurrency: r.opts.Concurrency})
+	ap, err := applier.New(memo, mapper, applier.Options{DryRun: true, Concurrency: r.opts.Concurrency})
 	if err != nil {
 		return nil, err
 	}
-	if err := memo.prime(ctx, r.cluster.Mapper, &dry, r.opts.Concurrency); err != nil {
+	if err := memo.prime(ctx, mapper, &dry, r.opts.Concurrency); err != nil {
 		return nil, err
 	}
 	dried, err := ap.Preview(ctx, &dry, ao)
@@ -193,10 +199,10 @@ func buildPreview(app string, sens *redact.Rules, ign *ignore.Rules, plan *plann
 // previewPrune adds what the prune after the apply would do to report, or
 // a note saying why prune is not previewed. The prune runs only after an
 // apply that completes: a blocking conflict or a refused object refuses
-// it, as it would for real.
-func (r *Runner) previewPrune(ctx context.Context, app inventory.App, plan *planner.Plan, basis previewBasis, report *preview.Report) {
+// it, as it would for real. inv is the inventory of the app's cluster.
+func previewPrune(ctx context.Context, inv *inventory.Manager, app inventory.App, plan *planner.Plan, basis previewBasis, report *preview.Report) {
 	switch {
-	case r.opts.Inventory == nil:
+	case inv == nil:
 		report.Notes = append(report.Notes, "prune is not previewed: syncd runs without an inventory")
 		return
 	case basis.read == nil:
@@ -204,7 +210,7 @@ func (r *Runner) previewPrune(ctx context.Context, app inventory.App, plan *plan
 		return
 	}
 	applied := !report.Blocked() && report.Summary.Errors == 0
-	pruned, err := r.opts.Inventory.PreviewPrune(ctx, app, plan, applied, basis.read)
+	pruned, err := inv.PreviewPrune(ctx, app, plan, applied, basis.read)
 	if err != nil {
 		report.Notes = append(report.Notes, fmt.Sprintf("prune is not previewed: %v", err))
 		return

@@ -9,13 +9,11 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
-	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/source"
@@ -49,6 +47,10 @@ type Options struct {
 	// Namespace is syncd's own namespace, where apps' substituteFrom
 	// ConfigMaps and Secrets are read; empty: an app naming one fails.
 	Namespace string
+	// Targets makes the clients and inventories of apps with a cluster
+	// section (remote clusters); nil: such apps fail, naming their
+	// cluster. The caller closes it.
+	Targets *Targets
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
@@ -72,15 +74,14 @@ type Runner struct {
 	sources map[string]Tracker
 	// specs are the config's apps compiled for the stages (compileApps).
 	specs map[string]compiled
-	// schemas types custom resources whose CRD is not in the render with
-	// the cluster's schema (nil without Cluster.Config).
-	schemas *planner.ClusterSchemas
-	// discovery reads a chart's capabilities (nil without Cluster.Config:
-	// Helm's defaults).
-	discovery discovery.DiscoveryInterface
+	// local is syncd's own cluster, the target of apps without a cluster
+	// section (target.go).
+	local *Target
 
 	mu       sync.Mutex
 	flapping map[string]func(planner.ObjectRef, string) bool
+	// remote is the target each remote app's last render resolved.
+	remote map[string]*Target
 }
 
 // SetFlapping makes the app's applies stop forcing fields f reports as
@@ -99,15 +100,12 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir()
 	}
-	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps)}
-	if cluster.Config != nil {
-		dc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-		if err != nil {
-			return nil, fmt.Errorf("discovery client: %w", err)
-		}
-		r.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
-		r.discovery = dc
+	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps), remote: map[string]*Target{}}
+	local, err := newTarget(config.LocalCluster, cluster, opts.Inventory)
+	if err != nil {
+		return nil, err
 	}
+	r.local = local
 	if err := r.addSources(cfg); err != nil {
 		return nil, err
 	}
@@ -232,7 +230,11 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
-	if tree.Helm, err = r.helmOptions(ctx, app, tree.Dir); err != nil {
+	target, err := r.resolveTarget(ctx, app, tree)
+	if err != nil {
+		return nil, err
+	}
+	if tree.Helm, err = r.helmOptions(ctx, target, app, tree.Dir); err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
 	if tree, err = WithDecryption(app, tree); err != nil {
@@ -250,7 +252,7 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planner.New(spec.Planner, planner.Options{Revision: label, Mapper: r.cluster.Mapper, Schemas: r.schemas, Substitution: subst})
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: label, Mapper: target.Cluster.Mapper, Schemas: target.schemas, Substitution: subst})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +260,7 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	if err := r.reserved().Refuse(spec.Inventory, plan); err != nil {
+	if err := r.reserved(target).Refuse(spec.Inventory, plan); err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
 	out.Plan = plan
@@ -266,11 +268,12 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 }
 
 // reserved returns syncd's own objects, the inventory namespace filled in
-// from the inventory when not given.
-func (r *Runner) reserved() inventory.Reserved {
+// from the target's inventory when not given (a remote cluster's
+// inventory namespace is always its own).
+func (r *Runner) reserved(t *Target) inventory.Reserved {
 	res := r.opts.Reserved
-	if res.InventoryNamespace == "" && r.opts.Inventory != nil {
-		res.InventoryNamespace = r.opts.Inventory.Namespace()
+	if t.Inventory != nil && (res.InventoryNamespace == "" || t != r.local) {
+		res.InventoryNamespace = t.Inventory.Namespace()
 	}
 	return res
 }
@@ -343,11 +346,7 @@ func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun b
 	rendered, err := r.Render(ctx, app, dir)
 	if err != nil {
 		if r.opts.Inventory != nil {
-			reason := inventory.ReasonRenderFailed
-			if se := (*source.Error)(nil); errors.As(err, &se) {
-				reason = inventory.ReasonSourceFailed
-			}
-			r.opts.Inventory.Refuse(app.Name, reason, err)
+			r.opts.Inventory.Refuse(app.Name, RefusalOf(err), err)
 		}
 		return nil, nil, err
 	}
@@ -365,21 +364,25 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := r.Dynamic(app)
+	target, err := r.Target(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	ap, err := applier.New(dyn, r.cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
+	dyn, err := target.Dynamic(app)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
 	if err != nil {
 		return nil, err
 	}
 	var run *inventory.Run
-	if r.opts.Inventory != nil {
+	if target.Inventory != nil {
 		spec, err := r.Spec(app)
 		if err != nil {
 			return nil, err
 		}
-		if run, err = r.opts.Inventory.Begin(ctx, spec.Inventory, rendered.Plan, dryRun); err != nil {
+		if run, err = target.Inventory.Begin(ctx, spec.Inventory, rendered.Plan, dryRun); err != nil {
 			return nil, err
 		}
 		if !dryRun && rendered.Revision.SHA != "" {
@@ -402,19 +405,16 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 }
 
 // Dynamic returns the client an app's requests for its objects go
-// through (applies, dry runs, health, drift reads and watches): syncd's
-// own, or, with serviceAccountName, one impersonating that service
-// account (package identity), so the app cannot do outside its RBAC.
+// through (applies, dry runs, health, drift reads and watches) on the
+// app's cluster (Target): that cluster's own, or, with
+// serviceAccountName, one impersonating that service account there
+// (package identity), so the app cannot do outside its RBAC.
 func (r *Runner) Dynamic(app config.App) (dynamic.Interface, error) {
-	t := TenantOf(app)
-	if identity.User(t) == "" {
-		return r.cluster.Dynamic, nil
-	}
-	cfg, err := identity.Config(r.cluster.Config, t)
+	t, err := r.Target(context.Background(), app)
 	if err != nil {
 		return nil, err
 	}
-	return dynamic.NewForConfig(cfg)
+	return t.Dynamic(app)
 }
 
 // ErrNoApps is returned when a config has no apps to run.

@@ -105,7 +105,7 @@ func (a *appRun) reportRewind(rendered *Rendered) {
 	a.rewind = key
 	now := d.opts.Clock.Now()
 	d.log.Warn("revision rewound: "+rw.what()+"; "+outcome, "app", app.Name, "from", rw.From, "to", rw.To, "ancestry", string(rw.Ancestry))
-	d.m.SourceRewinds.WithLabelValues(app.Name).Inc()
+	d.m.SourceRewinds.WithLabelValues(app.Name, app.ClusterName()).Inc()
 	d.setStatus(app.Name, func(s *AppStatus) {
 		s.Rewound = &RewindStatus{From: rw.From, To: rw.To, Ancestry: string(rw.Ancestry), Allowed: rw.Allowed, Since: now}
 	})

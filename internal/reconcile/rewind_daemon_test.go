@@ -105,7 +105,7 @@ func TestDaemonRewind(t *testing.T) {
 			if diff := cmp.Diff(sortedKeys(withExtra), rig.inventoryNames()); diff != "" {
 				t.Errorf("inventory members (-want +got):\n%s", diff)
 			}
-			if got := testutil.ToFloat64(metrics.SourceRewinds.WithLabelValues("web")); got != 1 {
+			if got := testutil.ToFloat64(metrics.SourceRewinds.WithLabelValues("web", "local")); got != 1 {
 				t.Errorf("syncd_source_rewinds_total{app=web} = %v, want 1", got)
 			}
 			eventually(t, "Rewound event", func() (bool, string) {

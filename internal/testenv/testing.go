@@ -141,3 +141,23 @@ func (e *Env) Grant(ctx context.Context, namespace, name, ruleNS string, rules [
 func WriteKubeconfig(cfg *rest.Config, path string) error {
 	return clientcmd.WriteToFile(kubeconfigFor(cfg, "user"), path)
 }
+
+// StartT starts another control plane for one test, e.g. a second
+// cluster for remote-cluster tests, and stops it when the test ends.
+// Each costs an etcd and a kube-apiserver: start one per test file and
+// share it between subtests.
+func StartT(t testing.TB, opts Options) *Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("testenv: stop: %v", err)
+		}
+	})
+	return e
+}

@@ -1,0 +1,222 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
+)
+
+// TargetsOptions say how the clients of remote clusters are made.
+type TargetsOptions struct {
+	// Local reads the Secrets holding kubeconfigs (cluster.secretRef) on
+	// syncd's own cluster; nil: an app naming one fails.
+	Local dynamic.Interface
+	// Namespace is syncd's own namespace, where those Secrets are.
+	Namespace string
+	// Inventory, when set, are the options of the remote clusters'
+	// inventories (syncd's own inventory's: version, metrics, prune
+	// budget, watch cache); each gets its cluster's clients, its own live
+	// cache, and the app's cluster.inventoryNamespace when set. Nil: no
+	// inventory, no prune (syncd drift).
+	Inventory *inventory.Options
+	// Configure adjusts each remote client config before use (user
+	// agent, transport, rate limit); nil: none.
+	Configure func(*rest.Config)
+	// ProbeTimeout bounds the reachability check before each run
+	// (default DefaultProbeTimeout).
+	ProbeTimeout time.Duration
+}
+
+// Targets makes and keeps the targets of remote clusters: one per
+// cluster name, made again when its kubeconfig, context or inventory
+// namespace changes (the kubeconfig is read before each run, so rotated
+// credentials are used at the next one). The zero value is not usable:
+// use NewTargets. Close stops their inventories' watches.
+type Targets struct {
+	opts   TargetsOptions
+	mu     sync.Mutex
+	byName map[string]keptTarget
+}
+
+// keptTarget is a target and what it was made from.
+type keptTarget struct {
+	fingerprint [32]byte
+	target      *Target
+}
+
+// NewTargets returns an empty set of remote targets.
+func NewTargets(opts TargetsOptions) *Targets {
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = DefaultProbeTimeout
+	}
+	return &Targets{opts: opts, byName: map[string]keptTarget{}}
+}
+
+// Close stops the inventories of every target made.
+func (ts *Targets) Close() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for name, k := range ts.byName {
+		k.target.stop()
+		delete(ts.byName, name)
+	}
+}
+
+func (t *Target) stop() {
+	if t.Inventory != nil {
+		t.Inventory.Stop()
+	}
+}
+
+// Resolve returns the target of a remote app: it reads the app's
+// kubeconfig (file or Secret) and reuses the target made from the same
+// kubeconfig, context and inventory namespace, or makes a new one.
+// Nothing is sent to the remote cluster.
+func (ts *Targets) Resolve(ctx context.Context, app config.App) (*Target, error) {
+	spec := app.Cluster
+	kc, err := ts.read(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	fp := fingerprint(kc.data, spec)
+	name := app.ClusterName()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if k, ok := ts.byName[name]; ok && k.fingerprint == fp {
+		return k.target, nil
+	}
+	cfg, err := kc.restConfig(spec.Context)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: cluster %s: %w", app.Name, name, err)
+	}
+	t, err := ts.build(name, cfg, spec)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: cluster %s: %w", app.Name, name, err)
+	}
+	if old, ok := ts.byName[name]; ok {
+		old.target.stop()
+	}
+	ts.byName[name] = keptTarget{fingerprint: fp, target: t}
+	return t, nil
+}
+
+// fingerprint identifies what a target is made from.
+func fingerprint(data []byte, spec *config.ClusterSpec) [32]byte {
+	h := sha256.New()
+	h.Write(data)
+	fmt.Fprintf(h, "\x00%s\x00%s", spec.Context, spec.InventoryNamespace)
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// build makes a remote cluster's clients, its inventory and its probe.
+func (ts *Targets) build(name string, cfg *rest.Config, spec *config.ClusterSpec) (*Target, error) {
+	if ts.opts.Configure != nil {
+		ts.opts.Configure(cfg)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cl := Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), Config: cfg}
+	inv, err := ts.inventory(cl, spec)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTarget(name, cl, inv)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := discovery.NewDiscoveryClientForConfig(probeConfig(cfg, ts.opts.ProbeTimeout))
+	if err != nil {
+		return nil, err
+	}
+	t.probe = probe
+	return t, nil
+}
+
+// inventory makes the remote cluster's inventory (nil when syncd runs
+// without one): the parent Secrets live on that cluster, in the app's
+// cluster.inventoryNamespace or syncd's inventory namespace.
+func (ts *Targets) inventory(cl Cluster, spec *config.ClusterSpec) (*inventory.Manager, error) {
+	if ts.opts.Inventory == nil {
+		return nil, nil
+	}
+	md, err := metadata.NewForConfig(cl.Config)
+	if err != nil {
+		return nil, err
+	}
+	opts := *ts.opts.Inventory
+	if spec.InventoryNamespace != "" {
+		opts.Namespace = spec.InventoryNamespace
+	}
+	opts.Config, opts.Cache = cl.Config, nil
+	return inventory.New(cl.Dynamic, md, cl.Mapper, opts)
+}
+
+// read reads an app's kubeconfig from its file or its Secret.
+func (ts *Targets) read(ctx context.Context, app config.App) (kubeconfig, error) {
+	spec := app.Cluster
+	if spec.KubeconfigFile != "" {
+		data, err := os.ReadFile(spec.KubeconfigFile)
+		if err != nil {
+			return kubeconfig{}, fmt.Errorf("app %s: cluster.kubeconfigFile: %w (write the cluster's kubeconfig there, beside the config file, not in Git)", app.Name, err)
+		}
+		return kubeconfig{data: data, path: spec.KubeconfigFile, where: "kubeconfigFile " + spec.KubeconfigFile}, nil
+	}
+	ref := spec.SecretRef
+	where := fmt.Sprintf("Secret %s/%s key %s", ts.opts.Namespace, ref.Name, ref.KeyOrDefault())
+	if ts.opts.Local == nil || ts.opts.Namespace == "" {
+		return kubeconfig{}, fmt.Errorf("app %s: cluster.secretRef: this command does not read Secrets of syncd's namespace: use cluster.kubeconfigFile", app.Name)
+	}
+	data, err := ts.secretValue(ctx, ref)
+	if err != nil {
+		return kubeconfig{}, fmt.Errorf("app %s: cluster.secretRef (%s): %w", app.Name, where, err)
+	}
+	return kubeconfig{data: data, where: where, fromSecret: true}, nil
+}
+
+var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// secretValue returns one key of a Secret in syncd's namespace, decoded.
+func (ts *Targets) secretValue(ctx context.Context, ref *config.SecretKeyRef) ([]byte, error) {
+	u, err := ts.opts.Local.Resource(secretsResource).Namespace(ts.opts.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("not found: create it, e.g. kubectl -n %s create secret generic %s --from-file=%s=KUBECONFIG", ts.opts.Namespace, ref.Name, ref.KeyOrDefault())
+	}
+	if err != nil {
+		return nil, err
+	}
+	enc, found, _ := unstructured.NestedString(u.Object, "data", ref.KeyOrDefault())
+	if !found || enc == "" {
+		return nil, fmt.Errorf("has no key %s: set cluster.secretRef.key to the key holding the kubeconfig", ref.KeyOrDefault())
+	}
+	data, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, fmt.Errorf("key %s is not base64", ref.KeyOrDefault())
+	}
+	return data, nil
+}
