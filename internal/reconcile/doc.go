@@ -28,5 +28,16 @@
 // applies of apps another shard runs, so dependsOn across shards holds the
 // dependent (reason other-shard), and it remembers what a dependency
 // applied only in memory: after a restart a dependent waits for its
-// dependency's first reconcile.
+// dependency's first reconcile.//
+// Runner.Target is the one place that decides which cluster an app talks
+// to: syncd's own for an app without a cluster section, else a Target
+// that Targets made from the app's kubeconfig (a file, or a Secret in
+// syncd's namespace, loaded with clientcmd) with that cluster's clients,
+// RESTMapper, discovery, impersonation and inventory; the applier, the
+// prune, the preview, the drift reads and the daemon's drift watcher all
+// take their clients from it. A remote cluster is asked for its version
+// before each run: one that does not answer fails only its apps
+// (UnreachableError), before anything is sent or pruned. It does not
+// guarantee that a cluster answering that probe stays up for the run: the
+// requests that then fail fail the apply, which never prunes.
 package reconcile
