@@ -88,9 +88,14 @@ type conversion struct {
 
 // Suffixes of the Secret names a converted GitSource's secretRefs get.
 const (
-	authSecretSuffix   = "-git-auth"
-	verifySecretSuffix = "-git-verify"
+	authSecretSuffix       = "-git-auth"
+	verifySecretSuffix     = "-git-verify"
+	decryptionSecretSuffix = "-sops-keys"
 )
+
+// decryptionSecretKey is the key convert gives the SOPS keys in the
+// Secret an App's decryption names (the controller reads every key).
+const decryptionSecretKey = "keys"
 
 // convertConfig converts every source and app; errors of every app are
 // returned together.
@@ -176,11 +181,16 @@ func authKeys(a *config.GitAuth) []secretKey {
 	return keys
 }
 
-// secret records the Secret a secretRef names: a comment above the
-// GitSource and a warning with the command that creates it. Only file
-// paths are printed, never what the files hold.
+// secret records the Secret a GitSource's secretRef names.
 func (c *conversion) secret(src *v1alpha1.GitSource, name string, keys []secretKey) {
-	args := []string{"kubectl", "-n", src.Namespace, "create", "secret", "generic", name}
+	c.secretNote(v1alpha1.KindGitSource, src.Namespace, src.Name, name, keys)
+}
+
+// secretNote records a Secret an object names: a comment above the
+// object and a warning with the command that creates it. Only file
+// paths are printed, never what the files hold.
+func (c *conversion) secretNote(kind, ns, objName, name string, keys []secretKey) {
+	args := []string{"kubectl", "-n", ns, "create", "secret", "generic", name}
 	for _, k := range keys {
 		if k.file != "" {
 			args = append(args, "--from-file="+k.key+"="+k.file)
@@ -189,9 +199,9 @@ func (c *conversion) secret(src *v1alpha1.GitSource, name string, keys []secretK
 		}
 	}
 	cmd := strings.Join(args, " ")
-	ref := v1alpha1.KindGitSource + "/" + src.Name
-	c.Comments[ref] = append(c.Comments[ref], fmt.Sprintf("Secret %s/%s must exist before this GitSource is used: %s", src.Namespace, name, cmd))
-	c.Warnings = append(c.Warnings, fmt.Sprintf("GitSource %s/%s names Secret %s/%s, which syncd convert does not create (it never reads credential files): %s", src.Namespace, src.Name, src.Namespace, name, cmd))
+	ref := kind + "/" + objName
+	c.Comments[ref] = append(c.Comments[ref], fmt.Sprintf("Secret %s/%s must exist before this %s is used: %s", ns, name, kind, cmd))
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s %s/%s names Secret %s/%s, which syncd convert does not create (it never reads credential files): %s", kind, ns, objName, ns, name, cmd))
 }
 
 // fileOnlyFields are apps[] fields no App may have: what they allow is
@@ -222,6 +232,13 @@ func (c *conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
 	} else {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("app %s sets no namespace: as an App, namespaced objects that set none go to the App's namespace %s (the file app refused them)", a.Name, ns))
 	}
+	if err := noSubstituteFiles(a); err != nil {
+		return nil, err
+	}
+	delete(fields, "decryption") // a secretRef, below
+	if deps, ok := fields["dependsOn"]; ok {
+		fields["dependsOn"] = dependsOnObjects(deps, ns)
+	}
 	spec, err := appSpecOf(fields)
 	if err != nil {
 		return nil, err
@@ -232,8 +249,46 @@ func (c *conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: appObjectName(a.Name, ns), Namespace: ns},
 		Spec:       spec,
 	}
+	c.decryption(a, app)
 	c.keepManager(a, app)
 	return app, nil
+}
+
+// noSubstituteFiles refuses substituteFrom files: an App reads
+// ConfigMaps and Secrets of its namespace only.
+func noSubstituteFiles(a config.App) error {
+	var errs []string
+	for i, s := range a.SubstituteFrom {
+		if s.File != "" {
+			errs = append(errs, fmt.Sprintf("substituteFrom[%d].file %s: an App reads substitution values from ConfigMaps and Secrets of its namespace only; put the values in one and name it (kind, name)", i, s.File))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// dependsOnObjects maps the file app names an app depends on to the
+// names of their Apps (appObjectName).
+func dependsOnObjects(deps any, ns string) []string {
+	list, _ := deps.([]any)
+	out := make([]string, 0, len(list))
+	for _, d := range list {
+		out = append(out, appObjectName(fmt.Sprint(d), ns))
+	}
+	return out
+}
+
+// decryption turns the app's SOPS keys file into a secretRef to a Secret
+// to create from it (the file is not read).
+func (c *conversion) decryption(a config.App, app *v1alpha1.App) {
+	if a.Decryption == nil {
+		return
+	}
+	name := app.Name + decryptionSecretSuffix
+	app.Spec.Decryption = &v1alpha1.Decryption{Provider: a.Decryption.Provider, SecretRef: v1alpha1.LocalObjectReference{Name: name}}
+	c.secretNote(v1alpha1.KindApp, app.Namespace, app.Name, name, []secretKey{{key: decryptionSecretKey, file: a.Decryption.KeysFile}})
 }
 
 // appFields is an app's JSON object, without empty objects (the
@@ -357,6 +412,9 @@ func checkRoundTrip(a config.App, app *v1alpha1.App, src *v1alpha1.GitSource, cr
 	if src == nil {
 		return fmt.Errorf("source %q has no GitSource (it is not a Git source)", a.Source)
 	}
+	if a.Decryption != nil {
+		creds.DecryptionKeysFile = a.Decryption.KeysFile
+	}
 	cfg, err := controller.Translate(app, src, creds)
 	if err != nil {
 		return err
@@ -367,6 +425,9 @@ func checkRoundTrip(a config.App, app *v1alpha1.App, src *v1alpha1.GitSource, cr
 	if want.Namespace == "" {
 		want.Namespace = app.Namespace // the warning of app says so
 	}
+	// The controller orders Apps by spec.dependsOn itself (App names,
+	// mapped by dependsOnObjects); the library's app carries none.
+	want.DependsOn = nil
 	if changed := changedFields(want, cfg.Apps[0]); len(changed) > 0 {
 		return fmt.Errorf("the App does not translate back to the same app (fields %s differ); this is a bug in syncd convert, keep the app in the config file meanwhile", strings.Join(changed, ", "))
 	}
@@ -410,7 +471,7 @@ func (c *conversion) write(w io.Writer) error {
 		docs = append(docs, doc)
 	}
 	for _, app := range c.Apps {
-		doc, err := objectYAML(app, nil)
+		doc, err := objectYAML(app, c.Comments[v1alpha1.KindApp+"/"+app.Name])
 		if err != nil {
 			return err
 		}

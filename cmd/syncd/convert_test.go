@@ -51,13 +51,19 @@ apps:
       default: force
       rules: [{managers: [hpa-controller], paths: [.spec.replicas], action: yield}]
     migrate: {from: [kubectl-client-side-apply], mode: same-value}
-    drift: {mode: detect}
+    drift: {mode: correct}
     sensitive: [{kinds: [ConfigMap], paths: [.data.password]}]
+    ignore: [{kinds: [apps/Deployment], paths: [.spec.replicas]}]
+    substitute: {cluster: prod}
+    substituteFrom: [{kind: ConfigMap, name: vars}, {kind: Secret, name: creds, optional: true, sensitive: true}]
+    substituteStrict: false
+    decryption: {provider: sops, keysFile: age.key}
   - name: api
     source: tags
     path: api
     serviceAccountName: deployer
     namespace: team-a
+    dependsOn: [team-a-web]
 `
 
 // offline runs a command line that takes no cluster flags.
@@ -102,7 +108,11 @@ func TestConvertRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := controller.Translate(app, src, creds[src.Name])
+		c := creds[src.Name]
+		if app.Spec.Decryption != nil {
+			c.DecryptionKeysFile = filepath.Join(dir, "age.key")
+		}
+		back, err := controller.Translate(app, src, c)
 		if err != nil {
 			t.Fatalf("App %s/%s does not translate: %v", app.Namespace, app.Name, err)
 		}
@@ -112,6 +122,10 @@ func TestConvertRoundTrip(t *testing.T) {
 	want := slices.Clone(cfg.Apps)
 	want[1].Name = "team-a-api"   // App team-a/api
 	want[1].Manager = "syncd-api" // kept, so the fields keep their owner
+	want[1].DependsOn = nil       // the controller's, by App name:
+	if diff := cmp.Diff([]string{"web"}, docs.apps[1].Spec.DependsOn); diff != "" {
+		t.Errorf("App api's dependsOn (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("apps after convert and Translate (-want +got):\n%s", diff)
 	}
@@ -132,6 +146,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	for _, want := range []string{
 		"kubectl -n team-a create secret generic repo-git-auth --from-file=token=" + filepath.Join(dir, "token") + " --from-literal=username=<auth.username>",
 		"kubectl -n team-a create secret generic repo-git-verify --from-file=keys=" + filepath.Join(dir, "keys.asc"),
+		"kubectl -n team-a create secret generic web-sops-keys --from-file=keys=" + filepath.Join(dir, "age.key"),
 		"kubectl -n team-a create secret generic tags-git-auth --from-file=identity=" + filepath.Join(dir, "id_ed25519") + " --from-file=known_hosts=" + filepath.Join(dir, "known_hosts"),
 	} {
 		if !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "# Secret ") || !strings.Contains(r.stdout, want) {
@@ -186,6 +201,11 @@ func TestConvertRefuses(t *testing.T) {
 			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    helm: {url: https://charts.example.com, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n    helm: {chart: web, version: 1.0.0}\n",
 			code:   exitError, nothing: true,
 			stderr: "sources[1] (charts): helm sources have no object kind yet (only GitSource); keep it and its apps in the config file",
+		},
+		"substituteFrom file": {
+			config: base + "  - name: web\n    source: repo\n    namespace: default\n    substituteFrom: [{file: vars.env}]\n",
+			code:   exitError, nothing: true,
+			stderr: "an App reads substitution values from ConfigMaps and Secrets of its namespace only",
 		},
 		"alerts": {
 			config: base + "alerts:\n  - name: chat\n    type: slack\n    urlFile: url\n",

@@ -70,7 +70,8 @@ namespace, with its GitSource and the Secrets it names). An App is
 translated as the controller translates it, so the preview is the one its
 reconcile would apply, and is the same as for the equivalent file app
 (named <namespace>-<name>). With --path the checkout is the source: no
-GitSource or Secret is read.
+GitSource or Git credential is read (an App with spec.decryption still
+needs its keys Secret).
 
 Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, prune
 guards or syncd's own objects, 1 error.`,

@@ -139,19 +139,21 @@ func TestPlanAppObjectErrors(t *testing.T) {
 		"typo.yaml": "apiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: web}\nspec:\n  sourceRef: {kind: GitSource, name: repo}\n  prun: false\n",
 		"two.yaml":  "apiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: a}\nspec: {sourceRef: {kind: GitSource, name: repo}}\n---\napiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: b}\nspec: {sourceRef: {kind: GitSource, name: repo}}\n",
 		"cm.yaml":   cmYAML("x", "  k: v\n"),
+		"sops.yaml": "apiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: web, namespace: default}\nspec:\n  sourceRef: {kind: GitSource, name: repo}\n  decryption: {provider: sops, secretRef: {name: no-such-keys}}\n",
 	})
 	tests := map[string]struct {
 		args []string
 		want string
 	}{
-		"nothing":            {args: []string{"plan"}, want: "name the app to preview"},
-		"config and file":    {args: []string{"plan", "--config", "x.yaml", "--app-file", "a.yaml"}, want: "--config and --app-file both given"},
-		"config without app": {args: []string{"plan", "--config", "x.yaml"}, want: "--app is required with --config"},
-		"no GitSource":       {args: []string{"plan", "--app-file", filepath.Join(dir, "app.yaml")}, want: "no GitSource repo for App team-a/web (spec.sourceRef); add the GitSource to the file or give it with --source-file, or preview a checkout with --path"},
-		"namespace differs":  {args: []string{"plan", "--app-file", filepath.Join(dir, "app.yaml"), "-n", "team-b"}, want: "App web is in namespace team-a, but -n says team-b"},
-		"unknown field":      {args: []string{"plan", "--app-file", filepath.Join(dir, "typo.yaml"), "--path", dir}, want: `document 1 (App): error unmarshaling JSON: while decoding JSON: json: unknown field "prun"`},
-		"two Apps":           {args: []string{"plan", "--app-file", filepath.Join(dir, "two.yaml"), "--path", dir}, want: "want exactly one App"},
-		"not an App":         {args: []string{"plan", "--app-file", filepath.Join(dir, "cm.yaml"), "--path", dir}, want: `apiVersion "v1" kind "ConfigMap": want apiVersion syncd.dev/v1alpha1`},
+		"nothing":                               {args: []string{"plan"}, want: "name the app to preview"},
+		"config and file":                       {args: []string{"plan", "--config", "x.yaml", "--app-file", "a.yaml"}, want: "--config and --app-file both given"},
+		"config without app":                    {args: []string{"plan", "--config", "x.yaml"}, want: "--app is required with --config"},
+		"no GitSource":                          {args: []string{"plan", "--app-file", filepath.Join(dir, "app.yaml")}, want: "no GitSource repo for App team-a/web (spec.sourceRef); add the GitSource to the file or give it with --source-file, or preview a checkout with --path"},
+		"namespace differs":                     {args: []string{"plan", "--app-file", filepath.Join(dir, "app.yaml"), "-n", "team-b"}, want: "App web is in namespace team-a, but -n says team-b"},
+		"unknown field":                         {args: []string{"plan", "--app-file", filepath.Join(dir, "typo.yaml"), "--path", dir}, want: `document 1 (App): error unmarshaling JSON: while decoding JSON: json: unknown field "prun"`},
+		"SOPS keys Secret missing, with --path": {args: []string{"plan", "--app-file", filepath.Join(dir, "sops.yaml"), "--path", dir}, want: "App default/web: Secret no-such-keys cannot be read"},
+		"two Apps":                              {args: []string{"plan", "--app-file", filepath.Join(dir, "two.yaml"), "--path", dir}, want: "want exactly one App"},
+		"not an App":                            {args: []string{"plan", "--app-file", filepath.Join(dir, "cm.yaml"), "--path", dir}, want: `apiVersion "v1" kind "ConfigMap": want apiVersion syncd.dev/v1alpha1`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

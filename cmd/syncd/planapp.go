@@ -54,7 +54,7 @@ func planObjectTarget(ctx context.Context, cl *cluster, f *planFlags) (*planTarg
 		}
 	}
 	t := &planTarget{app: controller.AppName(app.Namespace, app.Name), cleanup: func() {}}
-	creds, err := planCredentials(ctx, cl, src, t)
+	creds, err := planCredentials(ctx, cl, app, src, t)
 	if err != nil {
 		t.cleanup()
 		return nil, err
@@ -215,20 +215,30 @@ func localSource(app *v1alpha1.App, dir string) (*v1alpha1.GitSource, error) {
 	return src, nil
 }
 
-// planCredentials writes the Secrets the GitSource names to a private
-// temporary directory, which t.cleanup removes, as the controller does.
-func planCredentials(ctx context.Context, cl *cluster, src *v1alpha1.GitSource, t *planTarget) (controller.Credentials, error) {
-	if src.Spec.SecretRef == nil && src.Spec.Verify == nil {
-		return controller.Credentials{}, nil
+// planCredentials writes the Secrets the GitSource and the App name
+// (credentials, verification keys, SOPS keys) to a private temporary
+// directory, which t.cleanup removes, as the controller does.
+func planCredentials(ctx context.Context, cl *cluster, app *v1alpha1.App, src *v1alpha1.GitSource, t *planTarget) (controller.Credentials, error) {
+	var creds controller.Credentials
+	sourceSecrets := src.Spec.SecretRef != nil || src.Spec.Verify != nil
+	if !sourceSecrets && app.Spec.Decryption == nil {
+		return creds, nil
 	}
 	cs, err := kubernetes.NewForConfig(cl.config)
 	if err != nil {
-		return controller.Credentials{}, err
+		return creds, err
 	}
+	secrets := controller.ClientSecrets{Client: cs}
 	dir, err := os.MkdirTemp("", "syncd-plan-credentials-")
 	if err != nil {
-		return controller.Credentials{}, err
+		return creds, err
 	}
 	t.cleanup = func() { _ = os.RemoveAll(dir) }
-	return controller.WriteCredentials(ctx, controller.ClientSecrets{Client: cs}, dir, src)
+	if sourceSecrets {
+		if creds, err = controller.WriteCredentials(ctx, secrets, dir, src); err != nil {
+			return creds, err
+		}
+	}
+	creds.DecryptionKeysFile, err = controller.WriteDecryptionKeys(ctx, secrets, dir, app)
+	return creds, err
 }
