@@ -56,7 +56,7 @@ Exit codes: 0 no drift, 2 drift found, 1 error.`,
 	fs.StringVar(&f.path, "path", "", "render the app from this directory instead of its source")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
-	fs.BoolVar(&f.showIgnored, "show-ignored", false, "also list the differences the apps' ignore rules set aside, marked ignored (text and json)")
+	fs.BoolVar(&f.showIgnored, "show-ignored", false, "also list the differences the apps' ignore rules set aside, marked ignored (text, json and markdown)")
 	return cmd
 }
 

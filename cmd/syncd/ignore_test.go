@@ -61,9 +61,23 @@ func TestIgnoreRulesEndToEnd(t *testing.T) {
 		t.Errorf("drift --show-ignored text lacks the marked field:\n%s", text.stdout)
 	}
 
+	md := syncd(t, "drift", "--config", cfg, "--path", dir, "--show-ignored", "-o", "markdown")
+	if md.code != exitOK || !strings.Contains(md.stdout, "No drift.") || !strings.Contains(md.stdout, "| `ConfigMap "+ns+"/seed` | `.data.color` | taken-over |") {
+		t.Errorf("drift --show-ignored -o markdown: code %d, lacks the marked field:\n%s%s", md.code, md.stdout, md.stderr)
+	}
+
+	// Only an ignored field differs: the plan shows it, marked, and
+	// exits 0 (the apply would change nothing).
 	plan := syncd(t, "plan", "--config", cfg, "--app", "web", "--path", dir)
-	if !strings.Contains(plan.stdout, "ignored: .data.color differs from Git") || !strings.Contains(plan.stdout, "+  color: blue") {
+	if plan.code != exitOK {
+		t.Errorf("plan when only an ignored field differs: code %d, want %d\n%s%s", plan.code, exitOK, plan.stdout, plan.stderr)
+	}
+	if !strings.Contains(plan.stdout, "ignored: .data.color differs from Git") || !strings.Contains(plan.stdout, "+  color: blue") || !strings.Contains(plan.stdout, "1 of the updates only in ignored fields") {
 		t.Errorf("plan does not show the ignored field in its diff, marked:\n%s", plan.stdout)
+	}
+	mdPlan := syncd(t, "plan", "--config", cfg, "--app", "web", "--path", dir, "-o", "markdown")
+	if !strings.Contains(mdPlan.stdout, "- ignored: `.data.color` differs from Git") {
+		t.Errorf("plan -o markdown does not mark the ignored field:\n%s", mdPlan.stdout)
 	}
 
 	r = syncd(t, "apply", "--config", cfg, "--path", dir)
@@ -84,5 +98,13 @@ func TestIgnoreRulesEndToEnd(t *testing.T) {
 	}
 	if rep := driftJSON(t, exitChanges, "--config", cfg, "--path", dir); len(rep.Findings) != 1 || rep.Findings[0].Path != ".data.size" {
 		t.Errorf("drift of a field no rule matches: %+v, want .data.size only", rep.Findings)
+	}
+	// An ignored field and one no rule matches differ: the plan does not
+	// exit 0 (here 3: the operator owns .data.size, a blocking conflict).
+	if _, err := cms.Patch(context.Background(), "seed", types.MergePatchType, []byte(`{"data":{"color":"red"}}`), metav1.PatchOptions{FieldManager: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := syncd(t, "plan", "--config", cfg, "--app", "web", "--path", dir); r.code != exitConflict || strings.Contains(r.stdout, "only in ignored fields") {
+		t.Errorf("plan with an ignored and a not ignored difference: code %d, want %d, not marked only-ignored\n%s%s", r.code, exitConflict, r.stdout, r.stderr)
 	}
 }

@@ -102,31 +102,42 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // WriteMarkdown writes the findings as a Markdown table (object, field,
-// class, Git, live, owners), or "No drift." when there are none.
+// class, Git, live, owners), or "No drift." when there are none; then the
+// Ignored findings, if any (--show-ignored), in a second table.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	if len(r.Findings) == 0 {
 		b.WriteString("No drift.\n")
 	} else {
-		b.WriteString("| Object | Field | Class | Git | Live | Owners |\n")
-		b.WriteString("|---|---|---|---|---|---|\n")
-		for _, f := range r.Findings {
-			path := "(object)"
-			if f.Path != "" {
-				path = code(f.Path)
-			}
-			cells := []string{
-				code(f.Object.String()), path, string(f.Class),
-				mdValue(f, f.Desired), mdValue(f, f.Live), mdCell(ownersText(f.Owners)),
-			}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-		}
+		writeMarkdownTable(&b, r.Findings)
+	}
+	if len(r.Ignored) > 0 {
+		b.WriteString("\nIgnored (an ignore rule of the app matches them: not drift, not corrected):\n\n")
+		writeMarkdownTable(&b, r.Ignored)
 	}
 	for _, wn := range r.Warnings {
 		b.WriteString("\n> warning: " + mdCell(wn) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMarkdownTable writes findings as the table WriteMarkdown
+// describes.
+func writeMarkdownTable(b *strings.Builder, findings []Finding) {
+	b.WriteString("| Object | Field | Class | Git | Live | Owners |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, f := range findings {
+		path := "(object)"
+		if f.Path != "" {
+			path = code(f.Path)
+		}
+		cells := []string{
+			code(f.Object.String()), path, string(f.Class),
+			mdValue(f, f.Desired), mdValue(f, f.Live), mdCell(ownersText(f.Owners)),
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
 }
 
 func mdValue(f Finding, v any) string {

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
@@ -15,6 +16,15 @@ import (
 // the diff shows Git's value, but the apply keeps the live one. Sorted by
 // path (the slices' leaves, in order).
 func ignoredPaths(p applier.ObjectPreview, rules *ignore.Rules) []string {
+	var out []string
+	for _, fp := range ignoredFields(p, rules) {
+		out = append(out, fp.String())
+	}
+	return out
+}
+
+// ignoredFields is ignoredPaths as field paths.
+func ignoredFields(p applier.ObjectPreview, rules *ignore.Rules) []fieldpath.Path {
 	if rules == nil || p.Live == nil || p.After == nil {
 		return nil
 	}
@@ -24,7 +34,7 @@ func ignoredPaths(p applier.ObjectPreview, rules *ignore.Rules) []string {
 		ours[string(s.Manager)] = true
 		ours[string(ownership.HandoffManager(s.Manager))] = true
 	}
-	var out []string
+	var out []fieldpath.Path
 	seen := map[string]bool{}
 	for _, s := range p.Object.Slices {
 		s.Fields.Leaves().Iterate(func(fp fieldpath.Path) {
@@ -45,9 +55,28 @@ func ignoredPaths(p applier.ObjectPreview, rules *ignore.Rules) []string {
 			lv, _ := paths.Lookup(p.Live.Object, fp)
 			av, _ := paths.Lookup(p.After.Object, fp)
 			if !equality.Semantic.DeepEqual(lv, av) {
-				out = append(out, str)
+				out = append(out, fp.Copy())
 			}
 		})
 	}
 	return out
+}
+
+// onlyIgnored reports whether an update differs from the live object in
+// the ignored fields alone, with no ownership move, handoff or conflict:
+// the apply keeps those fields' live values, so it changes nothing, and
+// the plan does not count the object as a change (Argo CD's
+// ignoreDifferences leaves such an app Synced).
+func onlyIgnored(o Object, p applier.ObjectPreview, ignored []fieldpath.Path) bool {
+	if o.Action != Update || len(ignored) == 0 || len(o.Ownership)+len(o.Handoffs)+len(o.Conflicts) > 0 {
+		return false
+	}
+	after := p.After.DeepCopy()
+	for _, fp := range ignored {
+		lv, _ := paths.Lookup(p.Live.Object, fp)
+		if !paths.Set(after.Object, fp, runtime.DeepCopyJSONValue(lv)) {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(clean(p.Live), clean(after))
 }

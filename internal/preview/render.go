@@ -93,6 +93,9 @@ func (r *Report) summaryLine() string {
 	if s.Keep > 0 {
 		line += fmt.Sprintf(", %d kept on request (prune disabled)", s.Keep)
 	}
+	if s.OnlyIgnored > 0 {
+		line += fmt.Sprintf(", %d of the updates only in ignored fields (the apply keeps their live values)", s.OnlyIgnored)
+	}
 	if s.Prune+s.Orphan+s.Spared > 0 {
 		line += fmt.Sprintf(", %d to prune, %d to orphan, %d spared by prune guards", s.Prune, s.Orphan, s.Spared)
 	}
@@ -241,6 +244,9 @@ func objectBlock(o Object) string {
 	}
 	for _, m := range o.Ownership {
 		notes = append(notes, fmt.Sprintf("- ownership: `%s` moves from `%s` to `%s`", m.Path, m.From, m.To))
+	}
+	for _, p := range o.Ignored {
+		notes = append(notes, fmt.Sprintf("- ignored: `%s` differs from Git; an ignore rule of the app matches it, so the apply keeps the live value", p))
 	}
 	if len(notes) > 0 {
 		b.WriteString(strings.Join(notes, "\n") + "\n")

@@ -115,6 +115,9 @@ type Summary struct {
 	// objects that left Git and that prune keeps on request.
 	Skip int `json:"skip,omitempty"`
 	Keep int `json:"keep,omitempty"`
+	// OnlyIgnored counts the updates (part of Update) that differ only in
+	// fields the app's ignore rules match (Object.OnlyIgnored).
+	OnlyIgnored int `json:"onlyIgnored,omitempty"`
 }
 
 // Ref names an object in the JSON report.
@@ -182,6 +185,10 @@ type Object struct {
 	// matches (apps[].ignore): the diff shows Git's value, but the apply
 	// keeps the live one.
 	Ignored []string `json:"ignored,omitempty"`
+	// OnlyIgnored is true for an update whose only differences are
+	// Ignored fields: the apply keeps their live values and changes
+	// nothing, so it does not count for Report.Changed.
+	OnlyIgnored bool `json:"onlyIgnored,omitempty"`
 }
 
 // Options tune Build.
@@ -238,10 +245,12 @@ func pruneBlocking(reason string) bool {
 	return true
 }
 
-// Changed reports whether applying the plan would change anything.
+// Changed reports whether applying the plan would change anything. An
+// update that differs only in ignored fields changes nothing
+// (Object.OnlyIgnored).
 func (r *Report) Changed() bool {
 	s := r.Summary
-	return s.Create+s.Update+s.Recreate+s.Prune+s.Orphan > 0
+	return s.Create+s.Update-s.OnlyIgnored+s.Recreate+s.Prune+s.Orphan > 0
 }
 
 // Build makes the report of an app's dry run from applier.Preview's
@@ -284,7 +293,11 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			}
 			var err error
 			objs[i], err = buildObject(app, p, opts.Sensitive)
-			objs[i].Ignored = ignoredPaths(p, opts.Ignore)
+			ignored := ignoredFields(p, opts.Ignore)
+			for _, fp := range ignored {
+				objs[i].Ignored = append(objs[i].Ignored, fp.String())
+			}
+			objs[i].OnlyIgnored = err == nil && onlyIgnored(objs[i], p, ignored)
 			return err
 		})
 	}
@@ -297,6 +310,9 @@ func Build(app, revision string, previews []applier.ObjectPreview, opts Options)
 			r.Summary.Create++
 		case Update:
 			r.Summary.Update++
+			if o.OnlyIgnored {
+				r.Summary.OnlyIgnored++
+			}
 		case Unchanged:
 			r.Summary.Unchanged++
 		case Recreate:
