@@ -91,6 +91,7 @@ const (
 	authSecretSuffix       = "-git-auth"
 	verifySecretSuffix     = "-git-verify"
 	decryptionSecretSuffix = "-sops-keys"
+	kubeconfigSecretSuffix = "-kubeconfig"
 )
 
 // decryptionSecretKey is the key convert gives the SOPS keys in the
@@ -236,6 +237,7 @@ func (c *conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
 		return nil, err
 	}
 	delete(fields, "decryption") // a secretRef, below
+	delete(fields, "cluster")    // a secretRef of the App's namespace, below
 	if deps, ok := fields["dependsOn"]; ok {
 		fields["dependsOn"] = dependsOnObjects(deps, ns)
 	}
@@ -250,6 +252,7 @@ func (c *conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
 		Spec:       spec,
 	}
 	c.decryption(a, app)
+	c.cluster(a, app)
 	c.keepManager(a, app)
 	return app, nil
 }
@@ -289,6 +292,33 @@ func (c *conversion) decryption(a config.App, app *v1alpha1.App) {
 	name := app.Name + decryptionSecretSuffix
 	app.Spec.Decryption = &v1alpha1.Decryption{Provider: a.Decryption.Provider, SecretRef: v1alpha1.LocalObjectReference{Name: name}}
 	c.secretNote(v1alpha1.KindApp, app.Namespace, app.Name, name, []secretKey{{key: decryptionSecretKey, file: a.Decryption.KeysFile}})
+}
+
+// cluster turns the app's cluster section into spec.cluster: the
+// kubeconfig comes from a Secret of the App's namespace, never syncd's.
+// A kubeconfigFile becomes a Secret <App>-kubeconfig to create from it (the
+// file is not read); a secretRef keeps its name and key, and must be
+// copied from syncd's namespace into the App's. The cluster keeps its
+// name (the metrics' cluster label), which the App would otherwise derive
+// from the Secret's.
+func (c *conversion) cluster(a config.App, app *v1alpha1.App) {
+	cl := a.Cluster
+	if cl == nil {
+		return
+	}
+	ref := v1alpha1.SecretKeyReference{Name: app.Name + kubeconfigSecretSuffix}
+	if cl.SecretRef != nil {
+		ref = v1alpha1.SecretKeyReference{Name: cl.SecretRef.Name, Key: cl.SecretRef.Key}
+	}
+	app.Spec.Cluster = &v1alpha1.ClusterReference{
+		Name: a.ClusterName(), Context: cl.Context, InventoryNamespace: cl.InventoryNamespace,
+		KubeConfig: v1alpha1.KubeConfigSource{SecretRef: ref},
+	}
+	if cl.KubeconfigFile != "" {
+		c.secretNote(v1alpha1.KindApp, app.Namespace, app.Name, ref.Name, []secretKey{{key: config.DefaultKubeconfigKey, file: cl.KubeconfigFile}})
+		return
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("App %s/%s reads its kubeconfig from Secret %s/%s (key %s), in the App's namespace: the file app read it in syncd's namespace; copy it to namespace %s before the App is used", app.Namespace, app.Name, app.Namespace, ref.Name, cl.SecretRef.KeyOrDefault(), app.Namespace))
 }
 
 // appFields is an app's JSON object, without empty objects (the
@@ -428,10 +458,25 @@ func checkRoundTrip(a config.App, app *v1alpha1.App, src *v1alpha1.GitSource, cr
 	// The controller orders Apps by spec.dependsOn itself (App names,
 	// mapped by dependsOnObjects); the library's app carries none.
 	want.DependsOn = nil
+	// The kubeconfig moves into a Secret of the App's namespace (cluster).
+	want.Cluster = kubeconfigMoved(a.Cluster, app.Spec.Cluster)
 	if changed := changedFields(want, cfg.Apps[0]); len(changed) > 0 {
 		return fmt.Errorf("the App does not translate back to the same app (fields %s differ); this is a bug in syncd convert, keep the app in the config file meanwhile", strings.Join(changed, ", "))
 	}
 	return nil
+}
+
+// kubeconfigMoved is the file app's cluster section with its kubeconfig
+// where the App names it: the Secret of spec.cluster.
+func kubeconfigMoved(file *config.ClusterSpec, obj *v1alpha1.ClusterReference) *config.ClusterSpec {
+	if file == nil || obj == nil {
+		return file
+	}
+	out := *file
+	out.KubeconfigFile = ""
+	out.Name = obj.Name
+	out.SecretRef = &config.SecretKeyRef{Name: obj.KubeConfig.SecretRef.Name, Key: obj.KubeConfig.SecretRef.Key}
+	return &out
 }
 
 // changedFields names the top-level fields whose JSON differs.

@@ -253,3 +253,60 @@ func TestConvertAppName(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertCluster: an app's cluster section becomes spec.cluster with
+// the kubeconfig in a Secret of the App's namespace: a kubeconfigFile as
+// a Secret <App>-kubeconfig to create from the file (never read), a
+// secretRef kept by name and key with a warning to copy it out of
+// syncd's namespace. The cluster keeps the name it had (its context here).
+func TestConvertCluster(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"syncd.yaml": `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: repo
+    git: {url: "https://git.example.com/deploy.git", branch: main, interval: 5m}
+apps:
+  - name: eu
+    source: repo
+    namespace: web
+    cluster: {kubeconfigFile: prod-eu.yaml, context: admin, inventoryNamespace: syncd-inv}
+  - name: us
+    source: repo
+    namespace: web
+    cluster: {name: prod-us, secretRef: {name: us-kubeconfig, key: config}}
+`, "prod-eu.yaml": "not-a-kubeconfig-but-never-read\n"})
+	r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"), "-n", "team-a")
+	if r.code != exitOK {
+		t.Fatalf("convert: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(out, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var docs objectDocs
+	if err := docs.read(out); err != nil {
+		t.Fatalf("convert's output does not decode strictly: %v\n%s", err, r.stdout)
+	}
+	got := map[string]*v1alpha1.ClusterReference{}
+	for _, app := range docs.apps {
+		got[app.Name] = app.Spec.Cluster
+	}
+	want := map[string]*v1alpha1.ClusterReference{
+		"eu": {Name: "admin", Context: "admin", InventoryNamespace: "syncd-inv", KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "eu-kubeconfig"}}},
+		"us": {Name: "prod-us", KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "us-kubeconfig", Key: "config"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("spec.cluster (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		"kubectl -n team-a create secret generic eu-kubeconfig --from-file=value=" + filepath.Join(dir, "prod-eu.yaml"),
+		"App team-a/us reads its kubeconfig from Secret team-a/us-kubeconfig (key config), in the App's namespace",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no warning %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "never-read") {
+		t.Error("convert printed the kubeconfig file's content")
+	}
+}

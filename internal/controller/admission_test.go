@@ -72,6 +72,27 @@ spec:
   ignore: [{kinds: [apps/Deployment], paths: [.spec.replicas]}]
   decryption: {provider: sops, secretRef: {name: sops-keys}}
   helm: {releaseName: web, values: {replicas: 2, image: {tag: "1.2"}}, valuesFiles: [values/prod.yaml]}`},
+		"valid app on another cluster": {resource: "apps", manifest: `
+kind: App
+metadata: {name: remote}
+spec:
+  sourceRef: {kind: GitSource, name: repo}
+  cluster: {name: prod, kubeConfig: {secretRef: {name: prod-kubeconfig}}, context: admin, inventoryNamespace: syncd-inv}`},
+		"cluster named local": {resource: "apps", manifest: `
+kind: App
+metadata: {name: local}
+spec: {sourceRef: {kind: GitSource, name: repo}, cluster: {name: local, kubeConfig: {secretRef: {name: k}}}}`,
+			want: `the cluster name "local" stands for syncd's own cluster; set cluster.name to another name`},
+		"cluster name not a label value": {resource: "apps", manifest: `
+kind: App
+metadata: {name: label}
+spec: {sourceRef: {kind: GitSource, name: repo}, cluster: {name: "prod/eu", kubeConfig: {secretRef: {name: k}}}}`,
+			want: `cluster name "prod/eu" cannot be a metrics label value (at most 63 letters, digits, '-', '_' and '.'): set cluster.name`},
+		"cluster without kubeConfig": {resource: "apps", manifest: `
+kind: App
+metadata: {name: nokc}
+spec: {sourceRef: {kind: GitSource, name: repo}, cluster: {name: prod}}`,
+			want: `spec.cluster.kubeConfig: Required value`},
 		"variable name": {resource: "apps", manifest: `
 kind: App
 metadata: {name: varname}

@@ -74,8 +74,10 @@ type Controller struct {
 	creds       credentialWriter
 	events      eventer
 
-	mu         sync.Mutex
-	runners    map[string]*appRunner
+	mu      sync.Mutex
+	runners map[string]*appRunner
+	// targets are the Apps' remote cluster targets (targetsFor).
+	targets    map[string]*reconcile.Targets
 	reconciles map[string]int
 	// drifts are the Apps' drift watchers (drift.go), run in runCtx.
 	drifts map[string]*driftWatch
@@ -114,6 +116,7 @@ func New(opts Options) (*Controller, error) {
 		creds:         credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
 		events:        eventer{rec: opts.Events},
 		runners:       map[string]*appRunner{},
+		targets:       map[string]*reconcile.Targets{},
 		reconciles:    map[string]int{},
 		drifts:        map[string]*driftWatch{},
 		secretWatches: map[string]bool{},

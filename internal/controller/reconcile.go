@@ -188,6 +188,7 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 	opts.CacheDir = c.appCacheDir(app.Namespace, app.Name)
 	// substituteFrom names ConfigMaps and Secrets of the App's namespace.
 	opts.Namespace = app.Namespace
+	opts.Targets = c.targetsFor(key, app.Namespace)
 	r, err := reconcile.New(cfg, c.opts.Cluster, opts)
 	if err != nil {
 		return nil, fmt.Errorf("App %s: %w", key, err)
@@ -228,6 +229,10 @@ func (c *Controller) forget(key string) {
 	c.stopDrift(key)
 	c.mu.Lock()
 	delete(c.runners, key)
+	if ts := c.targets[key]; ts != nil {
+		ts.Close()
+		delete(c.targets, key)
+	}
 	c.mu.Unlock()
 	c.opts.Names.release(key)
 	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
@@ -235,6 +240,22 @@ func (c *Controller) forget(key string) {
 			c.log.Warn("the Git cache of a deleted App could not be removed", "app", key, "error", err)
 		}
 	}
+}
+
+// targetsFor returns the App's own remote targets (c.mu held): the
+// kubeconfig Secret of spec.cluster is read in the App's namespace, never
+// syncd's, and no App shares a target with another. They are kept
+// across Runner rebuilds (a changed kubeconfig makes a new target) and
+// closed when the App is forgotten.
+func (c *Controller) targetsFor(key, namespace string) *reconcile.Targets {
+	if ts := c.targets[key]; ts != nil {
+		return ts
+	}
+	ts := c.opts.Runner.Targets.InNamespace(namespace)
+	if ts != nil {
+		c.targets[key] = ts
+	}
+	return ts
 }
 
 // appCacheDir is where an App's source keeps its Git cache.

@@ -103,6 +103,9 @@ func appSecrets(app *v1alpha1.App) []string {
 	if d := app.Spec.Decryption; d != nil {
 		names = append(names, d.SecretRef.Name)
 	}
+	if cl := app.Spec.Cluster; cl != nil {
+		names = append(names, cl.KubeConfig.SecretRef.Name)
+	}
 	for _, s := range app.Spec.SubstituteFrom {
 		if s.Kind == config.SubstituteSecret {
 			names = append(names, s.Name)

@@ -172,7 +172,21 @@ func appOf(app *v1alpha1.App, source string) config.App {
 	if s.Drift != nil {
 		a.Drift = *s.Drift
 	}
+	a.Cluster = clusterOf(s.Cluster)
 	return a
+}
+
+// clusterOf is the apps[].cluster entry of an App's spec.cluster; the
+// runner reads its Secret in the App's namespace (runnerFor).
+func clusterOf(c *v1alpha1.ClusterReference) *config.ClusterSpec {
+	if c == nil {
+		return nil
+	}
+	ref := c.KubeConfig.SecretRef
+	return &config.ClusterSpec{
+		Name: c.Name, Context: c.Context, InventoryNamespace: c.InventoryNamespace,
+		SecretRef: &config.SecretKeyRef{Name: ref.Name, Key: ref.Key},
+	}
 }
 
 // substituteSources are an App's substituteFrom as the file config's
@@ -207,6 +221,7 @@ var fieldNames = strings.NewReplacer(
 	".auth.knownHostsFile", ".secretRef (key "+v1alpha1.SecretKeyKnownHosts+")",
 	".auth.username", ".secretRef (key "+v1alpha1.SecretKeyUsername+")",
 	".auth", ".secretRef",
+	".cluster.secretRef", ".cluster.kubeConfig.secretRef",
 	".verify.keysFile", ".verify.secretRef (key "+v1alpha1.SecretKeyKeys+")",
 )
 

@@ -92,6 +92,20 @@ func TestTranslateRefuses(t *testing.T) {
 			src:  testSource(nil),
 			want: `spec.serviceAccountName: the service account would be looked up in targetNamespace "team-b"`,
 		},
+		"cluster named local": {
+			app: testApp(func(s *v1alpha1.AppSpec) {
+				s.Cluster = &v1alpha1.ClusterReference{Name: "local", KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "prod"}}}
+			}),
+			src:  testSource(nil),
+			want: `App team-a/web: spec.cluster.name: app team-a-web: the cluster name "local" stands for syncd's own cluster`,
+		},
+		"cluster secret key invalid": {
+			app: testApp(func(s *v1alpha1.AppSpec) {
+				s.Cluster = &v1alpha1.ClusterReference{KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "prod", Key: "a b"}}}
+			}),
+			src:  testSource(nil),
+			want: `App team-a/web: spec.cluster.kubeConfig.secretRef.key: app team-a-web: "a b" is not a valid Secret key`,
+		},
 		"split manager equals default": {
 			app: testApp(func(s *v1alpha1.AppSpec) {
 				s.Split = []config.SplitRule{{Manager: "syncd-team-a-web", Paths: []string{".spec.replicas"}}}
@@ -153,6 +167,25 @@ func TestTranslateFields(t *testing.T) {
 			},
 			want: func(a *config.App) {
 				a.Helm = &config.HelmSpec{ReleaseName: "web", Values: config.HelmValues{"image": "web:1.2"}, ValuesFiles: []string{"deploy/prod.yaml"}, IncludeCRDs: &crds}
+			},
+		},
+		"cluster": {
+			spec: func(s *v1alpha1.AppSpec) {
+				s.Cluster = &v1alpha1.ClusterReference{
+					Name: "prod", Context: "prod-admin", InventoryNamespace: "syncd-inv",
+					KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "prod-kubeconfig"}},
+				}
+			},
+			want: func(a *config.App) {
+				a.Cluster = &config.ClusterSpec{Name: "prod", Context: "prod-admin", InventoryNamespace: "syncd-inv", SecretRef: &config.SecretKeyRef{Name: "prod-kubeconfig"}}
+			},
+		},
+		"cluster key": {
+			spec: func(s *v1alpha1.AppSpec) {
+				s.Cluster = &v1alpha1.ClusterReference{KubeConfig: v1alpha1.KubeConfigSource{SecretRef: v1alpha1.SecretKeyReference{Name: "prod", Key: "kubeconfig"}}}
+			},
+			want: func(a *config.App) {
+				a.Cluster = &config.ClusterSpec{SecretRef: &config.SecretKeyRef{Name: "prod", Key: "kubeconfig"}}
 			},
 		},
 		"dependsOn stays with the controller": {

@@ -70,6 +70,20 @@ func NewTargets(opts TargetsOptions) *Targets {
 	return &Targets{opts: opts, byName: map[string]keptTarget{}}
 }
 
+// InNamespace returns an empty set of targets made with the same options
+// that reads the Secrets of cluster.secretRef in namespace instead of
+// syncd's: an App object's kubeconfig is in the App's own namespace, and
+// its cluster names are its own (they share no target with another
+// App's). Nil stays nil.
+func (ts *Targets) InNamespace(namespace string) *Targets {
+	if ts == nil {
+		return nil
+	}
+	opts := ts.opts
+	opts.Namespace = namespace
+	return NewTargets(opts)
+}
+
 // Close stops the inventories of every target made.
 func (ts *Targets) Close() {
 	ts.mu.Lock()

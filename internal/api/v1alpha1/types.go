@@ -153,6 +153,39 @@ type AppSpec struct {
 	// Decryption takes its keys from a Secret of the App's namespace
 	// instead of a file.
 	Decryption *Decryption `json:"decryption,omitempty"`
+	// Cluster applies the App to another cluster than syncd's own, with
+	// a kubeconfig from a Secret of the App's namespace (the file
+	// config's apps[].cluster; docs/clusters.md).
+	Cluster *ClusterReference `json:"cluster,omitempty"`
+}
+
+// ClusterReference names the cluster an App is applied to: the
+// kubeconfig in a Secret of the App's namespace, one of its contexts,
+// and where the inventory is kept there.
+type ClusterReference struct {
+	// Name is the cluster's name in /status, logs and metrics; default
+	// Context, else the Secret's name. It is not "local".
+	Name       string           `json:"name,omitempty"`
+	KubeConfig KubeConfigSource `json:"kubeConfig"`
+	// Context is the kubeconfig context; default its current-context.
+	Context string `json:"context,omitempty"`
+	// InventoryNamespace is the namespace on that cluster holding the
+	// App's inventory Secret; default syncd's inventory namespace.
+	InventoryNamespace string `json:"inventoryNamespace,omitempty"`
+}
+
+// KubeConfigSource is where an App's kubeconfig is, like Flux's
+// spec.kubeConfig.
+type KubeConfigSource struct {
+	SecretRef SecretKeyReference `json:"secretRef"`
+}
+
+// SecretKeyReference names one key of a Secret in the referrer's
+// namespace.
+type SecretKeyReference struct {
+	Name string `json:"name"`
+	// Key defaults to config.DefaultKubeconfigKey ("value").
+	Key string `json:"key,omitempty"`
 }
 
 // SubstituteReference is a ConfigMap or Secret in the App's namespace
