@@ -33,6 +33,76 @@ func (c *Controller) dependencyWait(app *v1alpha1.App) error {
 	return fmt.Errorf("App %s/%s: spec.dependsOn: not applied yet, waiting for %s", app.Namespace, app.Name, strings.Join(waits, "; "))
 }
 
+// dependencyCycle returns an error naming the cycle when the App's
+// spec.dependsOn leads back to it through other Apps of its namespace
+// (A → B → A): none of them could ever be applied, so waiting would not
+// end. Nil without a cycle through the App.
+func (c *Controller) dependencyCycle(app *v1alpha1.App) error {
+	cycle := findCycle(app.Name, app.Spec.DependsOn, c.dependsOnOf(app.Namespace))
+	if cycle == nil {
+		return nil
+	}
+	return fmt.Errorf("App %s/%s: spec.dependsOn: dependency cycle %s: none of these Apps can be applied first; remove one of them from another's dependsOn", app.Namespace, app.Name, strings.Join(cycle, " → "))
+}
+
+// dependsOnOf returns the spec.dependsOn of the Apps of namespace, as
+// the informer last saw them (none for an App that is missing).
+func (c *Controller) dependsOnOf(namespace string) func(name string) []string {
+	return func(name string) []string {
+		obj, err := c.apps.ByNamespace(namespace).Get(name)
+		if err != nil {
+			return nil
+		}
+		dep, err := appFrom(obj)
+		if err != nil {
+			return nil
+		}
+		return dep.Spec.DependsOn
+	}
+}
+
+// findCycle returns a path of App names from start back to start
+// ([a b a]) following deps (start's dependsOn) and depsOf (the others'),
+// or nil when there is none. Each App is visited once, so a cycle among
+// other Apps that does not pass through start is not reported (those
+// Apps report it themselves).
+func findCycle(start string, deps []string, depsOf func(string) []string) []string {
+	s := cycleSearch{start: start, depsOf: depsOf, visited: map[string]bool{start: true}}
+	if s.visit(deps) {
+		return append([]string{start}, s.path...)
+	}
+	return nil
+}
+
+// cycleSearch is a depth-first search for a path back to start.
+type cycleSearch struct {
+	start   string
+	depsOf  func(string) []string
+	visited map[string]bool
+	path    []string
+}
+
+// visit reports whether one of names leads back to start; path is then
+// the way from there to start.
+func (s *cycleSearch) visit(names []string) bool {
+	for _, name := range names {
+		if name == s.start {
+			s.path = append(s.path, name)
+			return true
+		}
+		if s.visited[name] {
+			continue
+		}
+		s.visited[name] = true
+		s.path = append(s.path, name)
+		if s.visit(s.depsOf(name)) {
+			return true
+		}
+		s.path = s.path[:len(s.path)-1]
+	}
+	return false
+}
+
 // dependencyProblem says why the App namespace/name is not ready to be
 // depended on, or "".
 func (c *Controller) dependencyProblem(namespace, name string) string {

@@ -49,3 +49,35 @@ func TestDependsOnAndSubstituteFrom(t *testing.T) {
 		t.Errorf("ConfigMap web: value %q, %v; want hello (from ConfigMap vars of the App's namespace)", v, err)
 	}
 }
+
+// TestDependencyCycle: Apps whose dependsOn lead back to each other
+// (a → b → a) are each Ready=False and Stalled with reason
+// DependencyCycle, the message naming both; removing one dependency
+// lets both apply.
+func TestDependencyCycle(t *testing.T) {
+	r := newRig(t, "1h")
+	r.app("a", "web", ", dependsOn: [b]")
+	r.app("b", "api", ", dependsOn: [a]")
+	for name, want := range map[string]string{"a": "dependency cycle a → b → a", "b": "dependency cycle b → a → b"} {
+		got := r.waitApp(name, "DependencyCycle", func(a *v1alpha1.App) bool {
+			c := ready(a)
+			return c != nil && c.Reason == string(v1alpha1.ReasonDependencyCycle)
+		})
+		if c := ready(got); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, want) {
+			t.Errorf("App %s: Ready = %+v, want False with a message containing %q", name, c, want)
+		}
+		stalled := false
+		for _, cond := range got.Status.Conditions {
+			stalled = stalled || (cond.Type == string(v1alpha1.ConditionStalled) && cond.Status == metav1.ConditionTrue)
+		}
+		if !stalled {
+			t.Errorf("App %s in a dependency cycle is not Stalled: %+v", name, got.Status.Conditions)
+		}
+	}
+	if _, err := r.configMapValue("web"); err == nil {
+		t.Errorf("ConfigMap web exists while its App is in a dependency cycle")
+	}
+	r.patchApp("b", `{"spec":{"dependsOn":null}}`)
+	r.waitReady("b", r.sha)
+	r.waitReady("a", r.sha)
+}

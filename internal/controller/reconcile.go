@@ -93,6 +93,9 @@ func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App)
 			return attempt{Reason: v1alpha1.ReasonApplyFailed, Err: err}, 0
 		}
 	}
+	if err := c.dependencyCycle(app); err != nil {
+		return attempt{Reason: v1alpha1.ReasonDependencyCycle, Err: err}, requeueAfterInvalid
+	}
 	if err := c.dependencyWait(app); err != nil {
 		return attempt{Reason: v1alpha1.ReasonDependencyNotReady, Err: err, Waiting: true}, dependencyRetry
 	}

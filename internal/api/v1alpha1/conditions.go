@@ -44,6 +44,9 @@ const (
 	// ReasonDependencyNotReady: an App of spec.dependsOn is not Ready
 	// yet; the App waits (Reconciling=True, not Stalled).
 	ReasonDependencyNotReady Reason = "DependencyNotReady"
+	// ReasonDependencyCycle: spec.dependsOn leads back to the App
+	// through other Apps; none of them can be applied (Stalled).
+	ReasonDependencyCycle Reason = "DependencyCycle"
 	// ReasonCrossNamespaceRef: spec.sourceRef names a GitSource of
 	// another namespace, and the operator does not allow it.
 	ReasonCrossNamespaceRef Reason = "CrossNamespaceRefRefused"
