@@ -100,8 +100,9 @@ func noPassword(t *testing.T, what string, r result) {
 
 // TestSubstituteApplyAndPlan applies an app with variables from the
 // config, a file and a Secret through `syncd apply --config`, checks the
-// live objects, then rotates the Secret and previews it with `syncd plan`:
-// the Secret is shown to change, its value never printed.
+// live objects and that `syncd drift` finds nothing, then rotates the
+// Secret: `syncd drift` reports the Secret and `syncd plan` shows it to
+// change, its value never printed.
 func TestSubstituteApplyAndPlan(t *testing.T) {
 	ns := env.Namespace(t)
 	sys := setSyncdNamespace(t, substPassword)
@@ -150,7 +151,22 @@ func TestSubstituteApplyAndPlan(t *testing.T) {
 		t.Errorf("Secret creds password is not the Secret variable's value (newline removed)")
 	}
 
+	// What was applied is what the render substitutes: no drift, the
+	// disabled object's ${COLOR} included.
+	if rep := driftJSON(t, exitOK, "--config", cfg, "--app", "web", "--path", dir); len(rep.Findings) != 0 {
+		t.Errorf("drift right after the apply: %+v", rep.Findings)
+	}
+
 	putVarsSecret(t, sys, substPassword2)
+	// The rotated variable makes Git's Secret differ from the live one:
+	// drift names the field, never a value.
+	r = syncd(t, "drift", "--config", cfg, "--app", "web", "--path", dir)
+	noPassword(t, "drift after rotating the Secret", r)
+	if r.code != exitChanges || !strings.Contains(r.stdout, "Secret "+ns+"/creds") {
+		t.Errorf("drift after rotating the Secret: exit %d, want %d naming Secret creds\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
+	}
+	r = syncd(t, "drift", "--config", cfg, "--app", "web", "--path", dir, "-o", "json")
+	noPassword(t, "drift -o json after rotating the Secret", r)
 	code, rep, stderr := planJSON(t, cfg, dir)
 	if strings.Contains(stderr, substPassword2) {
 		t.Errorf("plan -o json prints the rotated value on stderr")
