@@ -51,8 +51,9 @@ type Options struct {
 	// Tenancy says what an App may reference and whom it runs as.
 	Tenancy Tenancy
 	// Metadata, when set, watches the Secrets GitSources and Apps name
-	// (metadata only: names and versions, never data), so an edit of one
-	// reconciles its users at once (secrets.go).
+	// and the ConfigMaps of Apps' substituteFrom (metadata only: names
+	// and versions, never data), so an edit of one reconciles its users
+	// at once (secrets.go).
 	Metadata metadata.Interface
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
@@ -82,8 +83,9 @@ type Controller struct {
 	// drifts are the Apps' drift watchers (drift.go), run in runCtx.
 	drifts map[string]*driftWatch
 	runCtx context.Context
-	// secretWatches are the namespaces whose Secrets are watched.
-	secretWatches map[string]bool
+	// metadataWatches are the "<resource>/<namespace>" whose objects'
+	// metadata is watched (Secrets, ConfigMaps; secrets.go).
+	metadataWatches map[string]bool
 }
 
 // New builds a Controller; Run starts it.
@@ -110,16 +112,16 @@ func New(opts Options) (*Controller, error) {
 		opts.Names = NewNames()
 	}
 	c := &Controller{
-		opts:          opts,
-		log:           opts.Logger,
-		status:        statusWriter{dyn: opts.Cluster.Dynamic},
-		creds:         credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
-		events:        eventer{rec: opts.Events},
-		runners:       map[string]*appRunner{},
-		targets:       map[string]*reconcile.Targets{},
-		reconciles:    map[string]int{},
-		drifts:        map[string]*driftWatch{},
-		secretWatches: map[string]bool{},
+		opts:            opts,
+		log:             opts.Logger,
+		status:          statusWriter{dyn: opts.Cluster.Dynamic},
+		creds:           credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
+		events:          eventer{rec: opts.Events},
+		runners:         map[string]*appRunner{},
+		targets:         map[string]*reconcile.Targets{},
+		reconciles:      map[string]int{},
+		drifts:          map[string]*driftWatch{},
+		metadataWatches: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedMaxOfRateLimiter(
 				workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax),

@@ -141,7 +141,7 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonSourceNotFound, err
 	}
-	c.watchSecretsOf(app, src)
+	c.watchReferencesOf(app, src)
 	creds, err := c.creds.write(ctx, src)
 	if err != nil {
 		return nil, v1alpha1.ReasonSecretNotFound, err

@@ -11,7 +11,10 @@ import (
 	"syncd.dev/syncd/internal/config"
 )
 
-var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+var (
+	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
 
 // watchSecrets starts, once per namespace, a metadata-only watch of the
 // Secrets of namespace (names and resourceVersions, never data): a
@@ -19,40 +22,86 @@ var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 // queues the objects using it (secretChanged). Without Options.Metadata
 // nothing is watched, and a Secret change is seen on the next reconcile.
 func (c *Controller) watchSecrets(namespace string) {
+	c.watchMetadata(namespace, secretsGVR, c.secretChanged)
+}
+
+// watchConfigMaps starts, once per namespace, a metadata-only watch of
+// the ConfigMaps of namespace, as watchSecrets does for Secrets: a
+// ConfigMap an App's substituteFrom names queues that App
+// (configMapChanged).
+func (c *Controller) watchConfigMaps(namespace string) {
+	c.watchMetadata(namespace, configMapsGVR, c.configMapChanged)
+}
+
+// watchMetadata starts, once per resource and namespace, a watch of the
+// metadata of its objects; changed is called with the namespace and name
+// of each object created, edited or deleted after the watch started.
+func (c *Controller) watchMetadata(namespace string, gvr schema.GroupVersionResource, changed func(namespace, name string)) {
 	if c.opts.Metadata == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.secretWatches[namespace] || c.runCtx == nil {
+	watch := gvr.Resource + "/" + namespace
+	if c.metadataWatches[watch] || c.runCtx == nil {
 		return
 	}
-	c.secretWatches[namespace] = true
+	c.metadataWatches[watch] = true
 	f := metadatainformer.NewFilteredSharedInformerFactory(c.opts.Metadata, 0, namespace, nil)
-	inf := f.ForResource(secretsGVR).Informer()
-	changed := func(obj any) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
-				c.secretChanged(ns, name)
-			}
-		}
-	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
-		// The Secrets there at the start are those the reconcile that
-		// started the watch just read.
-		AddFunc: func(obj any, initial bool) {
-			if !initial {
-				changed(obj)
-			}
-		},
-		UpdateFunc: func(_, n any) { changed(n) },
-		DeleteFunc: changed,
-	})
-	if err != nil {
-		c.log.Warn("Secrets of a namespace cannot be watched; their changes are seen on the next reconcile", "namespace", namespace, "error", err)
+	inf := f.ForResource(gvr).Informer()
+	if _, err := inf.AddEventHandler(metadataHandler(changed)); err != nil {
+		c.log.Warn("objects of a namespace cannot be watched; their changes are seen on the next reconcile", "resource", gvr.Resource, "namespace", namespace, "error", err)
 		return
 	}
 	f.Start(c.runCtx.Done())
+}
+
+// metadataHandler calls changed for each object added after the start,
+// updated or deleted. The objects there at the start are those the
+// reconcile that started the watch just read.
+func metadataHandler(changed func(namespace, name string)) cache.ResourceEventHandlerDetailedFuncs {
+	call := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
+				changed(ns, name)
+			}
+		}
+	}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if !initial {
+				call(obj)
+			}
+		},
+		UpdateFunc: func(_, n any) { call(n) },
+		DeleteFunc: call,
+	}
+}
+
+// configMapChanged queues the Apps of namespace whose substituteFrom
+// names the ConfigMap.
+func (c *Controller) configMapChanged(namespace, name string) {
+	apps, err := c.apps.ByNamespace(namespace).List(everything)
+	if err != nil {
+		return
+	}
+	for _, o := range apps {
+		app, err := appFrom(o)
+		if err == nil && slices.Contains(appConfigMaps(app), name) {
+			c.enqueue(o)
+		}
+	}
+}
+
+// appConfigMaps are the ConfigMaps of its own namespace an App names.
+func appConfigMaps(app *v1alpha1.App) []string {
+	var names []string
+	for _, s := range app.Spec.SubstituteFrom {
+		if s.Kind == config.SubstituteConfigMap {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 // secretChanged queues the GitSources naming the Secret and the Apps
@@ -114,13 +163,16 @@ func appSecrets(app *v1alpha1.App) []string {
 	return names
 }
 
-// watchSecretsOf watches the namespaces of the Secrets an App and its
-// GitSource name.
-func (c *Controller) watchSecretsOf(app *v1alpha1.App, src *v1alpha1.GitSource) {
+// watchReferencesOf watches the namespaces of the Secrets and ConfigMaps
+// an App and its GitSource name.
+func (c *Controller) watchReferencesOf(app *v1alpha1.App, src *v1alpha1.GitSource) {
 	if len(sourceSecrets(src)) > 0 {
 		c.watchSecrets(src.Namespace)
 	}
 	if len(appSecrets(app)) > 0 {
 		c.watchSecrets(app.Namespace)
+	}
+	if len(appConfigMaps(app)) > 0 {
+		c.watchConfigMaps(app.Namespace)
 	}
 }

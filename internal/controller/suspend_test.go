@@ -98,3 +98,35 @@ spec: {sourceRef: {kind: GitSource, name: private}, path: web}`)
 	r.waitReady("private", r.sha)
 	r.waitSource("private", "True "+string(v1alpha1.ReasonValid))
 }
+
+// TestConfigMapEditReconciles: editing a ConfigMap an App's
+// substituteFrom names reconciles the App at once (its source polls
+// hourly), and the new value is applied.
+func TestConfigMapEditReconciles(t *testing.T) {
+	r := newRig(t, "1h")
+	next, err := r.repo.Commit("substituted", map[string][]byte{"web/cm.yaml": []byte(configMap("web", "${GREETING}"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := env.Clientset(t).CoreV1().ConfigMaps(r.ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "vars"}, Data: map[string]string{"GREETING": "hello"}}
+	if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.app("web", "web", ", substituteFrom: [{kind: ConfigMap, name: vars}]")
+	r.waitReady("web", next)
+	if v, err := r.configMapValue("web"); err != nil || v != "hello" {
+		t.Fatalf("ConfigMap web: %q, %v; want hello", v, err)
+	}
+	before := r.c.Reconciles(r.ns, "web")
+	if _, err := cms.Patch(context.Background(), "vars", types.MergePatchType, []byte(`{"data":{"GREETING":"bye"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the App applies the edited variable", func() (bool, string) {
+		v, err := r.configMapValue("web")
+		return err == nil && v == "bye", fmt.Sprintf("%q %v", v, err)
+	})
+	if got := r.c.Reconciles(r.ns, "web") - before; got < 1 {
+		t.Errorf("the App was reconciled %d times after the ConfigMap edit, want at least 1", got)
+	}
+}
