@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -222,7 +223,14 @@ func (r *rig) configMapValue(name string) (string, error) {
 // --for=condition=Ready` returns.
 func TestAppBecomesReady(t *testing.T) {
 	r := newRig(t, "1h")
-	r.app("web", "web", "")
+	// As a user would: kubectl apply of a manifest.
+	if out, err := r.kubectl(`apiVersion: syncd.dev/v1alpha1
+kind: App
+metadata: {name: web}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: web}
+`, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply of the App: %v\n%s", err, out)
+	}
 	app := r.waitReady("web", r.sha)
 	if v, err := r.configMapValue("web"); err != nil || v != "1" {
 		t.Errorf("ConfigMap web: value %q, %v; want 1", v, err)
@@ -246,16 +254,46 @@ func TestAppBecomesReady(t *testing.T) {
 	if err != nil {
 		t.Errorf("kubectl wait: %v\n%s", err, out)
 	}
-	out, err = exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "-n", r.ns,
-		"get", "apps.syncd.dev").CombinedOutput()
+	table, err := r.kubectl("", "get", "apps.syncd.dev")
 	if err != nil {
-		t.Errorf("kubectl get apps: %v\n%s", err, out)
+		t.Errorf("kubectl get apps: %v\n%s", err, table)
 	}
-	t.Logf("kubectl get apps.syncd.dev:\n%s", out)
+	checkAppColumns(t, table, []string{"web", "True", r.sha, "applied revision " + r.sha})
 	out, err = exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig,
 		"explain", "apps.syncd.dev.spec.prune").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Prune deletes objects that left Git") {
 		t.Errorf("kubectl explain apps.syncd.dev.spec.prune: %v\n%s", err, out)
+	}
+}
+
+// kubectl runs the test control plane's kubectl in the rig's namespace,
+// stdin as its input.
+func (r *rig) kubectl(stdin string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(env.BinDir, "kubectl"), append([]string{"--kubeconfig", env.Kubeconfig, "-n", r.ns}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// checkAppColumns checks that kubectl's App table has the printer
+// columns' header and a row with the cells wanted, in order.
+func checkAppColumns(t *testing.T, table string, cells []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get apps: want a header and one row:\n%s", table)
+	}
+	if diff := cmp.Diff([]string{"NAME", "READY", "REVISION", "AGE", "STATUS"}, strings.Fields(lines[0])); diff != "" {
+		t.Errorf("kubectl get apps header (-want +got):\n%s", diff)
+	}
+	row := lines[1]
+	for _, c := range cells {
+		i := strings.Index(row, c)
+		if i < 0 {
+			t.Errorf("kubectl get apps row %q: no cell %q after the previous ones", lines[1], c)
+			return
+		}
+		row = row[i+len(c):]
 	}
 }
 
@@ -417,4 +455,34 @@ func (r *rig) waitSource(name, want string) {
 		}
 		return false, "no Ready condition"
 	})
+}
+
+// TestDeletionPruneGuards: the prune on an App's deletion goes through
+// the per-object guards: an object annotated syncd.dev/prune: disabled
+// stays, the App's other objects go.
+func TestDeletionPruneGuards(t *testing.T) {
+	r := newRig(t, "1h")
+	kept := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guarded-kept\n  annotations:\n    syncd.dev/prune: disabled\ndata:\n  value: \"1\"\n"
+	next, err := r.repo.Commit("guarded", map[string][]byte{
+		"guarded/kept.yaml": []byte(kept),
+		"guarded/gone.yaml": []byte(configMap("guarded-gone", "1")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.app("guarded", "guarded", "")
+	r.waitReady("guarded", next)
+	if err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Delete(context.Background(), "guarded", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "App guarded gone", func() (bool, string) {
+		_, _, err := r.get("guarded")
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if _, err := r.configMapValue("guarded-gone"); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap guarded-gone after its App was deleted: %v, want NotFound", err)
+	}
+	if v, err := r.configMapValue("guarded-kept"); err != nil || v != "1" {
+		t.Errorf("ConfigMap guarded-kept (syncd.dev/prune: disabled) after its App was deleted: %q, %v; want it kept", v, err)
+	}
 }
