@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"context"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -40,20 +42,42 @@ func (c *Controller) watchMetadata(namespace string, gvr schema.GroupVersionReso
 	if c.opts.Metadata == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	watch := gvr.Resource + "/" + namespace
-	if c.metadataWatches[watch] || c.runCtx == nil {
+	runCtx, first := c.claimWatch(gvr.Resource + "/" + namespace)
+	if !first {
 		return
 	}
-	c.metadataWatches[watch] = true
 	f := metadatainformer.NewFilteredSharedInformerFactory(c.opts.Metadata, 0, namespace, nil)
 	inf := f.ForResource(gvr).Informer()
 	if _, err := inf.AddEventHandler(metadataHandler(changed)); err != nil {
 		c.log.Warn("objects of a namespace cannot be watched; their changes are seen on the next reconcile", "resource", gvr.Resource, "namespace", namespace, "error", err)
 		return
 	}
-	f.Start(c.runCtx.Done())
+	f.Start(runCtx.Done())
+	// The reconcile reads the objects after the first list: one created
+	// in between is then an event, not part of the initial list
+	// (metadataHandler ignores those). Bounded: a watch RBAC refuses
+	// never syncs.
+	ctx, cancel := context.WithTimeout(runCtx, watchSyncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		c.log.Warn("objects of a namespace are not listed yet; a change before the list completes is seen on the next reconcile", "resource", gvr.Resource, "namespace", namespace)
+	}
+}
+
+// watchSyncTimeout bounds how long a reconcile waits for the first list
+// of a watch it starts.
+const watchSyncTimeout = 10 * time.Second
+
+// claimWatch records that watch is started and reports whether this
+// call is the first for it, with the context watches run in.
+func (c *Controller) claimWatch(watch string) (context.Context, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metadataWatches[watch] || c.runCtx == nil {
+		return nil, false
+	}
+	c.metadataWatches[watch] = true
+	return c.runCtx, true
 }
 
 // metadataHandler calls changed for each object added after the start,
