@@ -167,6 +167,18 @@ func (cs *ChangeSet) Unhealthy() []Change {
 	return out
 }
 
+// Holding returns the changes with fields the handoff manager holds
+// (Change.Held).
+func (cs *ChangeSet) Holding() []Change {
+	var out []Change
+	for _, c := range cs.Changes {
+		if len(c.Held) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Written returns how many slices the API server wrote (Change.Wrote).
 func (cs *ChangeSet) Written() int {
 	n := 0

@@ -74,6 +74,7 @@ func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.T
 	}
 	if at.ChangeSet != nil {
 		st.Objects = countsOf(at.ChangeSet)
+		st.Handoffs = handoffsOf(at.ChangeSet)
 	}
 	if p := pruneSummary(at.Prune, at.Revision, now); p != nil {
 		st.LastPrune = p
@@ -110,7 +111,22 @@ func countsOf(cs *applier.ChangeSet) *v1alpha1.ObjectCounts {
 		Changed:   cs.Written(),
 		Conflicts: cs.Count(applier.Conflicted),
 		Failed:    len(cs.Failures()),
+
+		HandoffsPending: len(cs.Holding()),
 	}
+}
+
+// handoffsOf lists the pending handoffs of an apply, the first
+// MaxStatusHandoffs of them.
+func handoffsOf(cs *applier.ChangeSet) []v1alpha1.PendingHandoff {
+	var out []v1alpha1.PendingHandoff
+	for _, c := range cs.Holding() {
+		if len(out) == v1alpha1.MaxStatusHandoffs {
+			break
+		}
+		out = append(out, v1alpha1.PendingHandoff{Object: c.Object.String(), Manager: string(c.Manager), Fields: append([]string(nil), c.Held...)})
+	}
+	return out
 }
 
 // pruneSummary is a prune that removed or refused something; nil for

@@ -226,6 +226,11 @@ type AppStatus struct {
 	// Drift is what the drift watcher last found; it is written on its
 	// own, as the watcher sees changes, suspended Apps included.
 	Drift *DriftSummary `json:"drift,omitempty"`
+	// Handoffs lists the objects of the last apply whose fields left Git
+	// and are held at their live value by the handoff manager until
+	// another manager owns them (docs/handoff.md); at most
+	// MaxStatusHandoffs entries, objects.handoffsPending counts them all.
+	Handoffs []PendingHandoff `json:"handoffs,omitempty"`
 }
 
 // DriftSummary counts the fields of an App's objects that differ from
@@ -245,6 +250,24 @@ type ObjectCounts struct {
 	Changed   int `json:"changed"`
 	Conflicts int `json:"conflicts"`
 	Failed    int `json:"failed"`
+	// HandoffsPending is the number of object slices whose fields are
+	// held by the handoff manager.
+	HandoffsPending int `json:"handoffsPending"`
+}
+
+// MaxStatusHandoffs bounds status.handoffs so that an App's status stays
+// small whatever the number of objects.
+const MaxStatusHandoffs = 20
+
+// PendingHandoff is one object slice whose fields are held for another
+// manager to take.
+type PendingHandoff struct {
+	// Object is the object as "group/Kind namespace/name".
+	Object string `json:"object"`
+	// Manager is the slice's field manager whose fields are held.
+	Manager string `json:"manager"`
+	// Fields are the held field paths.
+	Fields []string `json:"fields"`
 }
 
 // PruneSummary is the last prune that removed or refused something.
@@ -276,6 +299,11 @@ func (s *AppStatus) DeepCopy() *AppStatus {
 	if s.Drift != nil {
 		d := *s.Drift
 		out.Drift = &d
+	}
+	out.Handoffs = nil
+	for _, h := range s.Handoffs {
+		h.Fields = append([]string(nil), h.Fields...)
+		out.Handoffs = append(out.Handoffs, h)
 	}
 	return &out
 }

@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// TestStatusCountsPendingHandoffs: every slice whose fields the handoff
+// manager holds is counted, the first MaxStatusHandoffs are listed with
+// their fields, and a slice holding nothing is neither.
+func TestStatusCountsPendingHandoffs(t *testing.T) {
+	cs := &applier.ChangeSet{Revision: "abc"}
+	cs.Changes = append(cs.Changes, applier.Change{Object: deployment("plain"), Manager: "syncd-web", Action: applier.Unchanged})
+	const holding = v1alpha1.MaxStatusHandoffs + 5
+	for i := range holding {
+		cs.Changes = append(cs.Changes, applier.Change{Object: deployment(fmt.Sprintf("web-%02d", i)), Manager: "syncd-web", Action: applier.Unchanged, Held: []string{".spec.replicas"}})
+	}
+	st := statusOf(v1alpha1.AppStatus{}, 1, attempt{Revision: "abc", ChangeSet: cs, Reason: v1alpha1.ReasonSucceeded}, metav1.Now())
+	if st.Objects == nil || st.Objects.HandoffsPending != holding {
+		t.Fatalf("objects = %+v, want handoffsPending %d", st.Objects, holding)
+	}
+	if len(st.Handoffs) != v1alpha1.MaxStatusHandoffs {
+		t.Fatalf("status lists %d handoffs, want the first %d", len(st.Handoffs), v1alpha1.MaxStatusHandoffs)
+	}
+	want := v1alpha1.PendingHandoff{Object: "apps/Deployment web/web-00", Manager: "syncd-web", Fields: []string{".spec.replicas"}}
+	if diff := cmp.Diff(want, st.Handoffs[0]); diff != "" {
+		t.Errorf("first handoff (-want +got):\n%s", diff)
+	}
+
+	copied := st.DeepCopy()
+	copied.Handoffs[0].Fields[0] = ".spec.template"
+	if st.Handoffs[0].Fields[0] != ".spec.replicas" {
+		t.Errorf("DeepCopy shares the handoffs' fields with the original")
+	}
+
+	none := statusOf(st, 2, attempt{Revision: "def", ChangeSet: &applier.ChangeSet{Revision: "def"}, Reason: v1alpha1.ReasonSucceeded}, metav1.Now())
+	if none.Objects.HandoffsPending != 0 || none.Handoffs != nil {
+		t.Errorf("after an apply holding nothing: handoffsPending %d, handoffs %v; want none", none.Objects.HandoffsPending, none.Handoffs)
+	}
+}
+
+func deployment(name string) planner.ObjectRef {
+	return planner.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: name}
+}
