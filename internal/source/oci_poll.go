@@ -60,16 +60,9 @@ type ociPull struct {
 // digest that did not move costs one HEAD request and no download (a
 // semver range one tag listing more; a digest pin in force none).
 func (s *Source) pollOCI(ctx context.Context) (Revision, Result, error) {
-	prev, hasPrev := s.Last()
-	var res Result
-	if hasPrev {
-		res.Previous = prev.SHA
-	}
-	if err := ctx.Err(); err != nil {
-		return Revision{}, res, s.newError(KindCanceled, "poll", err, "")
-	}
-	if s.kind == refCommit && hasPrev && prev.SHA == s.refName && isDir(prev.Dir) {
-		return prev, res, nil
+	prev, hasPrev, res, done, err := s.beginPoll(ctx)
+	if done {
+		return prev, res, err
 	}
 	creds, err := s.readOCICredentials()
 	if err != nil {

@@ -59,19 +59,10 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 		return s.pollOCI(ctx)
 	}
 
-	prev, hasPrev := s.Last()
-	var res Result
-	if hasPrev {
-		res.Previous = prev.SHA
+	prev, hasPrev, res, done, err := s.beginPoll(ctx)
+	if done {
+		return prev, res, err
 	}
-	if err := ctx.Err(); err != nil {
-		return Revision{}, res, s.newError(KindCanceled, "poll", err, "")
-	}
-	// A commit pin never moves: once checked out there is nothing to ask.
-	if s.kind == refCommit && hasPrev && prev.SHA == s.refName && isDir(prev.Dir) {
-		return prev, res, nil
-	}
-
 	creds, err := s.readCredentials()
 	if err != nil {
 		return Revision{}, res, err
@@ -121,6 +112,25 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	s.unpin(key)
 	s.sweepTrees()
 	return rev, res, nil
+}
+
+// beginPoll is what a poll of a Git or an OCI source does first: it takes
+// the previous revision (named in the Result), refuses a cancelled
+// context, and answers a commit or digest pin already checked out without
+// asking the remote. done says the poll ends here with prev and err.
+func (s *Source) beginPoll(ctx context.Context) (prev Revision, hasPrev bool, res Result, done bool, err error) {
+	prev, hasPrev = s.Last()
+	if hasPrev {
+		res.Previous = prev.SHA
+	}
+	if err := ctx.Err(); err != nil {
+		return Revision{}, hasPrev, res, true, s.newError(KindCanceled, "poll", err, "")
+	}
+	// A pin never moves: once checked out there is nothing to ask.
+	if s.kind == refCommit && hasPrev && prev.SHA == s.refName && isDir(prev.Dir) {
+		return prev, hasPrev, res, true, nil
+	}
+	return prev, hasPrev, res, false, nil
 }
 
 // resolveRemote lists the remote refs (one ref advertisement) and resolves
