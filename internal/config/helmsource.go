@@ -98,12 +98,7 @@ func (v *validator) helmSource(p string, h HelmSource) {
 			v.errorf(p+".url", "%s", prob)
 		}
 	}
-	switch {
-	case h.Interval == nil:
-		v.errorf(p+".interval", "interval is required: how often index.yaml is polled, e.g. 10m")
-	case h.Interval.Duration <= 0:
-		v.errorf(p+".interval", "interval must be positive, e.g. 10m; got %s", h.Interval.Duration)
-	}
+	v.requiredInterval(p+".interval", h.Interval, "how often index.yaml is polled", "10m")
 	v.helmAuth(p+".auth", h, loopback)
 }
 

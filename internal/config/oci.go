@@ -110,12 +110,7 @@ func (v *validator) oci(p string, o OCISource) {
 	if o.Digest != "" && !ociDigestRE.MatchString(o.Digest) {
 		v.errorf(p+".digest", "%q is not a manifest digest; write sha256: and 64 lower-case hex digits", o.Digest)
 	}
-	switch {
-	case o.Interval == nil:
-		v.errorf(p+".interval", "interval is required, e.g. 5m (each poll is one manifest request)")
-	case o.Interval.Duration <= 0:
-		v.errorf(p+".interval", "interval must be positive, e.g. 1m or 5m; got %s", o.Interval.Duration)
-	}
+	v.requiredInterval(p+".interval", o.Interval, "how often the tag is resolved, each poll one manifest request", "5m")
 	v.ociAuth(p+".auth", o, loopback)
 }
 
@@ -187,5 +182,16 @@ func (o *OCISource) resolveFiles(abs func(*string)) {
 		abs(&o.Auth.DockerConfigFile)
 		abs(&o.Auth.PasswordFile)
 		abs(&o.Auth.TokenFile)
+	}
+}
+
+// requiredInterval checks the poll interval of a source kind that has no
+// default: set, and positive. what says what the interval paces.
+func (v *validator) requiredInterval(field string, d *metav1.Duration, what, example string) {
+	switch {
+	case d == nil:
+		v.errorf(field, "interval is required: %s, e.g. %s", what, example)
+	case d.Duration <= 0:
+		v.errorf(field, "interval must be positive, e.g. %s; got %s", example, d.Duration)
 	}
 }
