@@ -133,19 +133,9 @@ apps:
 func TestHelmChartFromGit(t *testing.T) {
 	ns := env.Namespace(t)
 	cfg, repo := helmConfig(t, ns, "from-prod")
-	cache := t.TempDir()
-	var outputs []string
-	run := func(what string, args ...string) result {
-		t.Helper()
-		r := syncd(t, append(args, "--config", cfg, "--cache-dir", cache)...)
-		outputs = append(outputs, what+":\n"+r.stdout+r.stderr)
-		if r.code != exitOK {
-			t.Fatalf("%s: code %d\n%s%s", what, r.code, r.stdout, r.stderr)
-		}
-		return r
-	}
+	tr := newTranscript(t, cfg)
 
-	r := run("apply", "apply")
+	r := tr.run("apply", exitOK, "apply")
 	for _, want := range []string{"ConfigMap " + ns + "/shop-config created", "Secret " + ns + "/shop-pw created", "apps/Deployment " + ns + "/shop created", "ConfigMap " + ns + "/migrate created", "ConfigMap " + ns + "/has-deployments created"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("apply output lacks %q:\n%s", want, r.stdout)
@@ -171,11 +161,11 @@ func TestHelmChartFromGit(t *testing.T) {
 	}
 
 	// No-op: nothing written, the hook included, and no drift.
-	r = run("re-apply", "apply")
+	r = tr.run("re-apply", exitOK, "apply")
 	if strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "configured") {
 		t.Errorf("re-apply of the same chart wrote something:\n%s", r.stdout)
 	}
-	run("drift", "drift")
+	tr.run("drift", exitOK, "drift")
 
 	// The HPA takes replicas through /scale; the chart still renders 2,
 	// and the conflict policy yields: the HPA's value stays.
@@ -183,7 +173,7 @@ func TestHelmChartFromGit(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(ns).UpdateScale(context.Background(), "shop", scale, metav1.UpdateOptions{FieldManager: "hpa-sim"}); err != nil {
 		t.Fatal(err)
 	}
-	run("apply after the HPA scaled", "apply")
+	tr.run("apply after the HPA scaled", exitOK, "apply")
 	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "shop", metav1.GetOptions{})
 	if err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 5 {
 		t.Errorf("replicas after re-apply = %v (get: %v), want the HPA's 5", d.Spec.Replicas, err)
@@ -193,8 +183,7 @@ func TestHelmChartFromGit(t *testing.T) {
 	if _, err := repo.Commit("greeting", map[string][]byte{"values/prod.yaml": []byte("greeting: bonjour\n")}); err != nil {
 		t.Fatal(err)
 	}
-	r = syncd(t, "plan", "--config", cfg, "--cache-dir", cache, "--app", "web")
-	outputs = append(outputs, "plan:\n"+r.stdout+r.stderr)
+	r = tr.output("plan", "plan", "--app", "web")
 	if !strings.Contains(r.stdout, "bonjour") || !strings.Contains(r.stdout, "from-prod") || !strings.Contains(r.stdout, "shop-config") {
 		t.Errorf("plan does not show the greeting change (code %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -205,16 +194,12 @@ func TestHelmChartFromGit(t *testing.T) {
 	files[".git/HEAD"] = "ref: refs/heads/main\n" // the repository root values files are relative to
 	local := writeFiles(t, files)
 	code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web", "--path", filepath.Join(local, "app"))
-	outputs = append(outputs, "render:\n"+out+stderr)
+	tr.record("render", out+stderr)
 	if code != exitOK || !strings.Contains(out, "shop-config") || strings.Contains(out, "has-deployments") {
 		t.Errorf("render without a cluster: code %d, want shop-config without has-deployments\n%s%s", code, out, stderr)
 	}
 
-	for _, out := range outputs {
-		if strings.Contains(out, helmSecret) {
-			t.Errorf("an output shows the Secret's value:\n%s", out)
-		}
-	}
+	tr.neverShows(helmSecret)
 }
 
 // TestHelmChartRefused: a chart that fails to render changes nothing,

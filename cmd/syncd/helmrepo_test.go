@@ -74,19 +74,9 @@ func TestHelmChartFromRepository(t *testing.T) {
 	}
 	ns := env.Namespace(t)
 	cfg := helmRepoConfig(t, srv.URL, ns, "shop", "~0.1")
-	cache := t.TempDir()
-	var outputs []string
-	run := func(what string, args ...string) result {
-		t.Helper()
-		r := syncd(t, append(args, "--config", cfg, "--cache-dir", cache)...)
-		outputs = append(outputs, what+":\n"+r.stdout+r.stderr)
-		if r.code != exitOK {
-			t.Fatalf("%s: code %d\n%s%s", what, r.code, r.stdout, r.stderr)
-		}
-		return r
-	}
+	tr := newTranscript(t, cfg)
 
-	r := run("apply", "apply")
+	r := tr.run("apply", exitOK, "apply")
 	for _, want := range []string{"ConfigMap " + ns + "/shop-config created", "Secret " + ns + "/shop-pw created", "apps/Deployment " + ns + "/shop created", "ConfigMap " + ns + "/migrate created"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("apply output lacks %q:\n%s", want, r.stdout)
@@ -98,14 +88,14 @@ func TestHelmChartFromRepository(t *testing.T) {
 	}
 
 	srv.ResetRequests()
-	r = run("re-apply", "apply")
+	r = tr.run("re-apply", exitOK, "apply")
 	if strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "configured") {
 		t.Errorf("re-apply of the same chart wrote something:\n%s", r.stdout)
 	}
 	if got := requestPaths(srv); !slices.Equal(got, []string{"/index.yaml"}) {
 		t.Errorf("re-apply requested %v, want index.yaml only (the archive is cached by digest)", got)
 	}
-	run("drift", "drift")
+	tr.run("drift", exitOK, "drift")
 
 	// Someone edits the chart's ConfigMap: syncd drift reports it,
 	// naming the object, and the Secret's value is never shown.
@@ -113,15 +103,13 @@ func TestHelmChartFromRepository(t *testing.T) {
 	if _, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	r = syncd(t, "drift", "--config", cfg, "--cache-dir", cache)
-	outputs = append(outputs, "drift after an edit:\n"+r.stdout+r.stderr)
+	r = tr.output("drift after an edit", "drift")
 	if r.code != exitChanges || !strings.Contains(r.stdout, "shop-config") {
 		t.Errorf("drift after an edit: code %d, want %d naming shop-config:\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
 	}
 	// The hand edit took the field (an Update): the chart's apply meets
 	// a conflict, as for any app, and never forces it.
-	r = syncd(t, "apply", "--config", cfg, "--cache-dir", cache)
-	outputs = append(outputs, "apply after an edit:\n"+r.stdout+r.stderr)
+	r = tr.output("apply after an edit", "apply")
 	if r.code != exitConflict || !strings.Contains(r.stdout, `.data.greeting is owned by "kubectl-edit"`) {
 		t.Errorf("apply after an edit: code %d, want %d with the conflict named:\n%s%s", r.code, exitConflict, r.stdout, r.stderr)
 	}
@@ -129,17 +117,12 @@ func TestHelmChartFromRepository(t *testing.T) {
 	if _, err := srv.Publish(repoChart("0.1.1")); err != nil {
 		t.Fatal(err)
 	}
-	r = syncd(t, "plan", "--config", cfg, "--cache-dir", cache, "--app", "web")
-	outputs = append(outputs, "plan:\n"+r.stdout+r.stderr)
+	r = tr.output("plan", "plan", "--app", "web")
 	if !strings.Contains(r.stdout, "0.1.1") || !strings.Contains(r.stdout, "0.1.0") || !strings.Contains(r.stdout, "shop-config") {
 		t.Errorf("plan does not show the version bump (code %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	for _, out := range outputs {
-		if strings.Contains(out, helmSecret) {
-			t.Errorf("an output shows the Secret's value:\n%s", out)
-		}
-	}
+	tr.neverShows(helmSecret)
 }
 
 // TestHelmRepositoryRefused: a missing chart, a bad version range, no
