@@ -24,15 +24,20 @@ type HelmSource struct {
 
 // HelmAuth names files holding a Helm repository's credentials; the files
 // are re-read on every poll. At most one of PasswordFile (HTTP basic
-// auth, with Username) and BearerTokenFile is set; CAFile may be set with
-// either or alone.
+// auth, with Username), BearerTokenFile and DockerConfigFile (oci://
+// repositories only) is set; CAFile may be set with any or alone.
 type HelmAuth struct {
 	// Username is the HTTP basic auth user sent with PasswordFile.
 	Username string `json:"username,omitempty"`
 	// PasswordFile holds the HTTP basic auth password.
 	PasswordFile string `json:"passwordFile,omitempty"`
-	// BearerTokenFile holds a token sent as "Authorization: Bearer".
+	// BearerTokenFile holds a token sent as "Authorization: Bearer" (to a
+	// registry: the registry token, as oci.auth.tokenFile).
 	BearerTokenFile string `json:"bearerTokenFile,omitempty"`
+	// DockerConfigFile is a file in ~/.docker/config.json format whose
+	// "auths" entry for the registry's host is used (credential helpers
+	// are never run); only for a repository at an oci:// URL.
+	DockerConfigFile string `json:"dockerConfigFile,omitempty"`
 	// CAFile holds PEM certificates trusted for the repository's TLS
 	// (in place of the system's roots).
 	CAFile string `json:"caFile,omitempty"`
@@ -58,6 +63,7 @@ func (s *Source) resolveHelmFiles(abs func(*string)) {
 	a := s.Helm.Auth
 	abs(&a.PasswordFile)
 	abs(&a.BearerTokenFile)
+	abs(&a.DockerConfigFile)
 	abs(&a.CAFile)
 }
 
@@ -108,12 +114,21 @@ func (v *validator) helmAuth(p string, h HelmSource, loopback bool) {
 	if a == nil {
 		return
 	}
-	basic, bearer := a.PasswordFile != "", a.BearerTokenFile != ""
+	basic, bearer, docker := a.PasswordFile != "", a.BearerTokenFile != "", a.DockerConfigFile != ""
 	switch {
 	case basic && bearer:
 		v.errorf(p, "passwordFile and bearerTokenFile are both set; a repository takes one: HTTP basic auth (username, passwordFile) or a bearer token (bearerTokenFile)")
-	case !basic && !bearer && a.CAFile == "":
-		v.errorf(p, "auth sets nothing; set username and passwordFile, bearerTokenFile, or caFile, or remove auth")
+	case docker && (basic || bearer):
+		other := "bearerTokenFile"
+		if basic {
+			other = "passwordFile"
+		}
+		v.errorf(p, "dockerConfigFile and %s are both set; a registry takes one kind of credentials: keep one of them", other)
+	case !basic && !bearer && !docker && a.CAFile == "":
+		v.errorf(p, "auth sets nothing; set username and passwordFile, bearerTokenFile, dockerConfigFile (oci:// only), or caFile, or remove auth")
+	}
+	if docker && !strings.HasPrefix(strings.ToLower(h.URL), "oci://") {
+		v.errorf(p+".dockerConfigFile", "dockerConfigFile holds registry credentials and is read only for a Helm repository at an oci:// URL; for an https:// repository set username and passwordFile, or bearerTokenFile")
 	}
 	if basic && a.Username == "" {
 		v.errorf(p+".username", "username is required with passwordFile (HTTP basic auth)")

@@ -43,18 +43,20 @@ func TestHelmSourceRejects(t *testing.T) {
 		sources, app string
 		want         []string
 	}{
-		"no chart":        {"", `{version: 1.0.0}`, []string{"apps[0].helm.chart", `chart is required: source "charts" is a Helm repository`}},
-		"bad range":       {"", `{chart: web, version: "1.2.x.y"}`, []string{"apps[0].helm.version", "chart web", "not a version or semver range"}},
-		"values files":    {"", `{chart: web, valuesFiles: [v.yaml]}`, []string{"apps[0].helm.valuesFiles", "helm.values"}},
-		"both kinds":      {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
-		"neither":         {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
-		"no interval":     {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
-		"oci url, query":  {"helm: {url: \"oci://ghcr.io/org/charts?x=1\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "query"}},
-		"bad scheme":      {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
-		"password in url": {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
-		"token over http": {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},
-		"both creds":      {"helm: {url: https://c.example, interval: 1m, auth: {username: u, passwordFile: /p, bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "both set"}},
-		"no username":     {"helm: {url: https://c.example, interval: 1m, auth: {passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth.username", "required"}},
+		"no chart":                   {"", `{version: 1.0.0}`, []string{"apps[0].helm.chart", `chart is required: source "charts" is a Helm repository`}},
+		"bad range":                  {"", `{chart: web, version: "1.2.x.y"}`, []string{"apps[0].helm.version", "chart web", "not a version or semver range"}},
+		"values files":               {"", `{chart: web, valuesFiles: [v.yaml]}`, []string{"apps[0].helm.valuesFiles", "helm.values"}},
+		"both kinds":                 {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
+		"neither":                    {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
+		"no interval":                {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
+		"oci url, query":             {"helm: {url: \"oci://ghcr.io/org/charts?x=1\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "query"}},
+		"bad scheme":                 {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
+		"password in url":            {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
+		"token over http":            {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},
+		"both creds":                 {"helm: {url: https://c.example, interval: 1m, auth: {username: u, passwordFile: /p, bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "both set"}},
+		"no username":                {"helm: {url: https://c.example, interval: 1m, auth: {passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth.username", "required"}},
+		"docker config on https":     {"helm: {url: https://c.example, interval: 1m, auth: {dockerConfigFile: /d.json}}", `{chart: web}`, []string{"sources[0].helm.auth.dockerConfigFile", "only for a Helm repository at an oci:// URL", "for an https:// repository set username and passwordFile, or bearerTokenFile"}},
+		"docker config and password": {"helm: {url: oci://ghcr.io/org/charts, interval: 1m, auth: {dockerConfigFile: /d.json, username: u, passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth", "dockerConfigFile and passwordFile are both set"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -76,5 +78,33 @@ func TestHelmSourceRejects(t *testing.T) {
 				t.Errorf("error shows the password:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestHelmSourceDockerConfig: a Helm repository at an oci:// URL takes a
+// Docker config file (and a CA beside it), made absolute against the
+// config's directory like every other file.
+func TestHelmSourceDockerConfig(t *testing.T) {
+	c, err := Parse([]byte(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: charts
+    helm:
+      url: oci://ghcr.io/org/charts
+      interval: 10m
+      auth: {dockerConfigFile: secrets/docker.json, caFile: /run/secrets/ca.pem}
+apps:
+  - name: web
+    source: charts
+    namespace: shop
+    helm: {chart: podinfo}
+`), "syncd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.resolveFiles("/cfg")
+	s, _ := c.Source("charts")
+	if diff := cmp.Diff(HelmAuth{DockerConfigFile: "/cfg/secrets/docker.json", CAFile: "/run/secrets/ca.pem"}, *s.Helm.Auth); diff != "" {
+		t.Errorf("helm.auth (-want +got):\n%s", diff)
 	}
 }

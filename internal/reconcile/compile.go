@@ -183,7 +183,7 @@ func HelmSourceSpec(sc config.Source, apps []config.App) source.HelmSpec {
 		spec.Interval = h.Interval.Duration
 	}
 	if a := h.Auth; a != nil {
-		spec.Auth = &source.HelmAuth{Username: a.Username, PasswordFile: a.PasswordFile, BearerTokenFile: a.BearerTokenFile, CAFile: a.CAFile}
+		spec.Auth = &source.HelmAuth{Username: a.Username, PasswordFile: a.PasswordFile, BearerTokenFile: a.BearerTokenFile, DockerConfigFile: a.DockerConfigFile, CAFile: a.CAFile}
 	}
 	for _, app := range apps {
 		if app.Source != sc.Name {

@@ -34,13 +34,16 @@ type HelmSpec struct {
 
 // HelmAuth names files holding a Helm repository's credentials; they are
 // re-read on every poll. At most one of PasswordFile (basic auth, with
-// Username) and BearerTokenFile is set. Credentials are sent only to the
+// Username), BearerTokenFile and DockerConfigFile is set; DockerConfigFile
+// only for a repository at an oci:// URL (read as an OCI source's
+// OCIAuth.DockerConfigFile). Credentials are sent only to the
 // repository's own scheme, host and port: never to a chart URL or a
 // redirect elsewhere.
 type HelmAuth struct {
-	Username        string
-	PasswordFile    string
-	BearerTokenFile string
+	Username         string
+	PasswordFile     string
+	BearerTokenFile  string
+	DockerConfigFile string
 	// CAFile holds PEM certificates trusted for TLS instead of the
 	// system's roots.
 	CAFile string
@@ -198,8 +201,8 @@ func newHelmRepo(spec HelmSpec, rs *HelmRepos) (*HelmRepo, error) {
 	if spec.Interval <= 0 {
 		return nil, fmt.Errorf("%s: must be positive", field("interval"))
 	}
-	if a := spec.Auth; a != nil && a.PasswordFile != "" && a.BearerTokenFile != "" {
-		return nil, fmt.Errorf("%s: set passwordFile or bearerTokenFile, not both", field("auth"))
+	if err := checkHelmAuth(spec.Auth, u.Scheme); err != nil {
+		return nil, fmt.Errorf("%s: %w", field("auth"), err)
 	}
 	r := &HelmRepo{spec: spec, base: u, ranges: map[ChartRef]*semver.Constraints{}, repos: rs}
 	if u.Scheme == "oci" {
@@ -219,6 +222,21 @@ func newHelmRepo(spec HelmSpec, rs *HelmRepos) (*HelmRepo, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkHelmAuth checks that a sets one kind of credentials, and a Docker
+// config file only for a registry (scheme oci).
+func checkHelmAuth(a *HelmAuth, scheme string) error {
+	if a == nil {
+		return nil
+	}
+	switch {
+	case len(nonEmpty([]string{a.PasswordFile, a.BearerTokenFile, a.DockerConfigFile})) > 1:
+		return errors.New("set one of passwordFile, bearerTokenFile and dockerConfigFile")
+	case a.DockerConfigFile != "" && scheme != "oci":
+		return errors.New("dockerConfigFile is read only for a repository at an oci:// URL; set username and passwordFile, or bearerTokenFile")
+	}
+	return nil
 }
 
 // addRange parses a chart's version range ("" is any stable version).

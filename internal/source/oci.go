@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // OCI makes a Spec an OCI artifact in a registry rather than a Git
@@ -44,14 +42,9 @@ type OCIAuth struct {
 // ociSource is what a Source that follows an OCI artifact keeps between
 // polls.
 type ociSource struct {
-	spec OCI
-	repo name.Repository
-	// puller is reused between polls while the credentials stay the same,
-	// so a poll whose tag did not move is one HEAD request (no ping, no
-	// token exchange); pullerKey fingerprints its credentials.
-	mu        sync.Mutex
-	puller    *remote.Puller
-	pullerKey string
+	spec    OCI
+	repo    name.Repository
+	pullers pullerCache
 }
 
 var ociDigestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

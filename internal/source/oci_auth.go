@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -30,26 +31,52 @@ type ociCredentials struct {
 // readOCICredentials reads the credential files named in oci.auth (an
 // *Error of KindAuth when one cannot be read or holds nothing usable).
 func (s *Source) readOCICredentials() (ociCredentials, error) {
-	a := s.oci.spec.Auth
-	if a == nil {
-		return ociCredentials{auth: authn.Anonymous, key: "anonymous"}, nil
+	var ra registryAuth
+	if a := s.oci.spec.Auth; a != nil {
+		ra = registryAuth{section: "oci.auth", dockerConfigFile: a.DockerConfigFile, username: a.Username, passwordFile: a.PasswordFile, tokenFile: a.TokenFile, tokenField: "tokenFile"}
 	}
+	creds, err := ra.read(s.oci.repo.RegistryStr())
+	if err != nil {
+		return ociCredentials{}, s.newError(KindAuth, "read credentials", err, "")
+	}
+	return creds, nil
+}
+
+// registryAuth is a registry's credentials as a source's auth section
+// names them: oci.auth of an OCI source, or helm.auth of a Helm
+// repository at an oci:// URL. At most one of dockerConfigFile,
+// passwordFile and tokenFile is set (config validation); none is
+// anonymous.
+type registryAuth struct {
+	// section is the auth section's field in errors ("oci.auth").
+	section          string
+	dockerConfigFile string
+	username         string
+	passwordFile     string
+	tokenFile        string
+	// tokenField is tokenFile's name in the section.
+	tokenField string
+}
+
+// read reads the files of a for registry (host[:port]). Errors name the
+// field and file, never a credential.
+func (a registryAuth) read(registry string) (ociCredentials, error) {
 	var cfg authn.AuthConfig
 	var err error
 	switch {
-	case a.DockerConfigFile != "":
-		cfg, err = dockerConfigAuth(a.DockerConfigFile, s.oci.repo.RegistryStr())
-	case a.PasswordFile != "":
+	case a.dockerConfigFile != "":
+		cfg, err = dockerConfigAuth(a.section+".dockerConfigFile", a.dockerConfigFile, registry)
+	case a.passwordFile != "":
 		var pw string
-		pw, err = readSecretFile(a.PasswordFile, "oci.auth.passwordFile")
-		cfg = authn.AuthConfig{Username: a.Username, Password: pw}
-	default:
+		pw, err = readSecretFile(a.passwordFile, a.section+".passwordFile")
+		cfg = authn.AuthConfig{Username: a.username, Password: pw}
+	case a.tokenFile != "":
 		var tok string
-		tok, err = readSecretFile(a.TokenFile, "oci.auth.tokenFile")
+		tok, err = readSecretFile(a.tokenFile, a.section+"."+a.tokenField)
 		cfg = authn.AuthConfig{RegistryToken: tok}
 	}
 	if err != nil {
-		return ociCredentials{}, s.newError(KindAuth, "read credentials", err, "")
+		return ociCredentials{}, err
 	}
 	return credentialsOf(cfg), nil
 }
@@ -84,18 +111,19 @@ type dockerConfig struct {
 }
 
 // dockerConfigAuth returns the credentials a Docker config file holds for
-// registry (host[:port]). Keys are matched the way docker login writes
-// them: a bare host, or a URL whose host is the registry. Credential
-// helpers are never run. Errors name hosts, never credentials.
-func dockerConfigAuth(path, registry string) (authn.AuthConfig, error) {
+// registry (host[:port]); field names the file in errors
+// ("oci.auth.dockerConfigFile"). Keys are matched the way docker login
+// writes them: a bare host, or a URL whose host is the registry.
+// Credential helpers are never run. Errors name hosts, never credentials.
+func dockerConfigAuth(field, path, registry string) (authn.AuthConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %w", err)
+		return authn.AuthConfig{}, fmt.Errorf("%s: %w", field, err)
 	}
 	var dc dockerConfig
 	if err := json.Unmarshal(b, &dc); err != nil {
 		// The JSON error may quote a credential: do not wrap it.
-		return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %s is not a Docker config file (JSON with an \"auths\" object)", path)
+		return authn.AuthConfig{}, fmt.Errorf("%s: %s is not a Docker config file (JSON with an \"auths\" object)", field, path)
 	}
 	hosts := make([]string, 0, len(dc.Auths))
 	for key, ac := range dc.Auths {
@@ -103,7 +131,7 @@ func dockerConfigAuth(path, registry string) (authn.AuthConfig, error) {
 		hosts = append(hosts, host)
 		if host == registry || (registry == "index.docker.io" && host == "docker.io") {
 			if ac == (authn.AuthConfig{}) {
-				return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: the entry for %s in %s holds no credentials (a credential helper stores them elsewhere; syncd runs none)", registry, path)
+				return authn.AuthConfig{}, fmt.Errorf("%s: the entry for %s in %s holds no credentials (a credential helper stores them elsewhere; syncd runs none)", field, registry, path)
 			}
 			return ac, nil
 		}
@@ -116,7 +144,7 @@ func dockerConfigAuth(path, registry string) (authn.AuthConfig, error) {
 	if _, ok := dc.CredHelpers[registry]; ok || dc.CredsStore != "" {
 		hint += "; credential helpers (credsStore, credHelpers) are not run: write the credentials under auths"
 	}
-	return authn.AuthConfig{}, fmt.Errorf("oci.auth.dockerConfigFile: %s has no credentials for %s (%s)", path, registry, hint)
+	return authn.AuthConfig{}, fmt.Errorf("%s: %s has no credentials for %s (%s)", field, path, registry, hint)
 }
 
 // dockerConfigHost is the host[:port] of an auths key ("ghcr.io",
@@ -177,19 +205,39 @@ func (g *plainHTTPGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return g.next.RoundTrip(req)
 }
 
+// pullerCache keeps a source's registry client between polls while the
+// credentials stay the same, so a poll whose tag did not move is one HEAD
+// request (no ping, no token exchange).
+type pullerCache struct {
+	mu     sync.Mutex
+	puller *remote.Puller
+	// key fingerprints the puller's credentials (ociCredentials.key).
+	key string
+}
+
+// get returns the cached puller when creds did not change, else a new one
+// over ociTransport(caFile, insecure).
+func (c *pullerCache) get(creds ociCredentials, caFile string, insecure bool) (*remote.Puller, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.puller != nil && c.key == creds.key {
+		return c.puller, nil
+	}
+	p, err := newOCIPuller(creds, caFile, insecure)
+	if err != nil {
+		return nil, err
+	}
+	c.puller, c.key = p, creds.key
+	return p, nil
+}
+
 // ociPuller returns the puller for these credentials, reusing the last
 // one when they did not change.
 func (s *Source) ociPuller(creds ociCredentials) (*remote.Puller, error) {
 	o := s.oci
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.puller != nil && o.pullerKey == creds.key {
-		return o.puller, nil
-	}
-	p, err := newOCIPuller(creds, o.spec.CAFile, o.spec.Insecure)
+	p, err := o.pullers.get(creds, o.spec.CAFile, o.spec.Insecure)
 	if err != nil {
 		return nil, s.newError(KindAuth, "connect", fmt.Errorf("oci.%w", err), "")
 	}
-	o.puller, o.pullerKey = p, creds.key
 	return p, nil
 }

@@ -12,23 +12,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // ociHelm is what a Helm repository source with an oci:// URL keeps: the
 // registry prefix its charts are below (helm push oci://host/path stores
-// chart c as host/path/c, one tag per version) and the puller reused
-// between polls while the credentials stay the same.
+// chart c as host/path/c, one tag per version), the registry's host (the
+// key of its Docker config entry) and the puller reused between polls.
 type ociHelm struct {
-	base string
-
-	mu     sync.Mutex
-	puller *remote.Puller
-	key    string
+	base     string
+	registry string
+	pullers  pullerCache
 }
 
 // newOCIHelm checks an oci:// Helm repository URL.
@@ -40,10 +35,11 @@ func newOCIHelm(u *url.URL) (*ociHelm, error) {
 	if p := strings.Trim(u.Path, "/"); p != "" {
 		base += "/" + p
 	}
-	if _, err := name.NewRepository(base+"/chart", name.StrictValidation); err != nil {
+	repo, err := name.NewRepository(base+"/chart", name.StrictValidation)
+	if err != nil {
 		return nil, fmt.Errorf("%q is not a registry and repository prefix: %w", base, err)
 	}
-	return &ociHelm{base: base}, nil
+	return &ociHelm{base: base, registry: repo.RegistryStr()}, nil
 }
 
 // chartRepo is the registry repository of one chart.
@@ -88,37 +84,24 @@ func (r *HelmRepo) pollOCI(ctx context.Context) (Revision, Result, error) {
 	return rev, res, nil
 }
 
-// ociHelmPull reads helm.auth's files and returns the poll's registry
-// client.
+// ociHelmPull reads helm.auth's files (as an OCI source's oci.auth, see
+// registryAuth) and returns the poll's registry client.
 func (r *HelmRepo) ociHelmPull() (ociPull, error) {
-	var cfg authn.AuthConfig
+	var ra registryAuth
 	caFile := ""
 	if a := r.spec.Auth; a != nil {
 		caFile = a.CAFile
-		var err error
-		switch {
-		case a.PasswordFile != "":
-			cfg.Username = a.Username
-			cfg.Password, err = readSecretFile(a.PasswordFile, "helm.auth.passwordFile")
-		case a.BearerTokenFile != "":
-			cfg.RegistryToken, err = readSecretFile(a.BearerTokenFile, "helm.auth.bearerTokenFile")
-		}
-		if err != nil {
-			return ociPull{}, r.newError(KindAuth, "read credentials", err, "make the file readable by syncd")
-		}
+		ra = registryAuth{section: "helm.auth", dockerConfigFile: a.DockerConfigFile, username: a.Username, passwordFile: a.PasswordFile, tokenFile: a.BearerTokenFile, tokenField: "bearerTokenFile"}
 	}
-	creds := credentialsOf(cfg)
-	o := r.oci
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.puller == nil || o.key != creds.key {
-		p, err := newOCIPuller(creds, caFile, false)
-		if err != nil {
-			return ociPull{}, r.newError(KindAuth, "connect", fmt.Errorf("helm.auth.%w", err), "")
-		}
-		o.puller, o.key = p, creds.key
+	creds, err := ra.read(r.oci.registry)
+	if err != nil {
+		return ociPull{}, r.newError(KindAuth, "read credentials", err, "")
 	}
-	return ociPull{p: o.puller, creds: creds, fail: r.newError}, nil
+	p, err := r.oci.pullers.get(creds, caFile, false)
+	if err != nil {
+		return ociPull{}, r.newError(KindAuth, "connect", fmt.Errorf("helm.auth.%w", err), "")
+	}
+	return ociPull{p: p, creds: creds, fail: r.newError}, nil
 }
 
 // resolveOCICharts resolves every chart of the spec, in the spec's order:
