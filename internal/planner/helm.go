@@ -32,9 +32,17 @@ type HelmOptions struct {
 	Namespace string
 	// Values are merged over the values files; they win.
 	Values map[string]any
-	// ValuesFiles are slash-separated paths relative to Tree.Root, merged
-	// in order over the chart's values.yaml (helm's -f).
+	// ValuesFiles are slash-separated paths relative to ValuesRoot,
+	// merged in order over the chart's values.yaml (helm's -f).
 	ValuesFiles []string
+	// ValuesRoot is the directory ValuesFiles are read from, confined to
+	// it as Tree.Root confines a build; empty: Tree.Root. A Helm
+	// repository's chart reads them from its package (the chart's
+	// directory), an app with helm.valuesSource from that source's tree.
+	ValuesRoot string
+	// ValuesFrom names ValuesRoot in errors ("chart podinfo", "source
+	// values"); empty: nothing is added to the file's path.
+	ValuesFrom string
 	// ExcludeCRDs leaves out the chart's crds/ directories (the zero
 	// value renders them, helm's default).
 	ExcludeCRDs bool
@@ -86,7 +94,7 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 	if err != nil {
 		return nil, err
 	}
-	vals, err := readValues(fsys, opts)
+	vals, err := valuesOf(ctx, fsys, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,9 @@ func renderTestChart(t *testing.T, files map[string]string, opts HelmOptions) ([
 	if opts.ReleaseName == "" {
 		opts.ReleaseName = "demo"
 	}
+	if opts.ValuesRoot != "" && !filepath.IsAbs(opts.ValuesRoot) {
+		opts.ValuesRoot = filepath.Join(root, opts.ValuesRoot)
+	}
 	return Render(context.Background(), Tree{Root: root, Dir: filepath.Join(root, "chart"), Helm: opts})
 }
 
@@ -140,9 +143,15 @@ func TestRenderChartValues(t *testing.T) {
 		"later values files win":    {HelmOptions{ValuesFiles: []string{"deploy/base.yaml", "deploy/prod.yaml"}}, "from-prod"},
 		"inline values win":         {HelmOptions{ValuesFiles: []string{"deploy/prod.yaml"}, Values: map[string]any{"greeting": "inline"}}, "inline"},
 		"release name in a partial": {HelmOptions{ReleaseName: "other", Values: map[string]any{"greeting": "x"}}, "x"},
+		"values root: the chart":    {HelmOptions{ValuesRoot: "chart", ValuesFiles: []string{"values-production.yaml"}}, "from-package"},
+		"values root: another tree": {HelmOptions{ValuesRoot: "values-repo", ValuesFiles: []string{"apps/web/prod.yaml", "apps/web/eu.yaml"}}, "from-values-repo-eu"},
 	}
+	files["chart/values-production.yaml"] = "greeting: from-package\n"
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			if tc.opts.ValuesRoot == "values-repo" {
+				tc.opts.ValuesRoot = writeTree(t, map[string]string{"apps/web/prod.yaml": "greeting: from-values-repo\n", "apps/web/eu.yaml": "greeting: from-values-repo-eu\n"})
+			}
 			ms, err := renderTestChart(t, files, tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -268,6 +277,21 @@ func TestRenderChartRefused(t *testing.T) {
 			files: map[string]string{"chart/Chart.yaml": testChartYAML},
 			opts:  HelmOptions{ValuesFiles: []string{"values/none.yaml"}},
 			want:  []string{"values/none.yaml", "helm.valuesFiles[0]"},
+		},
+		"values file not YAML, in another tree": {
+			files: map[string]string{"chart/Chart.yaml": testChartYAML, "vals/bad.yaml": "a: 1\n\npassword: " + secret + "\n  - : [\n"},
+			opts:  HelmOptions{ValuesRoot: "vals", ValuesFrom: "source values", ValuesFiles: []string{"bad.yaml"}},
+			want:  []string{"bad.yaml", "helm.valuesFiles[0] in source values", "not a YAML mapping", "line 4"},
+		},
+		"values file missing in the chart": {
+			files: map[string]string{"chart/Chart.yaml": testChartYAML},
+			opts:  HelmOptions{ValuesRoot: "chart", ValuesFrom: "chart web", ValuesFiles: []string{"values-prod.yaml"}},
+			want:  []string{"values-prod.yaml", "helm.valuesFiles[0] in chart web", "no such file"},
+		},
+		"values root missing": {
+			files: map[string]string{"chart/Chart.yaml": testChartYAML},
+			opts:  HelmOptions{ValuesRoot: "gone", ValuesFrom: "source values", ValuesFiles: []string{"v.yaml"}},
+			want:  []string{"v.yaml", "helm.valuesFiles in source values"},
 		},
 		"values file outside the repository": {
 			files: map[string]string{"chart/Chart.yaml": testChartYAML},

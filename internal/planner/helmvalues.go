@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,21 +11,45 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// valuesOf returns the values a chart is rendered with (readValues),
+// its values files read from opts.ValuesRoot when set (through a file
+// system of its own, confined and limited as the tree's), from the tree's
+// fsys otherwise.
+func valuesOf(ctx context.Context, fsys *repoFS, opts HelmOptions) (map[string]any, error) {
+	if opts.ValuesRoot == "" || len(opts.ValuesFiles) == 0 {
+		return readValues(fsys, opts)
+	}
+	vfs, err := openRepoFS(opts.ValuesRoot, buildDeadline(ctx))
+	if err != nil {
+		return nil, ManifestErrors{{File: opts.ValuesFiles[0], Err: fmt.Errorf("helm.valuesFiles%s: %s", valuesWhere(opts), trimRepoRoot(err.Error()))}}
+	}
+	defer vfs.Close()
+	return readValues(vfs, opts)
+}
+
+// valuesWhere is " in <ValuesFrom>", or nothing.
+func valuesWhere(opts HelmOptions) string {
+	if opts.ValuesFrom == "" {
+		return ""
+	}
+	return " in " + opts.ValuesFrom
+}
+
 // readValues returns the values a chart is rendered with: opts'
-// ValuesFiles merged in order, then opts.Values over them (helm's -f
-// files, then --set). Values are never printed: an error names the file
-// and line, not the content.
+// ValuesFiles (read through fsys) merged in order, then opts.Values over
+// them (helm's -f files, then --set). Values are never printed: an error
+// names the file and line, not the content.
 func readValues(fsys *repoFS, opts HelmOptions) (map[string]any, error) {
 	vals := map[string]any{}
 	for i, f := range opts.ValuesFiles {
 		name := path.Join(repoRoot, path.Clean(f))
 		data, err := fsys.ReadFile(name)
 		if err != nil {
-			return nil, ManifestErrors{{File: f, Err: fmt.Errorf("helm.valuesFiles[%d]: %s", i, trimRepoRoot(err.Error()))}}
+			return nil, ManifestErrors{{File: f, Err: fmt.Errorf("helm.valuesFiles[%d]%s: %s", i, valuesWhere(opts), trimRepoRoot(err.Error()))}}
 		}
 		file, err := parseValues(data)
 		if err != nil {
-			return nil, ManifestErrors{{File: f, Err: fmt.Errorf("helm.valuesFiles[%d]: %w", i, err)}}
+			return nil, ManifestErrors{{File: f, Err: fmt.Errorf("helm.valuesFiles[%d]%s: %w", i, valuesWhere(opts), err)}}
 		}
 		vals = mergeValues(vals, file)
 	}
