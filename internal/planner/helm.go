@@ -98,19 +98,36 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := renderTemplates(ctx, ch, vals, opts)
+	rendered, err := renderTemplates(ctx, chartRender{chart: ch, rel: rel, values: vals, opts: opts})
+	var vendorErr *vendorError
+	if errors.As(err, &vendorErr) {
+		return nil, ManifestErrors{{File: vendorErr.file, Err: vendorErr}}
+	}
 	if err != nil {
 		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), inRepo(err.Error(), ch.Name(), rel))}}
 	}
 	return chartManifests(ch, rel, rendered, !opts.ExcludeCRDs)
 }
 
-// renderTemplates runs Helm's engine over the chart: dependencies'
-// conditions, tags and import-values, the values schema, then every
-// template. It stops at the build deadline.
-func renderTemplates(ctx context.Context, ch *chart.Chart, vals map[string]any, opts HelmOptions) (map[string]string, error) {
-	caps, err := opts.capabilities()
+// chartRender is one render of a loaded chart: the chart, its directory
+// in the repository, the values (files and inline, merged) and the
+// options.
+type chartRender struct {
+	chart  *chart.Chart
+	rel    string
+	values map[string]any
+	opts   HelmOptions
+}
+
+// renderTemplates runs Helm's engine over the chart: the chart's
+// kubeVersion, dependencies' conditions, tags and import-values, the
+// values schema, then every template. It stops at the build deadline.
+func renderTemplates(ctx context.Context, r chartRender) (map[string]string, error) {
+	caps, err := r.opts.capabilities()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkKubeVersion(r.chart, caps); err != nil {
 		return nil, err
 	}
 	type result struct {
@@ -119,33 +136,57 @@ func renderTemplates(ctx context.Context, ch *chart.Chart, vals map[string]any, 
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := runEngine(ch, vals, opts, caps)
+		out, err := r.run(caps)
 		done <- result{out, err}
 	}()
 	timer := time.After(time.Until(buildDeadline(ctx)))
 	select {
-	case r := <-done:
-		return r.out, r.err
+	case res := <-done:
+		return res.out, res.err
 	case <-timer:
 		return nil, fmt.Errorf("the chart did not render in time (the limit is %s)", KustomizeTimeout)
 	}
 }
 
-// runEngine is one render by Helm's engine, a panic included in its
-// error.
-func runEngine(ch *chart.Chart, vals map[string]any, opts HelmOptions, caps *common.Capabilities) (out map[string]string, err error) {
+// checkKubeVersion refuses a chart whose Chart.yaml kubeVersion range
+// leaves out the Kubernetes version it is rendered for, as helm install
+// and helm template do.
+func checkKubeVersion(ch *chart.Chart, caps *common.Capabilities) error {
+	want := ch.Metadata.KubeVersion
+	if want == "" || chartutil.IsCompatibleRange(want, caps.KubeVersion.String()) {
+		return nil
+	}
+	return fmt.Errorf("kubeVersion %q leaves out Kubernetes %s, the version the chart is rendered for: use a chart version made for this cluster (helm install refuses it too)", want, caps.KubeVersion.Version)
+}
+
+// run is one render by Helm's engine, a panic included in its error.
+func (r chartRender) run(caps *common.Capabilities) (out map[string]string, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("helm failed: %s", scrubHelm(fmt.Sprint(r)))
+		if rec := recover(); rec != nil {
+			err = fmt.Errorf("helm failed: %s", scrubHelm(fmt.Sprint(rec)))
 		}
 	}()
-	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+	ch := r.chart
+	if err := chartutil.ProcessDependencies(ch, r.values); err != nil {
+		if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
+			return nil, vendorErr
+		}
 		return nil, helmError("chart dependencies", err)
 	}
-	release := common.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: true}
-	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, release, caps, false)
+	if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
+		return nil, vendorErr
+	}
+	release := common.ReleaseOptions{Name: r.opts.ReleaseName, Namespace: r.opts.Namespace, Revision: 1, IsInstall: true}
+	// The schemas are checked by validateSchemas, which loads no
+	// external $ref and names the failing values (helm's check does both).
+	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, r.values, release, caps, true)
 	if err != nil {
 		return nil, helmError("values", err)
+	}
+	if vals, ok := top["Values"].(common.Values); ok {
+		if err := validateSchemas(ch, vals, r.rel); err != nil {
+			return nil, fmt.Errorf("values: %w", err)
+		}
 	}
 	// The zero Engine has no client (lookup returns an empty map), no
 	// DNS (getHostByName returns ""), and is neither strict nor in lint

@@ -21,8 +21,8 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // through fsys (read-only, confined to the repository, size limits and
 // deadline applied: see repoFS), honouring its .helmignore, and loads it
 // with Helm's loader from memory. Vendored dependencies (charts/, as
-// directories or .tgz archives) are part of it; a dependency Chart.yaml
-// lists that is not vendored is refused (see checkVendored).
+// directories or .tgz archives) are part of it; one that Chart.yaml lists
+// and the values enable must be vendored (checkVendored, at render).
 func loadChart(fsys *repoFS, rel string) (*chart.Chart, error) {
 	where := path.Join(rel, ChartFile)
 	files, err := chartFiles(fsys, rel)
@@ -35,9 +35,6 @@ func loadChart(fsys *repoFS, rel string) (*chart.Chart, error) {
 	}
 	if err := ch.Validate(); err != nil {
 		return nil, ManifestErrors{{File: where, Err: helmError("chart", err)}}
-	}
-	if err := checkVendored(ch, rel); err != nil {
-		return nil, ManifestErrors{{File: err.file, Err: err}}
 	}
 	return ch, nil
 }
@@ -122,19 +119,30 @@ func (e *vendorError) Error() string {
 	if e.dep.Repository != "" {
 		repo = " from " + e.dep.Repository
 	}
-	return fmt.Sprintf("dependency %q (version %q%s) is not vendored in charts/: syncd never downloads charts; run `helm dependency build` and commit the charts/ directory", e.dep.Name, e.dep.Version, repo)
+	enabled, disable := "", ""
+	switch {
+	case e.dep.Condition != "":
+		enabled = fmt.Sprintf(" is enabled (condition %s) but", e.dep.Condition)
+		disable = fmt.Sprintf(", or set %s to false if the chart is to render without it", strings.Split(e.dep.Condition, ",")[0])
+	case len(e.dep.Tags) > 0:
+		enabled = fmt.Sprintf(" is enabled (tags %s) but", strings.Join(e.dep.Tags, ", "))
+	}
+	return fmt.Sprintf("dependency %q (version %q%s)%s is not vendored in charts/: a render never downloads one; run `helm dependency build` and commit the charts/ directory%s", e.dep.Name, e.dep.Version, repo, enabled, disable)
 }
 
 // checkVendored refuses a chart (or subchart) whose Chart.yaml lists a
 // dependency that is not among its loaded subcharts: rendering without it
-// would silently leave out its objects.
+// would silently leave out its objects. Called on a chart whose
+// dependencies Helm processed (chartutil.ProcessDependencies), it checks
+// the enabled ones only: a dependency its condition or tags disable
+// renders nothing, vendored or not.
 func checkVendored(ch *chart.Chart, rel string) *vendorError {
 	have := map[string]bool{}
 	for _, sub := range ch.Dependencies() {
 		have[sub.Name()] = true
 	}
 	for _, dep := range ch.Metadata.Dependencies {
-		if !have[dep.Name] {
+		if dep.Enabled && !have[dep.Name] {
 			return &vendorError{file: path.Join(rel, ChartFile), dep: dep}
 		}
 	}
