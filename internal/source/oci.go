@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
@@ -109,13 +108,7 @@ func isLoopbackHost(host string) bool {
 // setOCIRef checks that exactly one of tag, semver and digest is set, and
 // well formed.
 func (s *Source) setOCIRef(src Spec, field func(string) string) error {
-	n := 0
-	for _, v := range []string{src.Tag, src.Semver, src.OCI.Digest} {
-		if v != "" {
-			n++
-		}
-	}
-	if n != 1 || src.Branch != "" || src.Commit != "" {
+	if countSet(src.Tag, src.Semver, src.OCI.Digest) != 1 || src.Branch != "" || src.Commit != "" {
 		return fmt.Errorf("%s: set exactly one of tag, semver and digest", field("tag|semver|digest"))
 	}
 	switch {
@@ -125,12 +118,7 @@ func (s *Source) setOCIRef(src Spec, field func(string) string) error {
 			return fmt.Errorf("%s: %q is not an OCI tag", field("tag"), src.Tag)
 		}
 	case src.Semver != "":
-		s.kind, s.refName = refSemver, src.Semver
-		c, err := semver.NewConstraint(src.Semver)
-		if err != nil {
-			return fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), src.Semver, err)
-		}
-		s.constraint = c
+		return s.setSemver(src.Semver, field)
 	default:
 		s.kind, s.refName = refCommit, src.OCI.Digest
 		if !ociDigestRE.MatchString(src.OCI.Digest) {
@@ -145,13 +133,7 @@ func checkOCIAuth(a *OCIAuth, field func(string) string) error {
 	if a == nil {
 		return nil
 	}
-	n := 0
-	for _, v := range []string{a.DockerConfigFile, a.PasswordFile, a.TokenFile} {
-		if v != "" {
-			n++
-		}
-	}
-	if n != 1 {
+	if countSet(a.DockerConfigFile, a.PasswordFile, a.TokenFile) != 1 {
 		return fmt.Errorf("%s: set exactly one of dockerConfigFile, passwordFile (with username) and tokenFile", field("auth"))
 	}
 	if (a.Username != "") != (a.PasswordFile != "") {

@@ -237,13 +237,7 @@ func New(src Spec, opts Options) (*Source, error) {
 // and well formed, and records it as the ref the source follows. field
 // names a field of the source's git section in errors.
 func (s *Source) setRef(g Spec, field func(string) string) error {
-	n := 0
-	for _, v := range []string{g.Branch, g.Tag, g.Semver, g.Commit} {
-		if v != "" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := countSet(g.Branch, g.Tag, g.Semver, g.Commit); n != 1 {
 		return fmt.Errorf("%s: set exactly one of branch, tag, semver and commit (%d set)", field("branch|tag|semver|commit"), n)
 	}
 	switch {
@@ -258,12 +252,7 @@ func (s *Source) setRef(g Spec, field func(string) string) error {
 			return fmt.Errorf("%s: %q: give the tag name without refs/tags/", field("tag"), g.Tag)
 		}
 	case g.Semver != "":
-		s.kind, s.refName = refSemver, g.Semver
-		c, err := semver.NewConstraint(g.Semver)
-		if err != nil {
-			return fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), g.Semver, err)
-		}
-		s.constraint = c
+		return s.setSemver(g.Semver, field)
 	case g.Commit != "":
 		s.kind, s.refName = refCommit, strings.ToLower(g.Commit)
 		if !fullSHARE.MatchString(s.refName) {
@@ -271,6 +260,29 @@ func (s *Source) setRef(g Spec, field func(string) string) error {
 		}
 	}
 	return nil
+}
+
+// setSemver records the semver range a Git or an OCI source follows;
+// field names the source's field in errors.
+func (s *Source) setSemver(r string, field func(string) string) error {
+	c, err := semver.NewConstraint(r)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not a semver range: %w", field("semver"), r, err)
+	}
+	s.kind, s.refName, s.constraint = refSemver, r, c
+	return nil
+}
+
+// countSet counts the values that are set (not empty): the fields of a
+// set-exactly-one-of group.
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // checkTiming checks that exactly one of interval and schedule is set, and
