@@ -566,10 +566,7 @@ func (v *validator) conflicts(cp string, c ConflictPolicy) {
 		case !validAction(r.Action):
 			v.errorf(rp+".action", "%q is not a conflict action; use fail, force or yield", r.Action)
 		}
-		v.kinds(rp+".kinds", r.Kinds)
-		v.globs(rp+".names", r.Names)
-		v.fieldPaths(rp+".paths", r.Paths)
-		v.globs(rp+".managers", r.Managers)
+		v.fieldMatch(rp, fieldMatch{Kinds: r.Kinds, Names: r.Names, Paths: r.Paths, Managers: r.Managers})
 	}
 }
 
@@ -580,12 +577,25 @@ func (v *validator) ignore(ip string, rules []IgnoreRule) {
 		if len(r.Paths) == 0 {
 			v.errorf(rp+".paths", "at least one field path is required (an ignore rule ignores fields, never whole objects; use the syncd.dev/reconcile: disabled annotation for that)")
 		}
-		v.kinds(rp+".kinds", r.Kinds)
-		v.globs(rp+".names", r.Names)
-		v.globs(rp+".namespaces", r.Namespaces)
-		v.fieldPaths(rp+".paths", r.Paths)
-		v.globs(rp+".managers", r.Managers)
+		v.fieldMatch(rp, fieldMatch{Kinds: r.Kinds, Names: r.Names, Namespaces: r.Namespaces, Paths: r.Paths, Managers: r.Managers})
 	}
+}
+
+// fieldMatch is what a conflict or an ignore rule matches fields by: the
+// object's kind, name and namespace, the field path, and the other
+// managers that own the field. An empty list matches everything.
+type fieldMatch struct {
+	Kinds, Names, Namespaces, Paths, Managers []string
+}
+
+// fieldMatch checks the lists of a rule that matches fields; rp is the
+// rule's field.
+func (v *validator) fieldMatch(rp string, m fieldMatch) {
+	v.kinds(rp+".kinds", m.Kinds)
+	v.globs(rp+".names", m.Names)
+	v.globs(rp+".namespaces", m.Namespaces)
+	v.fieldPaths(rp+".paths", m.Paths)
+	v.globs(rp+".managers", m.Managers)
 }
 
 // kinds checks a list of kinds; field is the list's.
