@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,13 +121,8 @@ type Entry struct {
 
 // Files are the entries of a plain archive of regular files, sorted.
 func Files(files map[string]string) []Entry {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]Entry, 0, len(names))
-	for _, n := range names {
+	out := make([]Entry, 0, len(files))
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		out = append(out, Entry{Header: tar.Header{Name: n, Typeflag: tar.TypeReg, Mode: 0o644}, Body: files[n]})
 	}
 	return out
