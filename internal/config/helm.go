@@ -24,10 +24,20 @@ type HelmSpec struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Values are merged over the values files (inline values win).
 	Values HelmValues `json:"values,omitempty"`
-	// ValuesFiles are paths inside the source's repository (relative to
-	// its root, slash-separated), merged in order over the chart's
-	// values.yaml, as helm's -f flags are.
+	// ValuesFiles are slash-separated paths merged in order over the
+	// chart's values.yaml, as helm's -f flags are. They are relative to:
+	// the repository root of ValuesSource when it is set; else the
+	// repository root of the app's Git source (a chart directory in Git);
+	// else the chart package (the expanded chart of a Helm repository or
+	// OCI source, e.g. values-production.yaml), as Flux's HelmRelease
+	// valuesFiles are.
 	ValuesFiles []string `json:"valuesFiles,omitempty"`
+	// ValuesSource names a Git source (sources[].git) whose tree holds
+	// ValuesFiles, for an app of a Helm repository or OCI chart source
+	// (Argo CD's ref: values with $values/...). The app renders at both
+	// sources' revisions and is reconciled when either moves. Default:
+	// none.
+	ValuesSource string `json:"valuesSource,omitempty"`
 	// IncludeCRDs renders the chart's crds/ directories (the chart's and
 	// its subcharts'); default true.
 	IncludeCRDs *bool `json:"includeCRDs,omitempty"`

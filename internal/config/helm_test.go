@@ -40,12 +40,13 @@ func TestHelmSectionRejects(t *testing.T) {
 		helm string
 		want []string
 	}{
-		"namespace differs":     {`{namespace: other}`, []string{"apps[0].helm.namespace", `"other" differs from the app's namespace "shop"`}},
-		"values file leaves":    {`{valuesFiles: [../x.yaml]}`, []string{"apps[0].helm.valuesFiles[0]", "leaves the repository"}},
-		"values file absolute":  {`{valuesFiles: [/etc/x.yaml]}`, []string{"apps[0].helm.valuesFiles[0]", "is absolute"}},
-		"bad release name":      {`{releaseName: Web_1}`, []string{"apps[0].helm.releaseName", "not a valid release name"}},
-		"unknown field":         {`{charts: web}`, []string{"apps[0].helm", "charts"}},
-		"chart on a Git source": {`{chart: web}`, []string{"apps[0].helm.chart", `source "repo" is not a Helm repository`}},
+		"namespace differs":             {`{namespace: other}`, []string{"apps[0].helm.namespace", `"other" differs from the app's namespace "shop"`}},
+		"values file leaves":            {`{valuesFiles: [../x.yaml]}`, []string{"apps[0].helm.valuesFiles[0]", "leaves the repository"}},
+		"values file absolute":          {`{valuesFiles: [/etc/x.yaml]}`, []string{"apps[0].helm.valuesFiles[0]", "is absolute"}},
+		"bad release name":              {`{releaseName: Web_1}`, []string{"apps[0].helm.releaseName", "not a valid release name"}},
+		"unknown field":                 {`{charts: web}`, []string{"apps[0].helm", "charts"}},
+		"chart on a Git source":         {`{chart: web}`, []string{"apps[0].helm.chart", `source "repo" is not a Helm repository`}},
+		"values source on a Git source": {`{valuesSource: repo, valuesFiles: [v.yaml]}`, []string{"apps[0].helm.valuesSource", `source "repo" is a git source`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -154,6 +154,9 @@ func (v *validator) helmChart(ap string, a App, src Source, ok bool) {
 		if h != nil && (h.Chart != "" || h.Version != "") {
 			v.errorf(p+".chart", "chart and version pick a chart from a Helm repository source, but source %q is not a Helm repository; point path at the chart's directory and remove chart and version", a.Source)
 		}
+		if h != nil && h.ValuesSource != "" {
+			v.errorf(p+".valuesSource", "valuesSource is for charts of a sources[].helm source (an https:// or oci:// chart repository), and source %q is a %s source: write valuesFiles relative to its own tree and remove valuesSource", a.Source, src.Kind())
+		}
 		return
 	}
 	if h == nil || h.Chart == "" {
@@ -171,7 +174,22 @@ func (v *validator) helmChart(ap string, a App, src Source, ok bool) {
 	if a.Path != "" {
 		v.errorf(ap+".path", "path is for Git sources; the chart of a Helm repository source is named by helm.chart: remove path")
 	}
-	if len(h.ValuesFiles) > 0 {
-		v.errorf(p+".valuesFiles", "valuesFiles are paths in a Git source, and source %q is a Helm repository: put the values inline under helm.values (values files for repository charts are not supported yet)", a.Source)
+}
+
+// valuesSource checks the Git source an app of a Helm repository source
+// reads its values files from (helm.valuesSource); c holds the sources.
+func (v *validator) valuesSource(ap string, a App, c *Config) {
+	h, p := a.Helm, ap+".helm.valuesSource"
+	if h == nil || h.ValuesSource == "" {
+		return
+	}
+	src, ok := c.Source(h.ValuesSource)
+	switch {
+	case !ok:
+		v.errorf(p, "source %q is not declared; name a Git source of sources[] that holds the values files", h.ValuesSource)
+	case src.Kind() != SourceGit:
+		v.errorf(p, "source %q is not a Git source (it is %s): values files are read from a Git repository's tree; name a sources[].git source", h.ValuesSource, src.Kind())
+	case len(h.ValuesFiles) == 0:
+		v.errorf(p, "valuesSource is set but helm.valuesFiles is empty: list the values files to read from source %q, e.g. [apps/web/values-prod.yaml], or remove valuesSource", h.ValuesSource)
 	}
 }

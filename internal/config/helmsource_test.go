@@ -38,25 +38,51 @@ func TestHelmSource(t *testing.T) {
 	}
 }
 
+func TestHelmValuesFiles(t *testing.T) {
+	c, err := Parse([]byte(helmHeader+`apps:
+  - name: packaged
+    source: charts
+    namespace: shop
+    helm: {chart: podinfo, valuesFiles: [values-production.yaml, ci/extra.yaml]}
+  - name: fromgit
+    source: charts
+    namespace: shop
+    helm: {chart: podinfo, valuesSource: repo, valuesFiles: [apps/podinfo/values-prod.yaml]}
+`), "syncd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{c.Apps[0].Helm.ValuesFiles, c.Apps[0].Helm.ValuesSource, c.Apps[1].Helm.ValuesFiles, c.Apps[1].Helm.ValuesSource}
+	want := []any{[]string{"values-production.yaml", "ci/extra.yaml"}, "", []string{"apps/podinfo/values-prod.yaml"}, "repo"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values files (-want +got):\n%s", diff)
+	}
+}
+
 func TestHelmSourceRejects(t *testing.T) {
 	tests := map[string]struct {
 		sources, app string
 		want         []string
 	}{
-		"no chart":                   {"", `{version: 1.0.0}`, []string{"apps[0].helm.chart", `chart is required: source "charts" is a Helm repository`}},
-		"bad range":                  {"", `{chart: web, version: "1.2.x.y"}`, []string{"apps[0].helm.version", "chart web", "not a version or semver range"}},
-		"values files":               {"", `{chart: web, valuesFiles: [v.yaml]}`, []string{"apps[0].helm.valuesFiles", "helm.values"}},
-		"both kinds":                 {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
-		"neither":                    {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
-		"no interval":                {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
-		"oci url, query":             {"helm: {url: \"oci://ghcr.io/org/charts?x=1\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "query"}},
-		"bad scheme":                 {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
-		"password in url":            {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
-		"token over http":            {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},
-		"both creds":                 {"helm: {url: https://c.example, interval: 1m, auth: {username: u, passwordFile: /p, bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "both set"}},
-		"no username":                {"helm: {url: https://c.example, interval: 1m, auth: {passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth.username", "required"}},
-		"docker config on https":     {"helm: {url: https://c.example, interval: 1m, auth: {dockerConfigFile: /d.json}}", `{chart: web}`, []string{"sources[0].helm.auth.dockerConfigFile", "only for a Helm repository at an oci:// URL", "for an https:// repository set username and passwordFile, or bearerTokenFile"}},
-		"docker config and password": {"helm: {url: oci://ghcr.io/org/charts, interval: 1m, auth: {dockerConfigFile: /d.json, username: u, passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth", "dockerConfigFile and passwordFile are both set"}},
+		"no chart":                           {"", `{version: 1.0.0}`, []string{"apps[0].helm.chart", `chart is required: source "charts" is a Helm repository`}},
+		"bad range":                          {"", `{chart: web, version: "1.2.x.y"}`, []string{"apps[0].helm.version", "chart web", "not a version or semver range"}},
+		"both kinds":                         {"git: {url: https://x.example/r.git, branch: main, interval: 1m}\n    helm: {url: https://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm", "git and helm are both set"}},
+		"neither":                            {"helm: null", `{chart: web}`, []string{"sources[0].git.url", "url is required"}},
+		"no interval":                        {"helm: {url: https://c.example}", `{chart: web}`, []string{"sources[0].helm.interval", "required"}},
+		"oci url, query":                     {"helm: {url: \"oci://ghcr.io/org/charts?x=1\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "query"}},
+		"bad scheme":                         {"helm: {url: ftp://c.example, interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", `"ftp"`}},
+		"password in url":                    {"helm: {url: \"https://bot:hunter2@c.example\", interval: 1m}", `{chart: web}`, []string{"sources[0].helm.url", "embeds credentials"}},
+		"token over http":                    {"helm: {url: http://c.example, interval: 1m, auth: {bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "unencrypted"}},
+		"both creds":                         {"helm: {url: https://c.example, interval: 1m, auth: {username: u, passwordFile: /p, bearerTokenFile: /t}}", `{chart: web}`, []string{"sources[0].helm.auth", "both set"}},
+		"no username":                        {"helm: {url: https://c.example, interval: 1m, auth: {passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth.username", "required"}},
+		"docker config on https":             {"helm: {url: https://c.example, interval: 1m, auth: {dockerConfigFile: /d.json}}", `{chart: web}`, []string{"sources[0].helm.auth.dockerConfigFile", "only for a Helm repository at an oci:// URL", "for an https:// repository set username and passwordFile, or bearerTokenFile"}},
+		"docker config and password":         {"helm: {url: oci://ghcr.io/org/charts, interval: 1m, auth: {dockerConfigFile: /d.json, username: u, passwordFile: /p}}", `{chart: web}`, []string{"sources[0].helm.auth", "dockerConfigFile and passwordFile are both set"}},
+		"values file leaves the chart":       {"", `{chart: web, valuesFiles: [../v.yaml]}`, []string{"apps[0].helm.valuesFiles[0]", "leaves the repository"}},
+		"values source not declared":         {"", `{chart: web, valuesFiles: [v.yaml], valuesSource: nope}`, []string{"apps[0].helm.valuesSource", `source "nope" is not declared`}},
+		"values source not Git":              {"helm: {url: https://charts.example.com, interval: 1m}\n  - name: other\n    helm: {url: https://o.example.com, interval: 1m}", `{chart: web, valuesFiles: [v.yaml], valuesSource: other}`, []string{"apps[0].helm.valuesSource", `source "other" is not a Git source (it is helm)`}},
+		"values source an OCI artifact":      {"helm: {url: https://charts.example.com, interval: 1m}\n  - name: other\n    oci: {url: oci://r.example.com/m, tag: v1, interval: 1m}", `{chart: web, valuesFiles: [v.yaml], valuesSource: other}`, []string{"apps[0].helm.valuesSource", `source "other" is not a Git source (it is oci)`}},
+		"values source without files":        {"helm: {url: https://charts.example.com, interval: 1m}\n  - name: vals\n    git: {url: https://example.com/v.git, branch: main, interval: 1m}", `{chart: web, valuesSource: vals}`, []string{"apps[0].helm.valuesSource", "helm.valuesFiles is empty"}},
+		"values source path leaves the tree": {"helm: {url: https://charts.example.com, interval: 1m}\n  - name: vals\n    git: {url: https://example.com/v.git, branch: main, interval: 1m}", `{chart: web, valuesFiles: [a/../../v.yaml], valuesSource: vals}`, []string{"apps[0].helm.valuesFiles[0]", "leaves the repository"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -407,6 +407,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.helm(p+".helm", a)
 	src, ok := c.Source(a.Source)
 	v.helmChart(p, a, src, ok)
+	v.valuesSource(p, a, c)
 	v.cluster(p, p+".cluster", a)
 }
 

@@ -10,8 +10,10 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,7 +144,8 @@ type AppStatus struct {
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
 // interval or schedule (or on Trigger), and every poll re-runs every app of
-// the source, whether its revision moved or not: the app is rendered and
+// the source (and every app reading values files from it,
+// helm.valuesSource), whether its revision moved or not: the app is rendered and
 // applied (objects unchanged since syncd applied them are skipped when the
 // inventory is on), which also corrects out-of-band changes under the
 // app's conflict policy. An app in drift mode detect is rendered and
@@ -154,6 +157,11 @@ type Daemon struct {
 	opts DaemonOptions
 	log  *slog.Logger
 	m    *Metrics
+
+	// queueMu serializes onPoll's hand-offs: polls of two sources an app
+	// reads (its chart's and its values') may finish at once, and each
+	// drains the app's queue of one before filling it.
+	queueMu sync.Mutex
 
 	mu        sync.Mutex
 	status    map[string]*AppStatus
@@ -391,12 +399,13 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 	deps := newDependencies(cfg.Apps)
 	var wg sync.WaitGroup
 	queues := d.startApps(ctx, runner, notifier, deps, appsBySource, &wg)
-	sched, err := d.newScheduler(cfg, runner, deps, appsBySource, queues)
+	polled := pollTargets{apps: appsBySource, values: byValuesSource(appsBySource)}
+	sched, err := d.newScheduler(cfg, runner, deps, polled, queues)
 	if err != nil {
 		d.cannotRun(started, err)
 		return
 	}
-	d.publish(sched, sourceURLs(cfg, appsBySource))
+	d.publish(sched, sourceURLs(cfg, polled))
 	started <- nil
 	_ = sched.Run(ctx)
 	wg.Wait()
@@ -490,13 +499,38 @@ func (d *Daemon) startApps(ctx context.Context, runner *Runner, notifier *alert.
 	return queues
 }
 
-// newScheduler schedules the polls of every source that has apps in this
-// shard; each poll tells deps what the source resolved, then goes to
-// onPoll.
-func (d *Daemon) newScheduler(cfg *config.Config, runner *Runner, deps *dependencies, appsBySource map[string][]config.App, queues map[string]chan appWork) (*source.Scheduler, error) {
+// pollTargets are the apps a poll of each source concerns, by source
+// name: those rendering from it (apps) and those reading their values
+// files from it (values: helm.valuesSource).
+type pollTargets struct {
+	apps, values map[string][]config.App
+}
+
+// of returns the apps a poll of source name concerns.
+func (p pollTargets) of(name string) []config.App {
+	return append(slices.Clip(p.apps[name]), p.values[name]...)
+}
+
+// byValuesSource returns the apps of appsBySource that read values
+// files from another source, by that source's name.
+func byValuesSource(appsBySource map[string][]config.App) map[string][]config.App {
+	out := map[string][]config.App{}
+	for _, apps := range appsBySource {
+		for _, app := range apps {
+			if vs := valuesSourceOf(app); vs != "" {
+				out[vs] = append(out[vs], app)
+			}
+		}
+	}
+	return out
+}
+
+// newScheduler schedules the polls of every source that apps in this
+// shard render from or read values from; each poll goes to onPoll.
+func (d *Daemon) newScheduler(cfg *config.Config, runner *Runner, deps *dependencies, polled pollTargets, queues map[string]chan appWork) (*source.Scheduler, error) {
 	var jobs []source.Job
 	for _, sc := range cfg.Sources {
-		if len(appsBySource[sc.Name]) == 0 {
+		if len(polled.of(sc.Name)) == 0 {
 			continue
 		}
 		jobs = append(jobs, runner.Source(sc.Name).Job())
@@ -504,18 +538,17 @@ func (d *Daemon) newScheduler(cfg *config.Config, runner *Runner, deps *dependen
 	return source.NewScheduler(jobs, source.SchedulerOptions{
 		Clock: d.opts.Clock,
 		OnPoll: func(ev source.Event) {
-			deps.resolved(ev, appsBySource[ev.Source])
-			d.onPoll(ev, runner.Source(ev.Source), appsBySource[ev.Source], queues)
+			d.onPoll(ev, runner, deps, polled.of(ev.Source), queues)
 		},
 	})
 }
 
-// sourceURLs returns the URL of every source with apps in this shard, by
-// source name.
-func sourceURLs(cfg *config.Config, appsBySource map[string][]config.App) map[string]string {
+// sourceURLs returns the URL of every source apps in this shard render
+// from or read values from, by source name.
+func sourceURLs(cfg *config.Config, polled pollTargets) map[string]string {
 	urls := map[string]string{}
 	for _, sc := range cfg.Sources {
-		if len(appsBySource[sc.Name]) > 0 {
+		if len(polled.of(sc.Name)) > 0 {
 			urls[sc.Name] = sc.URL()
 		}
 	}
@@ -543,31 +576,16 @@ func drainQueues(queues map[string]chan appWork) {
 	}
 }
 
-// onPoll hands a polled revision to the apps of the source, each with its
-// own hold on the revision's tree, so a later poll cannot delete files an
-// app is still rendering. A failed poll keeps the last good revision in
+// onPoll hands a polled revision to the apps of the source (those
+// rendering from it and those reading values from it), each with its own
+// hold on the revision's tree, so a later poll cannot delete files an app
+// is still rendering. A failed poll keeps the last good revision in
 // force: nothing is applied or pruned, the error is recorded for each app.
-func (d *Daemon) onPoll(ev source.Event, src Tracker, apps []config.App, queues map[string]chan appWork) {
+func (d *Daemon) onPoll(ev source.Event, runner *Runner, deps *dependencies, apps []config.App, queues map[string]chan appWork) {
 	d.m.SourceFailures.WithLabelValues(ev.Source).Set(float64(ev.Failures))
 	d.m.SourceNextPoll.WithLabelValues(ev.Source).Set(float64(ev.Next.Unix()))
 	if ev.Err != nil {
-		d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
-		for _, app := range apps {
-			d.m.countError(app, StageSource)
-			if d.opts.Inventory != nil {
-				d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, ev.Err)
-			}
-			// The recorder folds repeats of one message into one Event
-			// with a count, so a long outage is one Event, not one per poll.
-			d.event(app, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", ev.Err)
-			d.setStatus(app.Name, func(s *AppStatus) {
-				s.Error = redact.Error(ev.Err)
-				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
-				if s.Result == ResultPending {
-					s.Result = ResultFailed
-				}
-			})
-		}
+		d.pollFailed(ev, runner, apps)
 		return
 	}
 	d.m.SourceRevision.DeletePartialMatch(map[string]string{"source": ev.Source})
@@ -579,24 +597,74 @@ func (d *Daemon) onPoll(ev source.Event, src Tracker, apps []config.App, queues 
 		// The error is scrubbed of credentials by the source.
 		d.log.Warn("source cache was unreadable; deleted and cloned again", "source", ev.Source, "error", ev.Result.CacheRecovered)
 	}
-	for _, app := range apps {
-		d.setStatus(app.Name, func(s *AppStatus) { s.SourceFailures, s.SourceRetry = 0, time.Time{} })
-		q := queues[app.Name]
+	works := d.pollWorks(ev, runner, apps)
+	// Before any app is queued, so a dependent never sees a dependency's
+	// older revision as current.
+	deps.resolved(ev, works)
+	d.queueMu.Lock()
+	defer d.queueMu.Unlock()
+	for _, w := range works {
+		q := queues[w.app.Name]
 		// Keep only the newest revision: drop a queued older one.
 		select {
 		case old := <-q:
 			old.done()
 		default:
 		}
-		// The scheduler polls a source only after its OnPoll returned, so
-		// the revision is still in force and the hold cannot fail.
-		release, err := src.Hold(ev.Revision)
+		q <- w
+	}
+}
+
+// pollFailed records a failed poll for each app of the source: the last
+// good revision stays in force, nothing is applied or pruned.
+func (d *Daemon) pollFailed(ev source.Event, runner *Runner, apps []config.App) {
+	d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
+	for _, app := range apps {
+		err := runner.pollError(app, ev)
+		d.m.countError(app, StageSource)
+		if d.opts.Inventory != nil {
+			d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, err)
+		}
+		// The recorder folds repeats of one message into one Event
+		// with a count, so a long outage is one Event, not one per poll.
+		d.event(app, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", err)
+		d.setStatus(app.Name, func(s *AppStatus) {
+			s.Error = redact.Error(err)
+			if app.Source == ev.Source {
+				// Not for a values source's failures: the counts are
+				// the app's source's, cleared by its polls.
+				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
+			}
+			if s.Result == ResultPending {
+				s.Result = ResultFailed
+			}
+		})
+	}
+}
+
+// pollWorks is the work a successful poll hands each of apps: the
+// revision it renders at (Runner.AppRevision), held. The scheduler polls
+// a source only after its OnPoll returned, so the polled revision is
+// still in force and its hold cannot fail; the revision another source
+// has in force can move on meanwhile, and that source's own poll then
+// hands the app its work.
+func (d *Daemon) pollWorks(ev source.Event, runner *Runner, apps []config.App) []appWork {
+	works := make([]appWork, 0, len(apps))
+	for _, app := range apps {
+		if app.Source == ev.Source {
+			d.setStatus(app.Name, func(s *AppStatus) { s.SourceFailures, s.SourceRetry = 0, time.Time{} })
+		}
+		rev, release, err := runner.AppRevision(app, ev.Revision)
+		if errors.Is(err, errNoRevision) {
+			continue
+		}
 		if err != nil {
 			d.log.Error("revision's tree is gone; the app waits for the next poll", "app", app.Name, "source", ev.Source, "error", err)
 			continue
 		}
-		q <- appWork{app: app, rev: ev.Revision, release: release}
+		works = append(works, appWork{app: app, rev: rev, release: release})
 	}
+	return works
 }
 
 // appRun is the state of one app's loop.
@@ -999,7 +1067,13 @@ func NewerResourceVersion(a, b string) bool {
 	return b == "" || errA != nil || errB != nil || x > y
 }
 
+// shortSHA shortens a revision for messages: a commit or a chart
+// revision to 12 characters, each part of an app's revision joined with
+// its values source's (joinValues) alike.
 func shortSHA(sha string) string {
+	if chart, values, ok := strings.Cut(sha, valuesMark); ok {
+		return shortSHA(chart) + valuesMark + shortSHA(values)
+	}
 	if len(sha) > 12 {
 		return sha[:12]
 	}

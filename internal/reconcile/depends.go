@@ -117,17 +117,18 @@ func newDependencies(apps []config.App) *dependencies {
 	return g
 }
 
-// resolved records the revision a successful poll handed to the apps of
-// its source. It runs before the apps are queued, so a dependent never
-// sees a dependency's older revision as current.
-func (g *dependencies) resolved(ev source.Event, apps []config.App) {
+// resolved records the revision a successful poll handed to each app
+// (its work's, which joins a values source's for an app with
+// helm.valuesSource). It runs before the apps are queued, so a dependent
+// never sees a dependency's older revision as current.
+func (g *dependencies) resolved(ev source.Event, works []appWork) {
 	if g == nil || ev.Err != nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, a := range apps {
-		g.current[a.Name] = ev.Revision.SHA
+	for _, w := range works {
+		g.current[w.app.Name] = w.rev.SHA
 	}
 }
 

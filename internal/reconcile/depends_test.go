@@ -125,9 +125,11 @@ func TestDependenciesWake(t *testing.T) {
 		t.Errorf("a, which nothing depends on, woke %v", got)
 	}
 
-	apps := []config.App{{Name: "b"}, {Name: "c"}}
-	g.resolved(source.Event{Revision: source.Revision{SHA: rev1}}, apps)
-	g.resolved(source.Event{Revision: source.Revision{SHA: rev2}, Err: errors.New("poll failed")}, apps)
+	works := func(sha string) []appWork {
+		return []appWork{{app: config.App{Name: "b"}, rev: source.Revision{SHA: sha}}, {app: config.App{Name: "c"}, rev: source.Revision{SHA: sha}}}
+	}
+	g.resolved(source.Event{Revision: source.Revision{SHA: rev1}}, works(rev1))
+	g.resolved(source.Event{Revision: source.Revision{SHA: rev2}, Err: errors.New("poll failed")}, works(rev2))
 	if got := g.currentRevision("c"); got != rev1 {
 		t.Errorf("current revision of c = %q, want %q (a failed poll keeps the last one)", got, rev1)
 	}

@@ -51,13 +51,14 @@ func HelmOptions(app config.App, dir string) (planner.HelmOptions, error) {
 
 // renderChartAt renders the chart a Helm repository source resolved for
 // the app at rev: the chart's expanded archive is the tree, labelled
-// chart-version@digest.
+// chart-version@sha256:digest, then +values@commit when rev joins a
+// values source's.
 func (r *Runner) renderChartAt(ctx context.Context, app config.App, rev source.Revision, ref source.ChartRef) (*Rendered, error) {
 	cr, ok := rev.Chart(ref)
 	if !ok {
 		return nil, fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, shortSHA(rev.SHA))
 	}
-	label := fmt.Sprintf("%s-%s@sha256:%s", ref.Chart, cr.Version, shortSHA(cr.Digest))
+	label := fmt.Sprintf("%s-%s@sha256:%s%s", ref.Chart, cr.Version, shortSHA(cr.Digest), valuesLabel(rev))
 	return r.renderDir(ctx, app, cr.ChartDir, rev, label)
 }
 

@@ -184,32 +184,56 @@ type Rendered struct {
 // Render resolves the app's revision (polling its source) unless dir is
 // given, then renders and plans it. Nothing is sent to the cluster except
 // discovery.
+//
+// For an app with helm.valuesSource, dir is a checkout of the values
+// source (a pull request of the values repository) and the chart still
+// comes from the app's source, which is polled.
 func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rendered, error) {
-	if dir != "" {
+	if dir != "" && valuesSourceOf(app) == "" {
 		return r.renderDir(ctx, app, dir, source.Revision{}, "local:"+dir)
 	}
-	src := r.sources[app.Source]
-	if src == nil {
-		return nil, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
-	}
-	rev, _, err := src.Poll(ctx)
+	rev, release, err := r.pollApp(ctx, app, dir)
 	if err != nil {
-		return nil, fmt.Errorf("app %s: %w", app.Name, err)
-	}
-	// Hold the tree while the render reads it: another poll of the source
-	// may move it on meanwhile.
-	release, err := src.Hold(rev)
-	if err != nil {
-		return nil, fmt.Errorf("app %s: %w", app.Name, err)
+		return nil, err
 	}
 	defer release()
 	return r.RenderAt(ctx, app, rev)
+}
+
+// pollApp polls the app's source, and its values source (helm.
+// valuesSource, or dir's checkout in its place), and holds their trees
+// until release is called: another poll may move them on meanwhile.
+func (r *Runner) pollApp(ctx context.Context, app config.App, dir string) (source.Revision, func(), error) {
+	src := r.sources[app.Source]
+	if src == nil {
+		return source.Revision{}, nil, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
+	}
+	rev, _, err := src.Poll(ctx)
+	if err != nil {
+		return source.Revision{}, nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	release, err := src.Hold(rev)
+	if err != nil {
+		return source.Revision{}, nil, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	if valuesSourceOf(app) == "" {
+		return rev, release, nil
+	}
+	joined, releaseValues, err := r.pollValues(ctx, app, rev, dir)
+	if err != nil {
+		release()
+		return source.Revision{}, nil, err
+	}
+	return joined, func() { releaseValues(); release() }, nil
 }
 
 // RenderAt renders and plans the app at a revision its source already
 // resolved (the daemon's scheduler polls the sources). The caller holds
 // the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
+	if err := checkValuesResolved(app, rev); err != nil {
+		return nil, err
+	}
 	if ref, ok := ChartRefOf(app); ok {
 		return r.renderChartAt(ctx, app, rev, ref)
 	}
@@ -237,6 +261,7 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if tree.Helm, err = r.helmOptions(ctx, target, app, tree.Dir); err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
+	tree.Helm = withValuesRoot(tree.Helm, app, rev, tree.Dir)
 	if tree, err = WithDecryption(app, tree); err != nil {
 		return nil, err
 	}

@@ -85,6 +85,11 @@ type Revision struct {
 	// chart-version). It is shared, never changed: a pointer keeps
 	// Revision comparable.
 	Helm *HelmRevision
+	// Values is, for an app that reads its chart's values files from
+	// another source (apps[].helm.valuesSource), that source's revision,
+	// joined by package reconcile; SHA then names both. Nil for a
+	// revision a source resolved. Shared, never changed.
+	Values *Revision
 	// Dir is the directory holding the commit's tree. It stays on disk
 	// while this revision is the one in force or someone holds it (see
 	// Source.Hold); a reader must hold it for as long as it reads.
