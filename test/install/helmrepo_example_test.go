@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/helmserver"
@@ -52,5 +54,19 @@ func TestExampleHelmRepoRenders(t *testing.T) {
 	}
 	if !strings.HasPrefix(rendered.Plan.Revision, "web-0.1.0@sha256:") {
 		t.Errorf("revision %q, want web-0.1.0 (the highest in 0.1.x)", rendered.Plan.Revision)
+	}
+	// web-packaged reads values-prod.yaml from the chart package.
+	packaged, err := runner.Render(context.Background(), cfg.Apps[1], "")
+	if err != nil {
+		t.Fatalf("render %s: %v", cfg.Apps[1].Name, err)
+	}
+	greeting := ""
+	for _, o := range packaged.Plan.Objects {
+		if o.Ref.Name == "web-settings" {
+			greeting, _, _ = unstructured.NestedString(o.Desired.Object, "data", "greeting")
+		}
+	}
+	if greeting != "hello from prod" {
+		t.Errorf("%s: greeting %q, want the package's values-prod.yaml's", cfg.Apps[1].Name, greeting)
 	}
 }
