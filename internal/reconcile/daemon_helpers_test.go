@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -40,6 +43,27 @@ func launchDaemon(tb testing.TB, opts reconcile.DaemonOptions) *reconcile.Daemon
 		<-done
 	})
 	return d
+}
+
+// launchConfig writes cfg to a syncd.yaml of the test and launches a
+// daemon on it (launchDaemon), re-reading it every 200ms, against the
+// test cluster with a cache of the test unless opts set them.
+func launchConfig(tb testing.TB, cfg string, opts reconcile.DaemonOptions) *reconcile.Daemon {
+	tb.Helper()
+	opts.ConfigPath = filepath.Join(tb.TempDir(), "syncd.yaml")
+	if err := os.WriteFile(opts.ConfigPath, []byte(cfg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if opts.Cluster.Dynamic == nil {
+		opts.Cluster = clusterFor(tb, env.Config)
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = tb.TempDir()
+	}
+	if opts.ConfigCheck == 0 {
+		opts.ConfigCheck = 200 * time.Millisecond
+	}
+	return launchDaemon(tb, opts)
 }
 
 // appStatus returns the status of app, the zero AppStatus when the daemon

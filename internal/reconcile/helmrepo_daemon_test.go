@@ -3,11 +3,8 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,7 +29,6 @@ func TestDaemonHelmRepositoryNewVersion(t *testing.T) {
 	if _, err := srv.Publish(settingsChart("1.0.0")); err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
 	cfg := fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
@@ -44,15 +40,7 @@ apps:
   namespace: %s
   helm: {chart: settings, version: "^1.0"}
 `, srv.URL, ns)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := launchDaemon(t, reconcile.DaemonOptions{
-		ConfigPath:  cfgPath,
-		Cluster:     cluster(t),
-		Options:     reconcile.Options{CacheDir: t.TempDir()},
-		ConfigCheck: 200 * time.Millisecond,
-	})
+	d := launchConfig(t, cfg, reconcile.DaemonOptions{})
 	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)
 	version := func() string {
 		cm, err := cms.Get(context.Background(), "settings", metav1.GetOptions{})
@@ -61,14 +49,7 @@ apps:
 		}
 		return cm.Data["version"]
 	}
-	status := func() reconcile.AppStatus {
-		for _, s := range d.Status() {
-			if s.App == "settings" {
-				return s
-			}
-		}
-		return reconcile.AppStatus{}
-	}
+	status := func() reconcile.AppStatus { return appStatus(d, "settings") }
 	eventually(t, "1.0.0 applied", func() (bool, string) {
 		return version() == "1.0.0" && status().Result == "ok", fmt.Sprintf("version=%s status=%+v", version(), status())
 	})

@@ -3,8 +3,6 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +46,6 @@ func TestDaemonHelmValuesFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
 	cfg := fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
@@ -72,16 +69,7 @@ apps:
   namespace: %s
   helm: {chart: color, version: "^1.0", valuesSource: gone, valuesFiles: [apps/novalues/values.yaml]}
 `, charts.URL, values.URL, git.URL, ns, ns, ns)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := launchDaemon(t, reconcile.DaemonOptions{
-		ConfigPath:  cfgPath,
-		Cluster:     cluster(t),
-		Options:     reconcile.Options{CacheDir: t.TempDir()},
-		ConfigCheck: 200 * time.Millisecond,
-		MaxBackoff:  time.Second,
-	})
+	d := launchConfig(t, cfg, reconcile.DaemonOptions{MaxBackoff: time.Second})
 	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)
 	data := func(name string) string {
 		cm, err := cms.Get(context.Background(), name, metav1.GetOptions{})
