@@ -19,7 +19,9 @@ import (
 const helmSecret = "hunter2-helm-s3cr3t"
 
 // testChartFiles is our own small chart, below app/: a ConfigMap from
-// values, a Secret from values, a Deployment whose replicas are rendered
+// values (whose "annotations:" renders null, as kube-state-metrics'
+// Service does without values: syncd's managers annotation there is no
+// drift), a Secret from values, a Deployment whose replicas are rendered
 // unconditionally (the HPA trap), a pre-install hook, a test hook, and a
 // ConfigMap rendered only when the cluster serves apps/v1 Deployments
 // (Helm's default capabilities list group/versions only, so without a
@@ -33,6 +35,10 @@ func testChartFiles(greeting string) map[string][]byte {
 kind: ConfigMap
 metadata:
   name: {{ .Release.Name }}-config
+  annotations:
+    {{- with .Values.configAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
 data:
   greeting: {{ .Values.greeting | quote }}
 `),

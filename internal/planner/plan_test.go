@@ -175,6 +175,37 @@ status: {replicas: 3}
 	}
 }
 
+// TestNullLabelsAndAnnotations: "annotations:" and "labels:" with nothing
+// under them (a chart's every line behind a false if) are null, which the
+// API server reads as none: the plan declares neither map, so the labels
+// and annotations syncd adds there are not drift.
+func TestNullLabelsAndAnnotations(t *testing.T) {
+	docs := `apiVersion: v1
+kind: Service
+metadata:
+  name: kube-state-metrics
+  labels:
+  annotations:
+spec: {ports: [{port: 8080}]}
+`
+	plan := mustPlan(t, config.App{Name: "x", Namespace: "apps"}, Options{}, docs)
+	obj := plan.Objects[0]
+	md := obj.Desired.Object["metadata"].(map[string]any)
+	for _, f := range []string{"labels", "annotations"} {
+		if _, ok := md[f]; ok {
+			t.Errorf("metadata.%s: null was kept", f)
+		}
+		for _, s := range obj.Slices {
+			if s.Fields.Has(fieldpath.MakePathOrDie("metadata", f)) {
+				t.Errorf("slice of %s claims metadata.%s", s.Manager, f)
+			}
+		}
+	}
+	if len(plan.Warnings) != 0 {
+		t.Errorf("warnings: %v, want none", plan.Warnings)
+	}
+}
+
 func TestBareNamespace(t *testing.T) {
 	plan := mustPlan(t, config.App{Name: "x", Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec"}}}}, Options{}, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1}\n")
 	s := plan.Objects[0].Slices

@@ -14,7 +14,8 @@ import (
 //     becomes an optimistic-lock write that fails once the live object
 //     changes, which is never what a GitOps manifest means.
 //
-// It strips, with a warning, metadata.creationTimestamp (silently when it
+// It strips null metadata.labels and metadata.annotations (see
+// dropNullMetadata) and, with a warning, metadata.creationTimestamp (silently when it
 // is null, as kubectl --dry-run writes it), metadata.generation,
 // metadata.selfLink, metadata.deletionTimestamp and
 // metadata.deletionGracePeriodSeconds: the server sets them and ignores
@@ -42,6 +43,7 @@ func sanitize(obj *unstructured.Unstructured) (warnings []string, err error) {
 	for _, f := range []string{"resourceVersion", "uid"} {
 		delete(md, f) // empty values only, after the checks above
 	}
+	dropNullMetadata(md)
 	for _, f := range []string{"creationTimestamp", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		v, found := md[f]
 		if !found {
@@ -53,6 +55,21 @@ func sanitize(obj *unstructured.Unstructured) (warnings []string, err error) {
 		delete(md, f)
 	}
 	return warnings, nil
+}
+
+// dropNullMetadata removes metadata.labels and metadata.annotations that
+// are null. A chart renders them so when every line under "annotations:"
+// is behind an if that is false (kube-state-metrics' Service,
+// kube-prometheus-stack's webhook configurations). The API server reads
+// null as none, and so must syncd: kept, the null would claim the whole
+// map, so the labels and annotations syncd adds there (the inventory's,
+// the managers annotation) would show as drift after every apply.
+func dropNullMetadata(md map[string]any) {
+	for _, f := range []string{"labels", "annotations"} {
+		if v, found := md[f]; found && v == nil {
+			delete(md, f)
+		}
+	}
 }
 
 // isEmpty reports whether a decoded JSON value is null, "", or an empty
