@@ -133,6 +133,11 @@ kind: App
 metadata: {name: helmrepo}
 spec: {sourceRef: {kind: GitSource, name: repo}, helm: {chart: podinfo, version: "6.x"}}`,
 			want: `chart and version pick a chart of a Helm repository source, and an App's source is a GitSource`},
+		"helm values source": {resource: "apps", manifest: `
+kind: App
+metadata: {name: helmvalues}
+spec: {sourceRef: {kind: GitSource, name: repo}, helm: {valuesSource: values, valuesFiles: [prod.yaml]}}`,
+			want: `valuesSource reads values files from a Git source for a chart of a Helm repository source, and an App's source is a GitSource`},
 		"helm namespace against targetNamespace": {resource: "apps", manifest: `
 kind: App
 metadata: {name: helmns}
