@@ -30,15 +30,6 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
-// Informers is the live cache the watcher takes its informers from
-// (package livecache), shared with the inventory in the daemon.
-type Informers interface {
-	Acquire(k livecache.Key, client dynamic.Interface) (*livecache.Informer, error)
-	Release(i *livecache.Informer)
-}
-
-var _ Informers = (*livecache.Cache)(nil)
-
 // Delta is what one recomputation of one object changed: findings that
 // appeared and findings that went away (compared by Finding.Key).
 type Delta struct {
@@ -105,7 +96,7 @@ type WatcherOptions struct {
 	// the inventory of the same app (inventory.Manager.LiveCache), so its
 	// members are listed, watched and kept in memory once. Default: a
 	// cache of the watcher's own, stopped when Run returns.
-	Cache Informers
+	Cache livecache.Informers
 	// User is the user the client acts as (identity.User: "" for
 	// syncd's own), part of the live cache's key so that informers of
 	// different identities are never shared.

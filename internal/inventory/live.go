@@ -17,15 +17,6 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
-// Informers is the live cache the inventory reads its members from
-// (package livecache): the drift watcher shares its informers.
-type Informers interface {
-	Acquire(k livecache.Key, client dynamic.Interface) (*livecache.Informer, error)
-	Release(i *livecache.Informer)
-}
-
-var _ Informers = (*livecache.Cache)(nil)
-
 // watchKey names one informer: the members of one ApplySet of one
 // resource in one namespace ("" for cluster-scoped resources), as watched
 // by one user (identity.User of the app; "" for syncd's own).
@@ -62,7 +53,7 @@ type watch struct {
 // it is for, so a tenant's watch needs the tenant's own permission.
 type tracker struct {
 	syncTimeout time.Duration
-	cache       Informers
+	cache       livecache.Informers
 	// own is set when the tracker made the cache itself and stops it.
 	own *livecache.Cache
 
@@ -73,7 +64,7 @@ type tracker struct {
 
 // newTracker returns a tracker over c, or over a cache of its own when c
 // is nil.
-func newTracker(syncTimeout time.Duration, c Informers) *tracker {
+func newTracker(syncTimeout time.Duration, c livecache.Informers) *tracker {
 	t := &tracker{syncTimeout: syncTimeout, cache: c, watches: map[watchKey]*watch{}}
 	if c == nil {
 		t.own = livecache.New()

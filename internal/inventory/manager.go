@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"syncd.dev/syncd/internal/livecache"
 )
 
 // DefaultConcurrency bounds the reads and deletes the inventory sends at
@@ -46,7 +48,7 @@ type Options struct {
 	// Cache is the live cache the members are watched in (package
 	// livecache), shared with whoever else watches them (the daemon's
 	// drift watchers); nil: a cache of the Manager's own, stopped by Stop.
-	Cache Informers
+	Cache livecache.Informers
 	// Reserved are syncd's own objects, which prune never deletes; its
 	// InventoryNamespace is always Namespace.
 	Reserved Reserved
@@ -124,7 +126,7 @@ func (m *Manager) Stop() { m.tracker.stop() }
 // (Options.Cache, or the Manager's own), for the drift watchers of the
 // same apps to share its informers: one list and watch, one copy of each
 // member in memory.
-func (m *Manager) LiveCache() Informers { return m.tracker.cache }
+func (m *Manager) LiveCache() livecache.Informers { return m.tracker.cache }
 
 // ID returns the ApplySet ID of an app.
 func (m *Manager) ID(app string) string { return AppID(app, m.opts.Namespace) }

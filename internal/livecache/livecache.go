@@ -29,6 +29,20 @@ type Key struct {
 	User          string
 }
 
+// Informers is what the Cache's holders take from it: an informer, held
+// from Acquire to Release. The inventory and the drift watcher take the
+// same two methods of the same Cache, handed from one to the other
+// (inventory.Manager.LiveCache feeds drift.WatcherOptions.Cache), so the
+// interface is declared once here, the way controller-runtime's cache
+// package declares Informers for all of its consumers, rather than once
+// in each consumer.
+type Informers interface {
+	Acquire(k Key, client dynamic.Interface) (*Informer, error)
+	Release(i *Informer)
+}
+
+var _ Informers = (*Cache)(nil)
+
 // Cache holds the informers. The zero value is not ready; use New.
 type Cache struct {
 	mu        sync.Mutex
