@@ -84,12 +84,7 @@ func objectOf(r planner.ObjectRef) Object {
 }
 
 // String returns "Kind namespace/name" ("Kind name" when cluster-scoped).
-func (o Object) String() string {
-	if o.Namespace == "" {
-		return o.Kind + " " + o.Name
-	}
-	return o.Kind + " " + o.Namespace + "/" + o.Name
-}
+func (o Object) String() string { return planner.KindName(o.Kind, o.Namespace, o.Name) }
 
 // Owner is one managedFields entry that owns a field.
 type Owner struct {

@@ -69,10 +69,18 @@ func (r ObjectRef) String() string {
 	if r.Group != "" {
 		kind = r.Group + "/" + r.Kind
 	}
-	if r.Namespace == "" {
-		return kind + " " + r.Name
+	return KindName(kind, r.Namespace, r.Name)
+}
+
+// KindName returns "kind namespace/name" ("kind name" when namespace is
+// empty): how every report names an object, with kind as the report
+// spells it (ObjectRef.String prefixes the group, the JSON reports do
+// not).
+func KindName(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
 	}
-	return kind + " " + r.Namespace + "/" + r.Name
+	return kind + " " + namespace + "/" + name
 }
 
 // GroupKind returns the object's group and kind.

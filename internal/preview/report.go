@@ -129,12 +129,7 @@ type Ref struct {
 }
 
 // String returns "Kind ns/name" ("Kind name" when cluster-scoped).
-func (r Ref) String() string {
-	if r.Namespace == "" {
-		return r.Kind + " " + r.Name
-	}
-	return r.Kind + " " + r.Namespace + "/" + r.Name
-}
+func (r Ref) String() string { return planner.KindName(r.Kind, r.Namespace, r.Name) }
 
 // Conflict is a field another manager owns with a different value, and
 // what the app's policy does about it.
