@@ -8,41 +8,15 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 )
 
-// kustomizationDoc is the part of a kustomization the checks read: every
-// field that names a file, a directory or a URL.
-type kustomizationDoc struct {
-	Resources             []string          `json:"resources"`
-	Bases                 []string          `json:"bases"`
-	Components            []string          `json:"components"`
-	Crds                  []string          `json:"crds"`
-	Configurations        []string          `json:"configurations"`
-	Generators            []string          `json:"generators"`
-	Transformers          []string          `json:"transformers"`
-	Validators            []string          `json:"validators"`
-	OpenAPI               map[string]string `json:"openapi"`
-	Patches               []pathField       `json:"patches"`
-	PatchesJSON6902       []pathField       `json:"patchesJson6902"`
-	PatchesStrategicMerge []string          `json:"patchesStrategicMerge"`
-	Replacements          []pathField       `json:"replacements"`
-	ConfigMapGenerator    []generatorArgs   `json:"configMapGenerator"`
-	SecretGenerator       []generatorArgs   `json:"secretGenerator"`
-	HelmCharts            []any             `json:"helmCharts"`
-	HelmGlobals           map[string]any    `json:"helmGlobals"`
-	HelmChartInflationGen []map[string]any  `json:"helmChartInflationGenerator"`
-}
-
-type pathField struct {
-	Path string `json:"path"`
-}
-
-type generatorArgs struct {
-	Files []string `json:"files"`
-	Envs  []string `json:"envs"`
-	Env   string   `json:"env"`
-}
+// kustomizationDoc is a kustomization as kustomize itself decodes it
+// (types.Kustomization, the schema kustomize builds from), so that the
+// checks read every field that names a file, a directory or a URL exactly
+// as the build will. refs lists those fields.
+type kustomizationDoc types.Kustomization
 
 // ref is one path a kustomization names, with the field it is in.
 type ref struct {
@@ -64,52 +38,68 @@ const (
 // refs lists every path the kustomization names.
 func (k kustomizationDoc) refs() []ref {
 	var out []ref
-	list := func(field string, entries []string, kind refKind) {
-		for i, e := range entries {
-			out = append(out, ref{field: fmt.Sprintf("%s[%d]", field, i), entry: e, path: e, kind: kind})
+	add := func(field, entry, path string, kind refKind) {
+		out = append(out, ref{field: field, entry: entry, path: path, kind: kind})
+	}
+	for _, l := range []struct {
+		field   string
+		entries []string
+		kind    refKind
+	}{
+		{"resources", k.Resources, refBase}, {"bases", k.Bases, refBase}, {"components", k.Components, refBase},
+		{"crds", k.Crds, refFile}, {"configurations", k.Configurations, refFile},
+		{"generators", k.Generators, refPlugin}, {"transformers", k.Transformers, refPlugin}, {"validators", k.Validators, refPlugin},
+	} {
+		for i, e := range l.entries {
+			add(fmt.Sprintf("%s[%d]", l.field, i), e, e, l.kind)
 		}
 	}
-	list("resources", k.Resources, refBase)
-	list("bases", k.Bases, refBase)
-	list("components", k.Components, refBase)
-	list("crds", k.Crds, refFile)
-	list("configurations", k.Configurations, refFile)
-	list("generators", k.Generators, refPlugin)
-	list("transformers", k.Transformers, refPlugin)
-	list("validators", k.Validators, refPlugin)
-	list("patchesStrategicMerge", k.PatchesStrategicMerge, refInline)
+	for i, p := range k.PatchesStrategicMerge {
+		add(fmt.Sprintf("patchesStrategicMerge[%d]", i), string(p), string(p), refInline)
+	}
 	if p, ok := k.OpenAPI["path"]; ok {
-		out = append(out, ref{field: "openapi.path", entry: p, path: p, kind: refFile})
+		add("openapi.path", p, p, refFile)
 	}
 	for _, pf := range []struct {
-		field string
-		list  []pathField
-	}{{"patches", k.Patches}, {"patchesJson6902", k.PatchesJSON6902}, {"replacements", k.Replacements}} {
-		for i, p := range pf.list {
+		field   string
+		patches []types.Patch
+	}{{"patches", k.Patches}, {"patchesJson6902", k.PatchesJson6902}} {
+		for i, p := range pf.patches {
 			if p.Path != "" {
-				out = append(out, ref{field: fmt.Sprintf("%s[%d].path", pf.field, i), entry: p.Path, path: p.Path, kind: refFile})
+				add(fmt.Sprintf("%s[%d].path", pf.field, i), p.Path, p.Path, refFile)
 			}
 		}
 	}
-	for _, g := range []struct {
-		field string
-		list  []generatorArgs
-	}{{"configMapGenerator", k.ConfigMapGenerator}, {"secretGenerator", k.SecretGenerator}} {
-		for i, a := range g.list {
-			for j, f := range a.Files {
-				p := f
-				if _, after, ok := strings.Cut(f, "="); ok {
-					p = after // key=path
-				}
-				out = append(out, ref{field: fmt.Sprintf("%s[%d].files[%d]", g.field, i, j), entry: f, path: p, kind: refFile})
-			}
-			for j, e := range a.Envs {
-				out = append(out, ref{field: fmt.Sprintf("%s[%d].envs[%d]", g.field, i, j), entry: e, path: e, kind: refFile})
-			}
-			if a.Env != "" {
-				out = append(out, ref{field: fmt.Sprintf("%s[%d].env", g.field, i), entry: a.Env, path: a.Env, kind: refFile})
-			}
+	for i, r := range k.Replacements {
+		if r.Path != "" {
+			add(fmt.Sprintf("replacements[%d].path", i), r.Path, r.Path, refFile)
 		}
+	}
+	for i, g := range k.ConfigMapGenerator {
+		out = append(out, sourceRefs(fmt.Sprintf("configMapGenerator[%d]", i), g.KvPairSources)...)
+	}
+	for i, g := range k.SecretGenerator {
+		out = append(out, sourceRefs(fmt.Sprintf("secretGenerator[%d]", i), g.KvPairSources)...)
+	}
+	return out
+}
+
+// sourceRefs lists the files the key/value sources of the generator in
+// field name.
+func sourceRefs(field string, s types.KvPairSources) []ref {
+	var out []ref
+	for j, f := range s.FileSources {
+		p := f
+		if _, after, ok := strings.Cut(f, "="); ok {
+			p = after // key=path
+		}
+		out = append(out, ref{field: fmt.Sprintf("%s.files[%d]", field, j), entry: f, path: p, kind: refFile})
+	}
+	for j, e := range s.EnvSources {
+		out = append(out, ref{field: fmt.Sprintf("%s.envs[%d]", field, j), entry: e, path: e, kind: refFile})
+	}
+	if s.EnvSource != "" {
+		out = append(out, ref{field: field + ".env", entry: s.EnvSource, path: s.EnvSource, kind: refFile})
 	}
 	return out
 }
@@ -173,7 +163,7 @@ func (c *checker) visit(dir string, stack []string) {
 		c.add(file, "invalid kustomization: %v", err)
 		return
 	}
-	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGen) > 0 || k.HelmGlobals != nil {
+	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 || k.HelmGlobals != nil {
 		c.add(file, "helmCharts: Helm chart inflation is disabled: render the chart into plain manifests and commit them")
 	}
 	for _, r := range k.refs() {
