@@ -2,6 +2,8 @@ package drift
 
 import (
 	"cmp"
+	"maps"
+	"reflect"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -177,6 +179,28 @@ func newDetector(plan *planner.Plan, opts Options) *detector {
 	return d
 }
 
+// judgesLike reports whether o judges every object as d does, the fields
+// each lists as yielded or held excepted (listsLike): the same app, the
+// same managers (the plan's included), the same flap detector and the
+// same rules. Rules are compared by value (each daemon reconcile builds
+// them anew); a rule that holds something reflect.DeepEqual cannot compare
+// (a func) counts as changed, which costs a recomputation, never a stale
+// finding.
+func (d *detector) judgesLike(o *detector) bool {
+	a, b := d.opts, o.opts
+	for _, opts := range []*Options{&a, &b} {
+		// Compared as the detectors' sets, by identity, and per object.
+		opts.Managers, opts.Flaps, opts.Yielded, opts.HandoffPending = nil, nil, nil, nil
+	}
+	return d.app == o.app && maps.Equal(d.managers, o.managers) && d.opts.Flaps == o.opts.Flaps && reflect.DeepEqual(a, b)
+}
+
+// listsLike reports whether o lists the same fields of the object k as
+// yielded and as held by a handoff manager as d does.
+func (d *detector) listsLike(o *detector, k objKey) bool {
+	return maps.Equal(d.yielded[k], o.yielded[k]) && maps.Equal(d.handoff[k], o.handoff[k])
+}
+
 // isSecret reports whether ref is a core Secret, whose stringData is read
 // from data.
 func isSecret(ref planner.ObjectRef) bool { return redact.IsSecret(ref.GroupKind()) }
@@ -257,6 +281,8 @@ type declared struct {
 	// keys inside it (a controller's annotation) do not own it, and it is
 	// not reported when nobody owns the container itself.
 	empty bool
+	// desired is Git's value there.
+	desired any
 }
 
 // owners returns the entries that own the declared leaf.
@@ -294,7 +320,7 @@ func declaredLeaves(obj *planner.Object) []declared {
 				continue
 			}
 			v, _ := lookup(obj.Desired.Object, p)
-			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager), empty: emptyContainer(v)})
+			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager), empty: emptyContainer(v), desired: v})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].str < out[j].str })
@@ -328,10 +354,10 @@ func itemHasOtherLeaves(all *fieldpath.Set, path fieldpath.Path) bool {
 
 // object returns the findings of one object, and a warning for each of
 // its managedFields entries that could not be decoded; none for an object
-// exempt on request (its directives). leaves are obj's declaredLeaves,
-// computed once by the caller; live is nil for a deleted object.
-func (d *detector) object(obj *planner.Object, leaves []declared, live *liveCopy) ([]Finding, []string) {
-	res := d.judge(obj, leaves, live)
+// exempt on request (its directives). obj is what Git declares of it,
+// kept by the caller; live is nil for a deleted object.
+func (d *detector) object(obj *declaredObject, live *liveCopy) ([]Finding, []string) {
+	res := d.judge(obj, live)
 	return res.findings, res.warns
 }
 
@@ -360,17 +386,17 @@ type checked struct {
 
 // check detects one object (object's work, with the ignored findings).
 func (d *detector) check(obj *planner.Object, live *unstructured.Unstructured) checked {
-	return d.judge(obj, declaredLeaves(obj), liveOf(live))
+	return d.judge(declare(obj), liveOf(live))
 }
 
-// judge is check with obj's declared leaves and the live copy's ownership
-// given.
-func (d *detector) judge(obj *planner.Object, leaves []declared, live *liveCopy) checked {
+// judge is check with what Git declares of the object and the live copy's
+// ownership given.
+func (d *detector) judge(obj *declaredObject, live *liveCopy) checked {
 	var liveObj *unstructured.Unstructured
 	if live != nil {
 		liveObj = live.obj
 	}
-	if exempt(obj, liveObj) {
+	if exempt(obj.git, liveObj) {
 		return checked{}
 	}
 	base := d.baseFinding(obj)
@@ -380,7 +406,7 @@ func (d *detector) judge(obj *planner.Object, leaves []declared, live *liveCopy)
 		f.Owners = []Owner{}
 		return checked{findings: []Finding{f}}
 	}
-	c := d.newObjectCheck(obj, leaves, live, base)
+	c := d.newObjectCheck(obj, live, base)
 	c.unmanaged()
 	for _, l := range c.leaves {
 		c.declaredLeaf(l)
@@ -392,19 +418,14 @@ func (d *detector) judge(obj *planner.Object, leaves []declared, live *liveCopy)
 
 // baseFinding is what every finding of obj shares: the app, the object and
 // the manager of its first slice.
-func (d *detector) baseFinding(obj *planner.Object) Finding {
-	base := Finding{App: d.app, Object: objectOf(obj.Ref), Ref: obj.Ref}
-	if len(obj.Slices) > 0 {
-		base.DeclaredBy = string(obj.Slices[0].Manager)
-	}
-	return base
+func (d *detector) baseFinding(obj *declaredObject) Finding {
+	return Finding{App: d.app, Object: objectOf(obj.ref), Ref: obj.ref, DeclaredBy: obj.declaredBy}
 }
 
 // objectCheck is the detection of one live object: what its phases share
 // and the findings they add.
 type objectCheck struct {
 	d      *detector
-	obj    *planner.Object
 	ref    planner.ObjectRef
 	live   *unstructured.Unstructured
 	base   Finding
@@ -422,9 +443,9 @@ type objectCheck struct {
 	reported map[string]bool
 }
 
-func (d *detector) newObjectCheck(obj *planner.Object, leaves []declared, live *liveCopy, base Finding) *objectCheck {
-	c := &objectCheck{d: d, obj: obj, ref: obj.Ref, live: live.obj, base: base,
-		secret: isSecret(obj.Ref), leaves: leaves, reported: map[string]bool{}}
+func (d *detector) newObjectCheck(obj *declaredObject, live *liveCopy, base Finding) *objectCheck {
+	c := &objectCheck{d: d, ref: obj.ref, live: live.obj, base: base,
+		secret: isSecret(obj.ref), leaves: obj.leaves, reported: map[string]bool{}}
 	c.own = live.own
 	c.warns = notCheckedWarnings(c.ref, c.own)
 	for _, e := range c.own.Entries {
@@ -518,7 +539,7 @@ func (c *objectCheck) declaredLeaf(l declared) {
 		return
 	}
 	f.Culprit = c.d.culprit(f.Owners)
-	f.Desired, _ = lookup(c.obj.Desired.Object, l.path)
+	f.Desired = l.desired
 	f.Live, _ = lookupLive(c.live.Object, l.path, c.secret)
 	if ff, ok := c.d.flapping(f); ok {
 		c.add(ff, l.path)

@@ -4,16 +4,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/directive"
-	"syncd.dev/syncd/internal/planner"
 )
 
 // exempt reports whether the object asks not to be checked for drift, as
 // the applier leaves it alone: reconcile: disabled or ssa: Ignore, in Git
-// or on the live object, or ssa: IfNotPresent in Git on an object that
-// exists (it is created when missing and never updated, so only its
-// deletion is drift). live is nil when the object does not exist.
-func exempt(obj *planner.Object, live *unstructured.Unstructured) bool {
-	git := directive.Of(obj.Desired)
+// (git: its directives there) or on the live object, or ssa: IfNotPresent
+// in Git on an object that exists (it is created when missing and never
+// updated, so only its deletion is drift). live is nil when the object
+// does not exist.
+func exempt(git directive.Set, live *unstructured.Unstructured) bool {
 	if leftAlone(git) {
 		return true
 	}

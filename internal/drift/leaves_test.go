@@ -11,15 +11,18 @@ import (
 
 // TestLeavesOfReusesUnchangedSlices: a new plan's object whose slices are
 // the previous plan's (same managers, same hashes) keeps the leaves the
-// watcher computed before; a changed value, or another split of the
-// object, gets its leaves computed afresh, equal to declaredLeaves.
+// watcher computed before (watchedFrom); a changed value, or another split
+// of the object, gets its leaves computed afresh, equal to declaredLeaves.
 func TestLeavesOfReusesUnchangedSlices(t *testing.T) {
 	app := config.App{Name: "a", Namespace: "ns"}
 	split := config.App{Name: "a", Namespace: "ns", Split: []config.SplitRule{{Manager: "syncd-replicas", Paths: []string{".spec.replicas"}}}}
 	const was = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:1"}]}}}}`
 	const image2 = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:2"}]}}}}`
 	prevObj := &mustPlan(t, app, was).Objects[0]
-	prev := &watched{obj: prevObj, leaves: declaredLeaves(prevObj)}
+	prev, err := watchedFrom(prevObj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		app   config.App
 		doc   string
@@ -32,8 +35,12 @@ func TestLeavesOfReusesUnchangedSlices(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			o := &mustPlan(t, tc.app, tc.doc).Objects[0]
-			got := leavesOf(o, prev)
-			if reused := len(got) > 0 && &got[0] == &prev.leaves[0]; reused != tc.reuse {
+			wo, err := watchedFrom(o, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := wo.decl.leaves
+			if reused := len(got) > 0 && &got[0] == &prev.decl.leaves[0]; reused != tc.reuse {
 				t.Errorf("reused the previous leaves = %v, want %v", reused, tc.reuse)
 			}
 			want := declaredLeaves(o)
@@ -42,7 +49,7 @@ func TestLeavesOfReusesUnchangedSlices(t *testing.T) {
 			}
 		})
 	}
-	if got := leavesOf(prevObj, nil); len(got) != len(prev.leaves) {
-		t.Errorf("without a previous object: %d leaves, want %d", len(got), len(prev.leaves))
+	if got := declaredLeaves(prevObj); len(got) != len(prev.decl.leaves) {
+		t.Errorf("without a previous object: %d leaves, want %d", len(prev.decl.leaves), len(got))
 	}
 }

@@ -63,9 +63,11 @@ func Normalize(ctx context.Context, n Normalizer, plan *planner.Plan, live map[p
 		if l == nil {
 			continue
 		}
-		fs := d.check(obj, l).findings
-		for _, s := range slicesToNormalize(obj, fs) {
-			reqs = append(reqs, normalizeRequest{ref: obj.Ref, slice: s})
+		want := valueDriftManagers(d.check(obj, l).findings)
+		for _, s := range obj.Slices {
+			if want[s.Manager] {
+				reqs = append(reqs, normalizeRequest{ref: obj.Ref, slice: s})
+			}
 		}
 	}
 	results := make([]*unstructured.Unstructured, len(reqs))
@@ -98,25 +100,6 @@ func Normalize(ctx context.Context, n Normalizer, plan *planner.Plan, live map[p
 // that means for the findings.
 func normalizeError(ref planner.ObjectRef, m planner.FieldManager, err error) error {
 	return fmt.Errorf("%s: could not ask the API server how it stores the fields of %s (dry-run apply): %w; they were compared with Git's text", ref, m, err)
-}
-
-// slicesToNormalize returns the slices of obj that declare a field fs
-// reports as value-drift, in slice order: only those need the server's
-// form of their values.
-func slicesToNormalize(obj *planner.Object, fs []Finding) []planner.Slice {
-	want := map[string]bool{}
-	for _, f := range fs {
-		if f.Class == ValueDrift && f.Path != "" {
-			want[f.DeclaredBy] = true
-		}
-	}
-	var out []planner.Slice
-	for _, s := range obj.Slices {
-		if want[string(s.Manager)] {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // storedAsDeclared reports whether the live value at path is what the API

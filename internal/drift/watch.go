@@ -3,6 +3,7 @@ package drift
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -119,19 +120,31 @@ type Watcher struct {
 
 	signal chan struct{}
 
-	mu      sync.Mutex
-	plan    *planner.Plan
-	det     *detector
-	objects map[objKey]*watched
-	index   map[groupKey]map[string]objKey // store key → object
-	groups  map[groupKey]*group
-	current map[objKey][]Finding
+	mu sync.Mutex
+	// app, revision and gen are the current plan's app and revision and
+	// how many plans were set; the watcher keeps no plan, only what it
+	// judges with (watched).
+	app, revision string
+	gen           uint64
+	det           *detector
+	objects       map[objKey]*watched
+	index         map[groupKey]map[string]objKey // store key → object
+	groups        map[groupKey]*group
+	current       map[objKey][]Finding
 	// warnings are the detector's warnings of each object at its last
 	// recomputation (managedFields entries it could not decode).
 	warnings map[objKey][]string
 	armed    map[objKey]bool
 	dirty    map[objKey]bool
-	regroup  bool
+	// judged is the resourceVersion of the cached copy each object was
+	// last judged on (none: it was not in the cache), so that SetPlan
+	// recomputes only what may have changed (rejudge).
+	judged map[objKey]string
+	// judgements counts the recomputations of plan objects whose
+	// findings were published (the tests assert what SetPlan
+	// recomputes).
+	judgements int
+	regroup    bool
 	// paused stops recomputation (Pause); expect holds the resourceVersion
 	// the caller's own apply left on an object (Applied): an older cached
 	// copy is not recomputed.
@@ -155,12 +168,18 @@ type normResult struct {
 	err error
 }
 
-// watched is one plan object and what the watcher keeps about it.
+// watched is one plan object and what the watcher keeps about it: what
+// Git declares of it, the apply configurations of its slices, and where
+// it is watched. It is never modified once SetPlan made it.
 type watched struct {
-	obj    *planner.Object
-	leaves []declared
-	group  groupKey
-	store  string // the informer store key: "ns/name" or "name"
+	decl *declaredObject
+	// configs are the apply configurations of decl's slices as JSON, in
+	// the same order: what the Normalizer dry-runs. JSON is a fraction of
+	// the size of the decoded object, and decoded only for a slice whose
+	// values drift.
+	configs [][]byte
+	group   groupKey
+	store   string // the informer store key: "ns/name" or "name"
 }
 
 // groupKey is one informer: a resource, a namespace and a field selector.
@@ -237,21 +256,51 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 		warnings: map[objKey][]string{},
 		armed:    map[objKey]bool{},
 		dirty:    map[objKey]bool{},
+		judged:   map[objKey]string{},
 	}, nil
 }
 
 // SetPlan makes the watcher watch plan's objects and detect with opts from
 // now on (a new revision, a new config, new yielded fields), and ends a
-// Pause. Every object is recomputed from the cache; findings of objects
-// that left the plan, or that the new plan no longer makes, are resolved.
-// An object of the plan that does not exist yet is reported Deleted, so
-// call it after the plan was applied. An error names the kind that could
-// not be mapped to a resource, and leaves the previous plan in place (and
-// the watcher paused, if it was).
+// Pause. The watcher keeps what it judges with (what Git declares of each
+// object), not plan. An object is recomputed from the cache unless nothing
+// that decides its findings changed since it was last judged (rejudge);
+// findings of objects that left the plan, or that the new plan no longer
+// makes, are resolved. An object of the plan that does not exist yet is
+// reported Deleted, so call it after the plan was applied. An error names
+// the kind that could not be mapped to a resource, or the slice that could
+// not be encoded, and leaves the previous plan in place (and the watcher
+// paused, if it was).
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	w.mu.Lock()
 	prev := w.objects // replaced, never modified, so it may be read unlocked
 	w.mu.Unlock()
+	objects, names, err := w.watchedOf(plan, prev)
+	if err != nil {
+		return err
+	}
+	index := indexOf(objects, names, w.sel == nil)
+	det := newDetector(plan, opts)
+	w.mu.Lock()
+	w.markToJudge(objects, det)
+	for k := range w.expect {
+		if _, ok := objects[k]; !ok {
+			delete(w.expect, k)
+		}
+	}
+	w.app, w.revision, w.gen = plan.App, plan.Revision, w.gen+1
+	w.det, w.objects, w.index, w.regroup = det, objects, index, true
+	w.keepNormalized()
+	w.paused = false
+	w.mu.Unlock()
+	w.poke()
+	return nil
+}
+
+// watchedOf returns what the watcher keeps of each object of plan, and the
+// names of the objects of each informer. An object that declares what it
+// declared in prev (the previous plan's) keeps what was kept of it.
+func (w *Watcher) watchedOf(plan *planner.Plan, prev map[objKey]*watched) (map[objKey]*watched, map[groupKey][]string, error) {
 	objects := make(map[objKey]*watched, len(plan.Objects))
 	names := map[groupKey][]string{}
 	for i := range plan.Objects {
@@ -259,7 +308,7 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 		gvk := o.Ref.GVK()
 		m, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			return fmt.Errorf("%s: map kind to a resource: %w", o.Ref, err)
+			return nil, nil, fmt.Errorf("%s: map kind to a resource: %w", o.Ref, err)
 		}
 		g := groupKey{gvr: m.Resource}
 		store := o.Ref.Name
@@ -269,11 +318,43 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 		}
 		names[g] = append(names[g], o.Ref.Name)
 		k := keyOf(o.Ref)
-		objects[k] = &watched{obj: o, leaves: leavesOf(o, prev[k]), group: g, store: store}
+		wo, err := watchedFrom(o, prev[k])
+		if err != nil {
+			return nil, nil, err
+		}
+		wo.group, wo.store = g, store
+		objects[k] = wo
 	}
+	return objects, names, nil
+}
+
+// watchedFrom returns what the watcher keeps of obj: prev's declaration
+// and slice configurations (the object in the previous plan) when obj
+// declares the same, else made from obj.
+func watchedFrom(obj *planner.Object, prev *watched) (*watched, error) {
+	if prev != nil && prev.decl.declares(obj) {
+		return &watched{decl: prev.decl, configs: prev.configs}, nil
+	}
+	wo := &watched{decl: declare(obj), configs: make([][]byte, len(obj.Slices))}
+	for i, s := range obj.Slices {
+		if s.Object == nil {
+			continue
+		}
+		b, err := json.Marshal(s.Object.Object)
+		if err != nil {
+			return nil, fmt.Errorf("%s: slice of %s: encode its apply configuration: %w", obj.Ref, s.Manager, err)
+		}
+		wo.configs[i] = b
+	}
+	return wo, nil
+}
+
+// indexOf indexes objects by informer and store key. With byName (no
+// label selector), an informer of a single object watches it by name.
+func indexOf(objects map[objKey]*watched, names map[groupKey][]string, byName bool) map[groupKey]map[string]objKey {
 	index := map[groupKey]map[string]objKey{}
 	for k, wo := range objects {
-		if n := names[wo.group]; len(n) == 1 && w.sel == nil {
+		if n := names[wo.group]; len(n) == 1 && byName {
 			// Label-selected watches are narrow already, and shared
 			// with the inventory's, which selects by label only.
 			wo.group.selector = fields.OneTermEqualSelector("metadata.name", n[0]).String()
@@ -283,44 +364,59 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 		}
 		index[wo.group][wo.store] = k
 	}
-	w.mu.Lock()
+	return index
+}
+
+// markToJudge marks the objects SetPlan recomputes: those that left the
+// plan (their findings are resolved), and of the new plan's objects those
+// rejudge names, every one of them when det judges otherwise than the
+// previous plan's detector (another app, other managers or rules). w.mu
+// is held.
+func (w *Watcher) markToJudge(objects map[objKey]*watched, det *detector) {
 	for k := range w.objects {
 		if _, ok := objects[k]; !ok {
-			w.dirty[k] = true // resolves its findings
+			w.dirty[k] = true
+			delete(w.judged, k)
 		}
 	}
-	for k := range objects {
-		w.dirty[k] = true
-	}
-	for k := range w.expect {
-		if _, ok := objects[k]; !ok {
-			delete(w.expect, k)
+	same := w.det != nil && w.det.judgesLike(det)
+	for k, wo := range objects {
+		if !same || w.rejudge(k, wo, det) {
+			w.dirty[k] = true
+			continue
 		}
+		// The copy judged is the one syncd's apply left, or newer.
+		delete(w.expect, k)
 	}
-	w.plan, w.det, w.objects, w.index, w.regroup = plan, newDetector(plan, opts), objects, index, true
-	w.keepNormalized()
-	w.paused = false
-	w.mu.Unlock()
-	w.poke()
-	return nil
 }
 
-// leavesOf returns obj's declared leaves: prev's (the object in the
-// previous plan) when its slices are the same (the same managers with the
-// same hashes: the same fields with the same values), else computed.
-func leavesOf(obj *planner.Object, prev *watched) []declared {
-	if prev != nil && sameSlices(prev.obj.Slices, obj.Slices) {
-		return prev.leaves
+// rejudge reports whether SetPlan recomputes the object k of the new plan
+// (wo), judged by det, which judges like the previous plan's detector. It
+// does unless its findings cannot have changed: it declares what it
+// declared, in the same informer, det lists the same fields of it as
+// yielded or held, it had no findings and no warnings (a flap detector's
+// verdict or a failed Normalizer answer may have changed since), and the
+// synced informer holds the very copy (resourceVersion) it was last
+// judged on, not older than the version syncd's apply left (Applied; an
+// unchanged object's is the cached one). w.mu is held.
+func (w *Watcher) rejudge(k objKey, wo *watched, det *detector) bool {
+	prev := w.objects[k]
+	if prev == nil || prev.decl != wo.decl || prev.group != wo.group || !w.det.listsLike(det, k) {
+		return true
 	}
-	return declaredLeaves(obj)
-}
-
-// sameSlices reports whether a and b are the same slices, by manager and
-// hash, in order.
-func sameSlices(a, b []planner.Slice) bool {
-	return slices.EqualFunc(a, b, func(x, y planner.Slice) bool {
-		return x.Manager == y.Manager && x.Hash != "" && x.Hash == y.Hash
-	})
+	if w.dirty[k] || len(w.current[k]) > 0 || len(w.warnings[k]) > 0 {
+		return true
+	}
+	rv, ok := w.judged[k]
+	g := w.groups[wo.group]
+	if !ok || g == nil || !g.synced {
+		return true
+	}
+	if exp, ok := w.expect[k]; ok && older(rv, exp) {
+		return true
+	}
+	o, ok := g.informer.Get(wo.group.namespace, wo.decl.ref.Name)
+	return !ok || o.GetResourceVersion() != rv
 }
 
 // Pause stops recomputing findings until SetPlan or Resume: events are
@@ -389,7 +485,7 @@ func (w *Watcher) Report() *Report {
 	unreadable := Unreadable{By: w.opts.Reader}
 	for _, o := range w.objects {
 		if g := w.groups[o.group]; g != nil && g.informer.Forbidden() && !g.synced {
-			unreadable.Objects = append(unreadable.Objects, o.obj.Ref)
+			unreadable.Objects = append(unreadable.Objects, o.decl.ref)
 		}
 	}
 	for _, ref := range unreadable.Objects {
@@ -562,13 +658,13 @@ func (w *Watcher) event(g *group, u *livecache.Object, deleted bool) {
 	now := w.opts.Clock.Now()
 	if flaps != nil && u.GetDeletionTimestamp() == nil {
 		own := ownership.DecodeEntries(u.GetManagedFields()) // its warnings are reported by recompute
-		for _, l := range wo.leaves {
+		for _, l := range wo.decl.leaves {
 			os := l.owners(own)
 			names := make([]string, len(os))
 			for i, o := range os {
 				names[i] = o.Manager
 			}
-			flaps.Observe(wo.obj.Ref, l.str, strings.Join(names, ","), now)
+			flaps.Observe(wo.decl.ref, l.str, strings.Join(names, ","), now)
 		}
 	}
 	if w.armed[k] {
@@ -592,13 +688,13 @@ func (w *Watcher) event(g *group, u *livecache.Object, deleted bool) {
 // is set or syncd applied them: the object may exist outside the watch, or
 // the watch may lag behind the apply.
 func (w *Watcher) process(ctx context.Context) {
-	reads, plan, ok := w.missingReads()
+	reads, gen, ok := w.missingReads()
 	if !ok {
 		return
 	}
 	fetched := w.readMissing(ctx, reads)
 	w.mu.Lock()
-	if w.paused || w.plan != plan {
+	if w.paused || w.gen != gen {
 		// A new plan or a pause came in meanwhile: it poked the loop.
 		w.mu.Unlock()
 		return
@@ -624,13 +720,13 @@ type missingRead struct {
 
 // missingReads returns the reads of the dirty objects a synced informer
 // does not hold but that may exist (a label selector is set, or syncd
-// applied them), and the plan they belong to; ok is false while the
-// watcher is paused.
-func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bool) {
+// applied them), and the plan they belong to (by SetPlan count); ok is
+// false while the watcher is paused.
+func (w *Watcher) missingReads() (reads []missingRead, gen uint64, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.paused {
-		return nil, nil, false
+		return nil, 0, false
 	}
 	for k := range w.dirty {
 		wo := w.objects[k]
@@ -645,7 +741,7 @@ func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bo
 		if g == nil || !g.synced {
 			continue
 		}
-		if _, ok := g.informer.Get(wo.group.namespace, wo.obj.Ref.Name); ok {
+		if _, ok := g.informer.Get(wo.group.namespace, wo.decl.ref.Name); ok {
 			continue
 		}
 		var ri dynamic.ResourceInterface = w.client.Resource(wo.group.gvr)
@@ -654,7 +750,7 @@ func (w *Watcher) missingReads() (reads []missingRead, plan *planner.Plan, ok bo
 		}
 		reads = append(reads, missingRead{k: k, ri: ri})
 	}
-	return reads, w.plan, true
+	return reads, w.gen, true
 }
 
 // readMissing does the reads, without the lock, and returns what they
@@ -667,13 +763,13 @@ func (w *Watcher) readMissing(ctx context.Context, reads []missingRead) map[objK
 		if wo == nil {
 			continue
 		}
-		got, err := r.ri.Get(ctx, wo.obj.Ref.Name, metav1.GetOptions{})
+		got, err := r.ri.Get(ctx, wo.decl.ref.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			fetched[r.k] = nil
 		case err != nil:
 			if w.opts.OnError != nil && ctx.Err() == nil {
-				w.opts.OnError(fmt.Errorf("%s: read an object missing from the watch: %w", wo.obj.Ref, err))
+				w.opts.OnError(fmt.Errorf("%s: read an object missing from the watch: %w", wo.decl.ref, err))
 			}
 		default:
 			fetched[r.k] = got
@@ -698,7 +794,7 @@ func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (chan
 		var warns []string
 		var ref planner.ObjectRef
 		if wo != nil {
-			ref = wo.obj.Ref
+			ref = wo.decl.ref
 			var ask []normKey
 			var ready bool
 			fs, warns, ask, ready = w.findingsOf(k, wo, fetched)
@@ -708,12 +804,15 @@ func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (chan
 			}
 		}
 		delete(w.dirty, k)
+		if wo != nil {
+			w.judgements++
+		}
 		newWarns = append(newWarns, w.keepWarnings(k, warns)...)
 		if c, ok := w.keepFindings(k, fs); ok {
 			if wo == nil && len(c.Resolved) > 0 {
 				ref = c.Resolved[0].Ref
 			}
-			c.App, c.Revision, c.Object, c.At = w.plan.App, w.plan.Revision, ref, w.opts.Clock.Now()
+			c.App, c.Revision, c.Object, c.At = w.app, w.revision, ref, w.opts.Clock.Now()
 			changes = append(changes, c)
 		}
 	}
@@ -734,12 +833,12 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 		return nil, nil, nil, false
 	}
 	if outside != nil {
-		fs, warns = w.det.object(wo.obj, wo.leaves, liveOf(outside))
-		if !exempt(wo.obj, outside) {
-			fs = append(fs, w.det.labelFindings(wo.obj, outside, w.sel)...)
+		fs, warns = w.det.object(wo.decl, liveOf(outside))
+		if !exempt(wo.decl.git, outside) {
+			fs = append(fs, w.det.labelFindings(wo.decl, outside, w.sel)...)
 		}
 	} else {
-		fs, warns = w.det.object(wo.obj, wo.leaves, live)
+		fs, warns = w.det.object(wo.decl, live)
 	}
 	if ask, wait := w.toNormalize(k, wo, fs); wait {
 		// Published once the server said how it stores the values; the
@@ -756,16 +855,21 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 // with a GET because it is out of a label-selected watch. ok is false
 // when neither may be judged yet: the read failed, the object's event is
 // on the way, or the cached copy is older than syncd's own apply. It ends
-// the wait for an applied version once it is delivered. w.mu is held.
+// the wait for an applied version once it is delivered, and records the
+// version of the cached copy looked at (judged). w.mu is held.
 func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live *liveCopy, outside *unstructured.Unstructured, ok bool) {
-	if o, ok := g.informer.Get(wo.group.namespace, wo.obj.Ref.Name); ok {
+	delete(w.judged, k)
+	if o, ok := g.informer.Get(wo.group.namespace, wo.decl.ref.Name); ok {
 		var err error
 		if live, err = cachedCopy(o); err != nil {
 			if w.opts.OnError != nil {
-				w.opts.OnError(fmt.Errorf("%s: %w", wo.obj.Ref, err))
+				w.opts.OnError(fmt.Errorf("%s: %w", wo.decl.ref, err))
 			}
 			return nil, nil, false
 		}
+		// An object that is not published now stays dirty, and is
+		// judged again whatever this says (rejudge).
+		w.judged[k] = o.GetResourceVersion()
 	}
 	exp, expecting := w.expect[k]
 	if live == nil && (w.sel != nil || expecting) {
@@ -846,7 +950,7 @@ func (w *Watcher) objectOf(k objKey) *watched {
 // labelFindings returns a finding for every requirement of sel that live's
 // labels do not meet, on the label's path: taken-over when no syncd
 // manager owns the label any more (someone removed or relabelled it).
-func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstructured, sel labels.Selector) []Finding {
+func (d *detector) labelFindings(obj *declaredObject, live *unstructured.Unstructured, sel labels.Selector) []Finding {
 	if sel == nil {
 		return nil
 	}
@@ -859,10 +963,8 @@ func (d *detector) labelFindings(obj *planner.Object, live *unstructured.Unstruc
 			continue
 		}
 		path := fieldpath.MakePathOrDie("metadata", "labels", r.Key())
-		f := Finding{App: d.app, Object: objectOf(obj.Ref), Ref: obj.Ref, Path: path.String(), Differs: true}
-		if len(obj.Slices) > 0 {
-			f.DeclaredBy = string(obj.Slices[0].Manager)
-		}
+		f := d.baseFinding(obj)
+		f.Path, f.Differs = path.String(), true
 		f.Desired = r.String()
 		if vs := r.Values(); vs.Len() == 1 && (r.Operator() == "=" || r.Operator() == "==" || r.Operator() == "in") {
 			f.Desired = vs.List()[0]

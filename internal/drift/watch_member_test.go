@@ -185,7 +185,7 @@ func TestWatcherPause(t *testing.T) {
 		t.Helper()
 		waitState(t, w, "the apply's event seen and debounced", func() bool {
 			wo := w.objects[k]
-			o, ok := w.groups[wo.group].informer.Get(wo.group.namespace, wo.obj.Ref.Name)
+			o, ok := w.groups[wo.group].informer.Get(wo.group.namespace, wo.decl.ref.Name)
 			seen := ok && o.GetResourceVersion() == rv
 			return seen && (w.dirty[k] && !w.armed[k] || rec.len() > 0) // published: checked below
 		})

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,8 +17,12 @@ import (
 func (w *Watcher) toNormalize(k objKey, wo *watched, fs []Finding) ([]normKey, bool) {
 	var asks []normKey
 	wait := false
-	for _, s := range slicesToNormalize(wo.obj, fs) {
-		nk := normKey{obj: k, manager: string(s.Manager), hash: s.Hash}
+	want := valueDriftManagers(fs)
+	for _, s := range wo.decl.slices {
+		if !want[s.manager] {
+			continue
+		}
+		nk := normKey{obj: k, manager: string(s.manager), hash: s.hash}
 		if _, answered := w.norm[nk]; answered {
 			continue
 		}
@@ -30,18 +35,34 @@ func (w *Watcher) toNormalize(k objKey, wo *watched, fs []Finding) ([]normKey, b
 	return asks, wait
 }
 
+// sliceConfig is the apply configuration of one slice the watcher keeps:
+// JSON, decoded only when the Normalizer is asked about it.
+type sliceConfig struct {
+	sliceVersion
+	config []byte
+}
+
+// slice decodes the slice for the Normalizer.
+func (c sliceConfig) slice() (planner.Slice, error) {
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(c.config); err != nil {
+		return planner.Slice{}, fmt.Errorf("decode the apply configuration the watcher kept: %w", err)
+	}
+	return planner.Slice{Manager: c.manager, Object: obj, Hash: c.hash}, nil
+}
+
 // sliceOf returns the slice nk names in the current plan.
-func (w *Watcher) sliceOf(nk normKey) (planner.ObjectRef, planner.Slice, bool) {
+func (w *Watcher) sliceOf(nk normKey) (planner.ObjectRef, sliceConfig, bool) {
 	wo := w.objects[nk.obj]
 	if wo == nil {
-		return planner.ObjectRef{}, planner.Slice{}, false
+		return planner.ObjectRef{}, sliceConfig{}, false
 	}
-	for _, s := range wo.obj.Slices {
-		if string(s.Manager) == nk.manager && s.Hash == nk.hash {
-			return wo.obj.Ref, s, true
+	for i, s := range wo.decl.slices {
+		if string(s.manager) == nk.manager && s.hash == nk.hash {
+			return wo.decl.ref, sliceConfig{sliceVersion: s, config: wo.configs[i]}, true
 		}
 	}
-	return planner.ObjectRef{}, planner.Slice{}, false
+	return planner.ObjectRef{}, sliceConfig{}, false
 }
 
 // normalize asks the Normalizer about each slice version of asks, at
@@ -54,7 +75,7 @@ func (w *Watcher) normalize(ctx context.Context, asks []normKey) {
 	type ask struct {
 		key   normKey
 		ref   planner.ObjectRef
-		slice planner.Slice
+		slice sliceConfig
 		ok    bool
 		res   normResult
 	}
@@ -73,7 +94,12 @@ func (w *Watcher) normalize(ctx context.Context, asks []normKey) {
 			continue // left the plan meanwhile
 		}
 		g.Go(func() error {
-			a.res.obj, a.res.err = w.opts.Normalizer.Normalize(gctx, a.ref, a.slice)
+			s, err := a.slice.slice()
+			if err != nil {
+				a.res.err = err
+				return nil
+			}
+			a.res.obj, a.res.err = w.opts.Normalizer.Normalize(gctx, a.ref, s)
 			return nil
 		})
 	}
@@ -94,7 +120,7 @@ func (w *Watcher) normalize(ctx context.Context, asks []normKey) {
 	}
 	for _, a := range todo {
 		if a.ok && a.res.err != nil && w.opts.OnError != nil {
-			w.opts.OnError(normalizeError(a.ref, a.slice.Manager, a.res.err))
+			w.opts.OnError(normalizeError(a.ref, a.slice.manager, a.res.err))
 		}
 	}
 	w.poke()
