@@ -183,10 +183,9 @@ func omitAbsentZero(v any) bool {
 		return !x
 	case string:
 		return x == ""
-	case map[string]any:
-		return len(x) == 0
-	case []any:
-		return len(x) == 0
+	}
+	if emptyContainer(v) {
+		return true
 	}
 	n, ok := number(v)
 	return ok && n == 0
