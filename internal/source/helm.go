@@ -121,9 +121,7 @@ type HelmRepo struct {
 	idxMu sync.Mutex // guards idx (polls and other charts' dependencies)
 	idx   *cachedIndex
 
-	mu   sync.RWMutex
-	last *Revision
-	pins map[string]int
+	treeState
 }
 
 var _ Poller = (*HelmRepo)(nil)
@@ -278,17 +276,6 @@ func (r *HelmRepo) Name() string { return r.spec.Name }
 
 // Job returns the scheduling job for the source's interval.
 func (r *HelmRepo) Job() Job { return Job{Poller: r, Interval: r.spec.Interval} }
-
-// Last returns the revision in force; ok is false before the first
-// successful poll.
-func (r *HelmRepo) Last() (Revision, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.last == nil {
-		return Revision{}, false
-	}
-	return *r.last, true
-}
 
 // Descends reports AncestryDescends: a Helm repository has no history, a
 // chart version moving back is not a rewind of anything.

@@ -166,12 +166,6 @@ func chartsTag(charts []ChartRevision) string {
 
 func (r *HelmRepo) treesDir() string { return filepath.Join(r.dir, "trees") }
 
-func (r *HelmRepo) setLast(rev Revision) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.last = &rev
-}
-
 // Hold keeps the revision's tree on disk until release is called; it
 // fails when the tree was already deleted (a newer revision is in force
 // and nobody held this one).
@@ -179,14 +173,10 @@ func (r *HelmRepo) Hold(rev Revision) (release func(), err error) {
 	key := filepath.Base(rev.Dir)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	current := r.last != nil && r.last.SHA == key
-	if rev.Dir == "" || filepath.Dir(rev.Dir) != r.treesDir() || (r.pins[key] == 0 && !current) || !isDir(rev.Dir) {
+	if rev.Dir == "" || filepath.Dir(rev.Dir) != r.treesDir() || (r.pins[key] == 0 && !r.currentLocked(key)) || !isDir(rev.Dir) {
 		return nil, r.newError(KindCache, "hold tree", fmt.Errorf("the tree of revision %s is gone: a newer revision is in force", shortSHA(rev.SHA)), "use the revision in force (Last)")
 	}
-	if r.pins == nil {
-		r.pins = map[string]int{}
-	}
-	r.pins[key]++
+	r.pinLocked(key)
 	var once sync.Once
 	return func() { once.Do(func() { r.unpin(key) }) }, nil
 }
@@ -203,19 +193,5 @@ func (r *HelmRepo) unpin(key string) {
 // sweepTrees deletes every tree that is neither in force nor held, and
 // leftover temporary directories. Only a poll calls it, with pollMu held.
 func (r *HelmRepo) sweepTrees() {
-	entries, err := os.ReadDir(r.treesDir())
-	if err != nil {
-		return
-	}
-	var doomed []string
-	r.mu.Lock()
-	for _, e := range entries {
-		name := e.Name()
-		if r.pins[name] > 0 || (r.last != nil && r.last.SHA == name) {
-			continue
-		}
-		doomed = append(doomed, filepath.Join(r.treesDir(), name))
-	}
-	r.mu.Unlock()
-	removeRetired(doomed...)
+	r.sweep(r.treesDir(), func(name string) string { return filepath.Join(r.treesDir(), name) })
 }

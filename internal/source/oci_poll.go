@@ -85,12 +85,7 @@ func (s *Source) pollOCI(ctx context.Context) (Revision, Result, error) {
 		return Revision{}, res, err
 	}
 	res.Moved = Updated
-	key, _ := s.treeKey(rev.Dir)
-	s.mu.Lock()
-	s.last = &rev
-	s.mu.Unlock()
-	s.unpin(key)
-	s.sweepTrees()
+	s.putInForce(rev)
 	return rev, res, nil
 }
 

@@ -46,18 +46,6 @@ func (s *Source) treeKey(dir string) (string, bool) {
 	return filepath.Base(dir), true
 }
 
-// currentLocked reports whether key is the tree of the revision in force.
-func (s *Source) currentLocked(key string) bool {
-	return s.last != nil && filepath.Base(s.last.Dir) == key
-}
-
-func (s *Source) pinLocked(key string) {
-	if s.pins == nil {
-		s.pins = map[string]int{}
-	}
-	s.pins[key]++
-}
-
 // unpin drops one hold on key and deletes the tree when that was the last
 // hold and the tree is not in force.
 func (s *Source) unpin(key string) {
@@ -101,24 +89,22 @@ func removeRetired(dirs ...string) {
 // deletes leftovers (temporary and retired directories). Only a poll calls
 // it, with pollMu held, so no checkout is writing a temporary directory.
 func (s *Source) sweepTrees() {
-	entries, err := os.ReadDir(s.treesDir())
-	if err != nil {
-		return
-	}
-	var doomed []string
-	s.mu.Lock()
-	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case s.pins[name] > 0 || s.currentLocked(name):
-		case isTreeName(name):
-			doomed = append(doomed, s.retireLocked(name))
-		default:
-			doomed = append(doomed, filepath.Join(s.treesDir(), name))
+	s.sweep(s.treesDir(), func(name string) string {
+		if isTreeName(name) {
+			return s.retireLocked(name)
 		}
-	}
-	s.mu.Unlock()
-	removeRetired(doomed...)
+		return filepath.Join(s.treesDir(), name)
+	})
+}
+
+// putInForce makes rev, a poll's new revision, the one in force, then
+// drops the hold checkout took for the poll and deletes the trees nobody
+// holds any more.
+func (s *Source) putInForce(rev Revision) {
+	key, _ := s.treeKey(rev.Dir)
+	s.setLast(rev)
+	s.unpin(key)
+	s.sweepTrees()
 }
 
 // isTreeName reports whether a trees/ entry is a checked-out tree (named by

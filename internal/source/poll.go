@@ -103,14 +103,7 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 		res.Moved = Updated
 	}
 
-	// Put the new tree in force, then drop the hold checkout took for the
-	// poll and delete the trees nobody holds any more.
-	key, _ := s.treeKey(rev.Dir)
-	s.mu.Lock()
-	s.last = &rev
-	s.mu.Unlock()
-	s.unpin(key)
-	s.sweepTrees()
+	s.putInForce(rev)
 	return rev, res, nil
 }
 

@@ -183,11 +183,9 @@ type Source struct {
 
 	pollMu sync.Mutex // serialises Poll
 
-	mu   sync.RWMutex
-	last *Revision
-	// pins counts the holds on each tree (by directory name, see Hold);
-	// retired numbers the trees renamed away for deletion.
-	pins    map[string]int
+	treeState
+	// retired numbers the trees renamed away for deletion (guarded by
+	// mu).
 	retired uint64
 }
 
@@ -356,17 +354,6 @@ func (s *Source) checkVerify(v *Verify, field func(string) string) error {
 
 // Name returns the source's config name.
 func (s *Source) Name() string { return s.name }
-
-// Last returns the revision in force: the last one a poll resolved, fetched,
-// verified and checked out. ok is false before the first successful poll.
-func (s *Source) Last() (Revision, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.last == nil {
-		return Revision{}, false
-	}
-	return *s.last, true
-}
 
 func (s *Source) refString() string {
 	if s.oci != nil {

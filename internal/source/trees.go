@@ -1,0 +1,69 @@
+package source
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// treeState is what a Git, OCI or Helm repository source knows of its
+// checked-out trees (trees/<name>, one a revision): the revision in force
+// and the holds on each tree. A tree that is neither in force nor held is
+// deleted.
+type treeState struct {
+	mu   sync.RWMutex
+	last *Revision
+	// pins counts the holds on each tree (by directory name, see Hold).
+	pins map[string]int
+}
+
+// Last returns the revision in force: the last one a poll resolved,
+// fetched, verified and checked out. ok is false before the first
+// successful poll.
+func (t *treeState) Last() (Revision, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.last == nil {
+		return Revision{}, false
+	}
+	return *t.last, true
+}
+
+// setLast puts rev in force.
+func (t *treeState) setLast(rev Revision) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last = &rev
+}
+
+// currentLocked reports whether key is the tree of the revision in force.
+func (t *treeState) currentLocked(key string) bool {
+	return t.last != nil && filepath.Base(t.last.Dir) == key
+}
+
+func (t *treeState) pinLocked(key string) {
+	if t.pins == nil {
+		t.pins = map[string]int{}
+	}
+	t.pins[key]++
+}
+
+// sweep deletes what doom makes of each entry of dir, the trees
+// directory, that is neither in force nor held: the path to delete, ""
+// for none. doom runs with mu held, the deleting after it (a big tree
+// takes a while). Only a poll sweeps, with its pollMu held.
+func (t *treeState) sweep(dir string, doom func(name string) string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var doomed []string
+	t.mu.Lock()
+	for _, e := range entries {
+		if name := e.Name(); t.pins[name] <= 0 && !t.currentLocked(name) {
+			doomed = append(doomed, doom(name))
+		}
+	}
+	t.mu.Unlock()
+	removeRetired(doomed...)
+}
