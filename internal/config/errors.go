@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"syncd.dev/syncd/internal/errlist"
 )
 
 // FieldError is one problem found in a config file: where it is (File,
@@ -42,27 +44,9 @@ func (e FieldError) Error() string {
 
 // Errors is every problem found in one config file, sorted by line, then
 // field, then message. Load and Parse return it (as an error) when a file
-// is invalid; use errors.As to get at the individual FieldErrors.
-type Errors []FieldError
-
-// Error lists the problems one per line.
-func (e Errors) Error() string {
-	lines := make([]string, len(e))
-	for i, fe := range e {
-		lines[i] = fe.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap returns the individual problems, so errors.As can find a
-// FieldError.
-func (e Errors) Unwrap() []error {
-	errs := make([]error, len(e))
-	for i, fe := range e {
-		errs[i] = fe
-	}
-	return errs
-}
+// is invalid; its Error lists them one per line, and errors.As gets at
+// the individual FieldErrors.
+type Errors = errlist.List[FieldError]
 
 // sortErrors orders problems deterministically and drops exact duplicates
 // (an anchored node reached through several aliases is reported once).

@@ -15,6 +15,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/errlist"
 )
 
 // Manifest is one object read from a file, with where it came from.
@@ -78,27 +80,10 @@ func (e *ManifestError) Error() string {
 func (e *ManifestError) Unwrap() error { return e.Err }
 
 // ManifestErrors is every problem found in a directory; nothing from a
-// directory with any of them may be applied.
-type ManifestErrors []*ManifestError
-
-// Error implements error.
-func (es ManifestErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap returns each problem, so errors.Is and errors.As see their causes
-// (a cluster that could not be reached, say).
-func (es ManifestErrors) Unwrap() []error {
-	errs := make([]error, len(es))
-	for i, e := range es {
-		errs[i] = e
-	}
-	return errs
-}
+// directory with any of them may be applied. Its Error lists them one
+// per line, and errors.Is and errors.As see each and its causes (a
+// cluster that could not be reached, say).
+type ManifestErrors = errlist.List[*ManifestError]
 
 // manifestExt lists the file endings read as manifests.
 var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
