@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 	"syncd.dev/syncd/internal/testenv/helmserver"
 )
@@ -60,7 +61,8 @@ func TestHelmValuesFromGitSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := gitserver.StartTest(t).NewTestRepo(t, "values")
-	if _, err := values.Commit("prod values", prodValues("from-git")); err != nil {
+	sha, err := values.Commit("prod values", prodValues("from-git"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	ns := env.Namespace(t)
@@ -76,6 +78,13 @@ func TestHelmValuesFromGitSource(t *testing.T) {
 	r := tr.run("apply", exitOK, "apply")
 	if !strings.Contains(r.stdout, "Secret "+ns+"/shop-pw created") || greeting() != "from-git" {
 		t.Fatalf("apply: greeting %q, want from-git, and the Secret created:\n%s", greeting(), r.stdout)
+	}
+	parent, err := env.Clientset(t).CoreV1().Secrets(invNamespace(t)).Get(context.Background(), inventory.ParentPrefix+"web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev := parent.Annotations[inventory.AnnotationRevision]; !strings.HasSuffix(rev, "+values@"+sha) {
+		t.Errorf("the inventory records revision %q, want <chart revision>+values@%s", rev, sha)
 	}
 	r = tr.run("re-apply", exitOK, "apply")
 	if strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "configured") {
