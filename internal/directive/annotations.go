@@ -10,7 +10,14 @@ const (
 	FluxReconcile  = "kustomize.toolkit.fluxcd.io/reconcile"
 	SyncdSSA       = "syncd.dev/ssa"
 	FluxSSA        = "kustomize.toolkit.fluxcd.io/ssa"
+	// HelmResourcePolicy is Helm's: with the value HelmKeep, helm never
+	// deletes the object (on uninstall, or when the chart stops
+	// rendering it), and neither does syncd's prune.
+	HelmResourcePolicy = "helm.sh/resource-policy"
 )
+
+// HelmKeep is the value of HelmResourcePolicy that keeps an object.
+const HelmKeep = "keep"
 
 // Disabled is the value that turns prune or reconcile off.
 const Disabled = "disabled"
@@ -49,7 +56,8 @@ func (d Directive) String() string { return d.Key + ": " + d.Value }
 // Set are the directives of one object; a zero Directive is one
 // the object does not carry (or carries with another value).
 type Set struct {
-	// PruneDisabled: prune never deletes the object.
+	// PruneDisabled: prune never deletes the object (prune: disabled,
+	// or Helm's resource-policy: keep).
 	PruneDisabled Directive
 	// ReconcileDisabled: the object is neither applied nor corrected.
 	ReconcileDisabled Directive
@@ -63,10 +71,20 @@ func Of(m Metadata) Set {
 		return Set{}
 	}
 	return Set{
-		PruneDisabled:     find(m, Disabled, SyncdPrune, FluxPrune),
+		PruneDisabled:     pruneDisabled(m),
 		ReconcileDisabled: find(m, Disabled, SyncdReconcile, FluxReconcile),
 		SSA:               ssa(m),
 	}
+}
+
+// pruneDisabled finds prune: disabled (syncd's or Flux's), else Helm's
+// resource-policy: keep, which a chart's objects carry for the same
+// purpose.
+func pruneDisabled(m Metadata) Directive {
+	if d := find(m, Disabled, SyncdPrune, FluxPrune); d.Key != "" {
+		return d
+	}
+	return find(m, HelmKeep, HelmResourcePolicy)
 }
 
 // Mode returns the ssa mode: SSAMerge unless the object says otherwise.

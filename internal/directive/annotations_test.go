@@ -25,6 +25,17 @@ func TestOf(t *testing.T) {
 		"prune allow is not disabled": {
 			annotations: map[string]string{SyncdPrune: "allow"}, mode: SSAMerge,
 		},
+		"helm resource-policy keep (cert-manager's and argo-cd's CRDs)": {
+			annotations: map[string]string{HelmResourcePolicy: "keep"},
+			want:        Set{PruneDisabled: Directive{HelmResourcePolicy, "keep"}}, mode: SSAMerge,
+		},
+		"helm resource-policy of another value keeps nothing": {
+			annotations: map[string]string{HelmResourcePolicy: "delete"}, mode: SSAMerge,
+		},
+		"prune disabled before helm keep": {
+			annotations: map[string]string{HelmResourcePolicy: "keep", SyncdPrune: "disabled"},
+			want:        Set{PruneDisabled: Directive{SyncdPrune, "disabled"}}, mode: SSAMerge,
+		},
 		"flux reconcile in a label": {
 			labels: map[string]string{FluxReconcile: "disabled"},
 			want:   Set{ReconcileDisabled: Directive{FluxReconcile, "disabled"}}, mode: SSAMerge,

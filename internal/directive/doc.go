@@ -7,6 +7,9 @@
 //	syncd.dev/ssa: IfNotPresent     kustomize.toolkit.fluxcd.io/ssa: IfNotPresent
 //	syncd.dev/ssa: Ignore           kustomize.toolkit.fluxcd.io/ssa: Ignore
 //
+// and Helm's helm.sh/resource-policy: keep, read as prune: disabled (a
+// chart's objects carry it so that nothing deletes them).
+//
 // As Flux does, a directive is found in the annotations or the labels of
 // an object, and values are compared without regard to case ("ignore",
 // "ifnotpresent" work). The applier, the inventory's prune, the drift
