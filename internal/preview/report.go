@@ -70,11 +70,12 @@ type PruneOutcome struct {
 	Refused *Guard `json:"refused,omitempty"`
 }
 
-// Outcomes of a conflict under the app's policy.
+// Outcomes of a conflict under the app's policy: the applier's conflict
+// actions, which the report names as they are.
 const (
-	OutcomeFail  = "fail"
-	OutcomeForce = "force"
-	OutcomeYield = "yield"
+	OutcomeFail  = applier.ConflictFail
+	OutcomeForce = applier.ConflictForce
+	OutcomeYield = applier.ConflictYield
 )
 
 // Report is the preview of one app.
@@ -138,7 +139,7 @@ type Conflict struct {
 	Manager string `json:"manager"`
 	// Outcome is fail (the object is not applied), force (syncd takes the
 	// field) or yield (the field stays with Manager).
-	Outcome string `json:"outcome"`
+	Outcome applier.ConflictAction `json:"outcome"`
 }
 
 // Handoff is a field the app stops setting that the API server would

@@ -1026,9 +1026,9 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 	if cs != nil {
 		for _, c := range cs.Changes {
 			counts[c.Action]++
-			d.m.countConflicts(app, ConflictForced, len(c.Forced))
-			d.m.countConflicts(app, ConflictYielded, len(c.Yielded))
-			d.m.countConflicts(app, ConflictFailed, len(c.Conflicts))
+			d.m.countConflicts(app, applier.ConflictForce, len(c.Forced))
+			d.m.countConflicts(app, applier.ConflictYield, len(c.Yielded))
+			d.m.countConflicts(app, applier.ConflictFail, len(c.Conflicts))
 		}
 		d.m.Objects.DeletePartialMatch(map[string]string{"app": app.Name})
 		for a, n := range counts {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/prom"
@@ -102,24 +103,12 @@ func stageOf(reason inventory.Reason) Stage {
 	return StageRender
 }
 
-// ConflictOutcome is what the conflict policy did with a field conflict,
-// the outcome label of syncd_conflicts_total.
-type ConflictOutcome string
-
-// Outcomes of a field conflict.
-const (
-	// ConflictForced: syncd took the field over.
-	ConflictForced ConflictOutcome = "force"
-	// ConflictYielded: syncd left the field to its other owner.
-	ConflictYielded ConflictOutcome = "yield"
-	// ConflictFailed: the object was not applied.
-	ConflictFailed ConflictOutcome = "fail"
-)
-
 func (m *Metrics) countError(app config.App, stage Stage) {
 	m.Errors.WithLabelValues(app.Name, app.ClusterName(), string(stage)).Inc()
 }
 
-func (m *Metrics) countConflicts(app config.App, outcome ConflictOutcome, n int) {
+// countConflicts counts n field conflicts of app that the policy decided
+// as outcome, the outcome label of syncd_conflicts_total.
+func (m *Metrics) countConflicts(app config.App, outcome applier.ConflictAction, n int) {
 	m.Conflicts.WithLabelValues(app.Name, app.ClusterName(), string(outcome)).Add(float64(n))
 }
