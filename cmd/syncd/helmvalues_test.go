@@ -48,8 +48,9 @@ func prodValues(greeting string) map[string][]byte {
 }
 
 // TestHelmValuesFromGitSource: a chart of a Helm repository with its
-// values file in a Git repository (helm.valuesSource) applies, re-applies
-// as a no-op and shows no drift; syncd plan shows a values commit and a
+// values file in a Git repository (helm.valuesSource) applies (the
+// inventory records <chart revision>+values@<commit>), re-applies as a
+// no-op and shows no drift; syncd plan shows a values commit and a
 // pull-request checkout (--path) as a diff of the chart's ConfigMap; a
 // values file that is not YAML, or is missing, fails naming the file (and
 // line) and the values source, applying nothing; the Secret's value,
