@@ -294,28 +294,26 @@ func (c *Controller) sourceChanged(obj any) {
 
 // appFrom converts an informer's object into an App.
 func appFrom(obj runtime.Object) (*v1alpha1.App, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, errors.New("controller: not an unstructured object")
-	}
-	app := &v1alpha1.App{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, app); err != nil {
-		return nil, err
-	}
-	return app, nil
+	return fromInformer[v1alpha1.App](obj)
 }
 
 // sourceFrom converts an informer's object into a GitSource.
 func sourceFrom(obj runtime.Object) (*v1alpha1.GitSource, error) {
+	return fromInformer[v1alpha1.GitSource](obj)
+}
+
+// fromInformer converts an informer's object (unstructured) into the
+// typed object T, an App or a GitSource.
+func fromInformer[T any](obj runtime.Object) (*T, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return nil, errors.New("controller: not an unstructured object")
 	}
-	src := &v1alpha1.GitSource{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, src); err != nil {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
 		return nil, err
 	}
-	return src, nil
+	return out, nil
 }
 
 // A failed App is retried after retryBase, doubling per failure up to
