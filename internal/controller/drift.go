@@ -90,21 +90,22 @@ func (c *Controller) driftFor(key string, app *v1alpha1.App, ar *appRunner, cfgA
 // against the previous plan while it applies; watch (or resumeDrift)
 // ends the pause.
 func (c *Controller) pauseDrift(key string) {
-	c.mu.Lock()
-	dw := c.drifts[key]
-	c.mu.Unlock()
-	if dw != nil {
+	if dw := c.driftOf(key); dw != nil {
 		dw.w.Pause()
 	}
 }
 
 func (c *Controller) resumeDrift(key string) {
-	c.mu.Lock()
-	dw := c.drifts[key]
-	c.mu.Unlock()
-	if dw != nil {
+	if dw := c.driftOf(key); dw != nil {
 		dw.w.Resume()
 	}
+}
+
+// driftOf returns the App's drift watch; nil when it has none.
+func (c *Controller) driftOf(key string) *driftWatch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drifts[key]
 }
 
 // watchDrift points the App's watcher at a plan: the one just applied
