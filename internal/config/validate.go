@@ -35,20 +35,8 @@ func (v *validator) errorf(field, format string, args ...any) {
 }
 
 func (v *validator) config(c *Config) {
-	switch c.APIVersion {
-	case APIVersion:
-	case "":
-		v.errorf("apiVersion", "apiVersion is required; set apiVersion: %s", APIVersion)
-	default:
-		v.errorf("apiVersion", "%q is not supported; set apiVersion: %s", c.APIVersion, APIVersion)
-	}
-	switch c.Kind {
-	case Kind:
-	case "":
-		v.errorf("kind", "kind is required; set kind: %s", Kind)
-	default:
-		v.errorf("kind", "%q is not supported; set kind: %s", c.Kind, Kind)
-	}
+	v.header("apiVersion", c.APIVersion, APIVersion)
+	v.header("kind", c.Kind, Kind)
 
 	sources := nameIndex{what: "source", list: "sources"}
 	for i, s := range c.Sources {
@@ -78,6 +66,18 @@ func (v *validator) config(c *Config) {
 	for i, a := range c.Alerts {
 		v.alert(index("alerts", i), a)
 		v.unique(&alerts, i, a.Name)
+	}
+}
+
+// header checks a field of the file's header (apiVersion, kind), which
+// has exactly one allowed value, want.
+func (v *validator) header(field, got, want string) {
+	switch got {
+	case want:
+	case "":
+		v.errorf(field, "%s is required; set %s: %s", field, field, want)
+	default:
+		v.errorf(field, "%q is not supported; set %s: %s", got, field, want)
 	}
 }
 
