@@ -56,14 +56,11 @@ type ociPull struct {
 	fail  errorMaker
 }
 
-// pollOCI is Poll for an OCI source; the caller holds pollMu. A tag or
+// pollOCI is Poll for an OCI source, after beginPoll. A tag or
 // digest that did not move costs one HEAD request and no download (a
 // semver range one tag listing more; a digest pin in force none).
-func (s *Source) pollOCI(ctx context.Context) (Revision, Result, error) {
-	prev, hasPrev, res, done, err := s.beginPoll(ctx)
-	if done {
-		return prev, res, err
-	}
+func (s *Source) pollOCI(ctx context.Context, st pollStart) (Revision, Result, error) {
+	prev, hasPrev, res := st.prev, st.hasPrev, st.res
 	creds, err := s.readOCICredentials()
 	if err != nil {
 		return Revision{}, res, err

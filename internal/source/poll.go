@@ -55,14 +55,19 @@ func (s *Source) transportError(op string, err error, creds credentials) *Error 
 func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
-	if s.oci != nil {
-		return s.pollOCI(ctx)
-	}
-
-	prev, hasPrev, res, done, err := s.beginPoll(ctx)
+	st, done, err := s.beginPoll(ctx)
 	if done {
-		return prev, res, err
+		return st.prev, st.res, err
 	}
+	if s.oci != nil {
+		return s.pollOCI(ctx, st)
+	}
+	return s.pollGit(ctx, st)
+}
+
+// pollGit is Poll for a Git source, after beginPoll.
+func (s *Source) pollGit(ctx context.Context, st pollStart) (Revision, Result, error) {
+	prev, hasPrev, res := st.prev, st.hasPrev, st.res
 	creds, err := s.readCredentials()
 	if err != nil {
 		return Revision{}, res, err
@@ -107,23 +112,32 @@ func (s *Source) Poll(ctx context.Context) (Revision, Result, error) {
 	return rev, res, nil
 }
 
+// pollStart is where a poll of a Git or an OCI source starts from: the
+// revision in force (hasPrev false before the first successful poll) and
+// the Result so far, which names it.
+type pollStart struct {
+	prev    Revision
+	hasPrev bool
+	res     Result
+}
+
 // beginPoll is what a poll of a Git or an OCI source does first: it takes
 // the previous revision (named in the Result), refuses a cancelled
 // context, and answers a commit or digest pin already checked out without
-// asking the remote. done says the poll ends here with prev and err.
-func (s *Source) beginPoll(ctx context.Context) (prev Revision, hasPrev bool, res Result, done bool, err error) {
-	prev, hasPrev = s.Last()
-	if hasPrev {
-		res.Previous = prev.SHA
+// asking the remote. done says the poll ends here with st.prev and err.
+func (s *Source) beginPoll(ctx context.Context) (st pollStart, done bool, err error) {
+	st.prev, st.hasPrev = s.Last()
+	if st.hasPrev {
+		st.res.Previous = st.prev.SHA
 	}
 	if err := ctx.Err(); err != nil {
-		return Revision{}, hasPrev, res, true, s.newError(KindCanceled, "poll", err, "")
+		return pollStart{hasPrev: st.hasPrev, res: st.res}, true, s.newError(KindCanceled, "poll", err, "")
 	}
 	// A pin never moves: once checked out there is nothing to ask.
-	if s.kind == refCommit && hasPrev && prev.SHA == s.refName && isDir(prev.Dir) {
-		return prev, hasPrev, res, true, nil
+	if s.kind == refCommit && st.hasPrev && st.prev.SHA == s.refName && isDir(st.prev.Dir) {
+		return st, true, nil
 	}
-	return prev, hasPrev, res, false, nil
+	return st, false, nil
 }
 
 // resolveRemote lists the remote refs (one ref advertisement) and resolves
