@@ -134,18 +134,10 @@ func New(opts Options) (*Controller, error) {
 	c.factory = dynamicinformer.NewDynamicSharedInformerFactory(opts.Cluster.Dynamic, 0)
 	apps := c.factory.ForResource(v1alpha1.AppResource)
 	sources := c.factory.ForResource(v1alpha1.GitSourceResource)
-	if _, err := apps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: c.appUpdated,
-		DeleteFunc: c.enqueue,
-	}); err != nil {
+	if err := handle(apps.Informer(), c.enqueue, c.appUpdated); err != nil {
 		return nil, err
 	}
-	if _, err := sources.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.sourceChanged,
-		UpdateFunc: c.sourceUpdated,
-		DeleteFunc: c.sourceChanged,
-	}); err != nil {
+	if err := handle(sources.Informer(), c.sourceChanged, c.sourceUpdated); err != nil {
 		return nil, err
 	}
 	c.apps, c.sources = apps.Lister(), sources.Lister()
@@ -290,6 +282,18 @@ func (c *Controller) sourceChanged(obj any) {
 			c.enqueue(o)
 		}
 	}
+}
+
+// handle registers the handlers of a custom resource's informer:
+// changed for an object that appears or goes, updated for a change of
+// one.
+func handle(inf cache.SharedIndexInformer, changed func(obj any), updated func(old, cur any)) error {
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    changed,
+		UpdateFunc: updated,
+		DeleteFunc: changed,
+	})
+	return err
 }
 
 // appFrom converts an informer's object into an App.
