@@ -146,3 +146,54 @@ func TestHelmValuesFromGitSource(t *testing.T) {
 	}
 	tr.neverShows(helmSecret)
 }
+
+// TestOCIHelmValuesFromPackage: a chart of a Helm repository source at an
+// oci:// URL reads helm.valuesFiles from its package (the chart pushed
+// with a values-production.yaml beside values.yaml), and one the package
+// lacks fails naming the chart and the file, applying nothing.
+func TestOCIHelmValuesFromPackage(t *testing.T) {
+	reg := startOCIRegistry(t)
+	chart := map[string]string{"values-production.yaml": "greeting: from-package\n"}
+	for n, b := range flatten(testChartFiles("x")) {
+		if rest, ok := strings.CutPrefix(n, "app/"); ok {
+			chart[rest] = b
+		}
+	}
+	if _, err := reg.PushChart("charts/shop", "shop", "0.1.0", chart); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		file string
+		code int
+		want string
+	}{
+		"in the package": {"values-production.yaml", exitOK, "ConfigMap %s/shop-config created"},
+		"not in it":      {"values-staging.yaml", exitError, "values-staging.yaml: helm.valuesFiles[0] in chart shop"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := env.Namespace(t)
+			cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: charts
+  helm: {url: %s, interval: 1m}
+apps:
+- name: web
+  source: charts
+  namespace: %s
+  helm: {chart: shop, releaseName: shop, valuesFiles: [%s]}
+`, "oci://"+reg.Host+"/charts", ns, tc.file)}), "syncd.yaml")
+			r := syncd(t, "apply", "--config", cfg, "--cache-dir", t.TempDir())
+			if want := strings.ReplaceAll(tc.want, "%s", ns); r.code != tc.code || !strings.Contains(r.stdout+r.stderr, want) {
+				t.Fatalf("apply: code %d, want %d and %q:\n%s%s", r.code, tc.code, want, r.stdout, r.stderr)
+			}
+			cm, err := env.Clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "shop-config", metav1.GetOptions{})
+			switch {
+			case tc.code == exitOK && (err != nil || cm.Data["greeting"] != "from-package"):
+				t.Errorf("shop-config = %v (get: %v), want the package's values-production.yaml greeting", cm.Data, err)
+			case tc.code != exitOK && err == nil:
+				t.Errorf("shop-config was applied though the values file is missing")
+			}
+		})
+	}
+}
