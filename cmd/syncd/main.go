@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"syncd.dev/syncd/internal/redact"
+	"syncd.dev/syncd/internal/source"
 )
 
 // Exit codes shared by every command.
@@ -76,10 +77,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // printHint adds what to do for errors whose cause is not the command's
-// input: a cluster that cannot be reached.
+// input: a cluster that cannot be reached. A source that cannot be
+// reached (a Git server, a Helm repository, a registry) is not the
+// cluster: its error names it and says what to do.
 func printHint(w io.Writer, err error) {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	var se *source.Error
+	if errors.As(err, &op) && op.Op == "dial" && !errors.As(err, &se) {
 		fmt.Fprintf(w, "hint: syncd could not connect to the API server at %s; check that the cluster is up and that --kubeconfig and --context (or KUBECONFIG) point at it\n", op.Addr)
 	}
 }

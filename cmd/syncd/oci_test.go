@@ -224,21 +224,7 @@ func TestOCIRefused(t *testing.T) {
 func TestOCIHelmSource(t *testing.T) {
 	ns := env.Namespace(t)
 	reg := startOCIRegistry(t)
-	push := func(version string) {
-		t.Helper()
-		files := flatten(testChartFiles("x"))
-		chart := map[string]string{}
-		for n, b := range files {
-			if rest, ok := strings.CutPrefix(n, "app/"); ok {
-				chart[rest] = b
-			}
-		}
-		chart["Chart.yaml"] = "apiVersion: v2\nname: shop\nversion: " + version + "\n"
-		chart["templates/version.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chart-version\ndata:\n  version: {{ .Chart.Version | quote }}\n"
-		if _, err := reg.PushChart("charts/shop", "shop", version, chart); err != nil {
-			t.Fatal(err)
-		}
-	}
+	push := func(version string) { pushTestChart(t, reg, version) }
 	push("0.1.0")
 	push("1.0.0")
 	cfg := helmRepoConfig(t, "oci://"+reg.Host+"/charts", ns, "shop", "0.x")
@@ -284,5 +270,23 @@ func TestOCIHelmSource(t *testing.T) {
 		if strings.Contains(out, helmSecret) {
 			t.Errorf("an output shows the Secret's value:\n%s", out)
 		}
+	}
+}
+
+// pushTestChart pushes the test chart of helm_test.go (testChartFiles) as
+// helm push stores chart shop at version below oci://<reg>/charts, with a
+// ConfigMap chart-version naming the version.
+func pushTestChart(t *testing.T, reg *ociregistry.Registry, version string) {
+	t.Helper()
+	chart := map[string]string{}
+	for n, b := range flatten(testChartFiles("x")) {
+		if rest, ok := strings.CutPrefix(n, "app/"); ok {
+			chart[rest] = b
+		}
+	}
+	chart["Chart.yaml"] = "apiVersion: v2\nname: shop\nversion: " + version + "\n"
+	chart["templates/version.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chart-version\ndata:\n  version: {{ .Chart.Version | quote }}\n"
+	if _, err := reg.PushChart("charts/shop", "shop", version, chart); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,39 +1,57 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/source"
 )
 
 type renderFlags struct {
-	config string
-	app    string
-	path   string
-	output string
+	config   string
+	app      string
+	path     string
+	output   string
+	cacheDir string
 }
 
 func newRenderCommand() *cobra.Command {
 	f := &renderFlags{}
 	cmd := &cobra.Command{
-		Use:   "render --config FILE --app NAME [--path DIR] [-o yaml|json]",
-		Short: "Print an app's per-manager apply configurations, offline",
-		Long: `render builds an app's manifests (a kustomization, or a directory of
-YAML/JSON files), checks them, and prints what syncd would apply: for every
-object, one apply configuration per field manager, in apply order. It does
-not contact the cluster: kinds' scopes and schemas come from built-in
-knowledge and from CRDs in the same render.
+		Use:   "render --config FILE --app NAME [--path DIR] [--cache-dir DIR] [-o yaml|json]",
+		Short: "Print an app's per-manager apply configurations, without a cluster",
+		Long: `render builds an app's manifests (a kustomization, a directory of
+YAML/JSON files, or a Helm chart), checks them, and prints what syncd would
+apply: for every object, one apply configuration per field manager, in
+apply order. It does not contact the cluster: kinds' scopes and schemas
+come from built-in knowledge and from CRDs in the same render, and a chart
+sees Helm's default capabilities.
 
-The manifests are read from --path. Without --path, an app whose source is
-a local file:// repository is rendered from that repository's working tree
-(app.path inside it); other sources need --path until fetching is wired in.
+The manifests are read from --path. Without --path:
+  - an app whose source is a local file:// repository is rendered from that
+    repository's working tree (app.path inside it);
+  - an app of a Helm repository source (sources[].helm, https:// or oci://)
+    or of an OCI source (sources[].oci) is fetched through its source, as
+    syncd apply --config fetches it: the chart version or tag the app's
+    range picks, with the source's credentials, into --cache-dir (a second
+    render with the same cache downloads nothing that did not move);
+  - other Git sources need --path DIR with a checkout of the repository.
+Only the fetch uses the network; the render itself reads the fetched tree
+and nothing else.
 
 -o yaml (default) prints one YAML document per slice, each preceded by
 "# manager: NAME  object: REF"; warnings follow as "# warning:" comments.
@@ -42,27 +60,23 @@ stage, origin, hash, fields, applyConfiguration}], warnings}. Secret values,
 and the values of fields the app marks sensitive (apps[].sensitive), are
 redacted in both.
 
-Exit codes: 0 rendered, 1 error (nothing is printed for an invalid render).`,
+Exit codes: 0 rendered, 1 error (nothing is printed for an invalid render
+or a failed fetch).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRender(cmd, f) },
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.config, "config", "", "syncd config file (required)")
 	fs.StringVar(&f.app, "app", "", "name of the app to render (required)")
-	fs.StringVar(&f.path, "path", "", "directory holding the app's manifests (default: the app's file:// source)")
+	fs.StringVar(&f.path, "path", "", "directory holding the app's manifests or chart (default: the app's file:// source, or its Helm repository or OCI source, fetched)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where fetched Helm repository and OCI sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	return cmd
 }
 
 func runRender(cmd *cobra.Command, f *renderFlags) error {
-	if f.config == "" {
-		return withCode(exitError, errors.New("--config is required: the syncd config file naming the app"))
-	}
-	if f.app == "" {
-		return withCode(exitError, errors.New("--app is required: the name of the app to render"))
-	}
-	if f.output != "yaml" && f.output != "json" {
-		return withCode(exitError, fmt.Errorf("-o %q: use yaml or json", f.output))
+	if err := f.check(); err != nil {
+		return withCode(exitError, err)
 	}
 	cfg, err := config.Load(f.config)
 	if err != nil {
@@ -72,44 +86,15 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	if !ok {
 		return withCode(exitError, fmt.Errorf("%s: no app named %q", f.config, f.app))
 	}
-	dir := f.path
-	if dir == "" {
-		if dir, err = localSourceDir(cfg, app); err != nil {
-			return withCode(exitError, err)
-		}
-	}
-	tree, err := planner.LocalTree(dir)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
-	}
-	// No cluster: a chart sees Helm's default capabilities.
-	if tree.Helm, err = reconcile.HelmOptions(app, tree.Dir); err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: %w", app.Name, err))
-	}
-	if tree, err = reconcile.WithDecryption(app, tree); err != nil {
-		return withCode(exitError, err)
-	}
-	manifests, err := planner.Render(cmd.Context(), tree)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, dir, err))
-	}
-	subst, err := reconcile.OfflineSubstitution(cmd.Context(), app)
+	in, err := renderInputOf(cmd.Context(), cfg, app, f)
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	spec, err := reconcile.Compile(app)
+	defer in.release()
+	plan, err := renderPlan(cmd.Context(), app, in)
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	pl, err := planner.New(spec.Planner, planner.Options{Revision: "working tree", Substitution: subst})
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	plan, err := pl.Plan(cmd.Context(), manifests)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err))
-	}
-	plan.Redact(spec.Sensitive)
 	out := cmd.OutOrStdout()
 	if f.output == "json" {
 		err = plan.WriteJSON(out)
@@ -122,6 +107,123 @@ func runRender(cmd *cobra.Command, f *renderFlags) error {
 	return nil
 }
 
+// check refuses missing and bad flags.
+func (f *renderFlags) check() error {
+	switch {
+	case f.config == "":
+		return errors.New("--config is required: the syncd config file naming the app")
+	case f.app == "":
+		return errors.New("--app is required: the name of the app to render")
+	case f.output != "yaml" && f.output != "json":
+		return fmt.Errorf("-o %q: use yaml or json", f.output)
+	}
+	return nil
+}
+
+// renderInput is what syncd render reads: the tree, the revision label
+// the plan carries, what errors call it, and the hold on a fetched
+// revision's tree (release).
+type renderInput struct {
+	tree    planner.Tree
+	label   string
+	what    string
+	release func()
+}
+
+// renderInputOf decides where the app's manifests are read from: --path,
+// a file:// source's working tree, or its Helm repository or OCI source,
+// fetched (an app with helm.valuesSource always: its chart comes from its
+// source, --path standing in for the values source).
+func renderInputOf(ctx context.Context, cfg *config.Config, app config.App, f *renderFlags) (renderInput, error) {
+	valuesSource := app.Helm != nil && app.Helm.ValuesSource != ""
+	if f.path != "" && !valuesSource {
+		return localRenderInput(app, f.path, func(rel string) string {
+			return "use --path " + filepath.Join(f.path, filepath.FromSlash(rel))
+		})
+	}
+	src, ok := cfg.Source(app.Source)
+	if !ok {
+		return renderInput{}, fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
+	}
+	if k := src.Kind(); k == config.SourceHelm || k == config.SourceOCI || valuesSource {
+		return fetchRenderInput(ctx, cfg, app, f)
+	}
+	dir, err := localSourceDir(src, app)
+	if err != nil {
+		return renderInput{}, err
+	}
+	return localRenderInput(app, dir, func(rel string) string {
+		return "set apps[" + app.Name + "].path to " + path.Join(app.TreePath(), rel)
+	})
+}
+
+// localRenderInput is the tree of a local directory. A directory that is
+// neither a chart nor a kustomization but has charts below it (a
+// repository's root, as helm users pass it) is refused, naming each chart
+// and what to write instead (suggest).
+func localRenderInput(app config.App, dir string, suggest func(rel string) string) (renderInput, error) {
+	tree, err := planner.LocalTree(dir)
+	if err != nil {
+		return renderInput{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	if !planner.IsChart(tree.Dir) && !isKustomization(tree.Dir) {
+		if charts := chartsBelow(tree.Dir); len(charts) > 0 {
+			return renderInput{}, chartsBelowError(app, dir, charts, suggest)
+		}
+	}
+	if tree.Helm, err = reconcile.HelmOptionsAt(app, source.Revision{}, tree.Dir); err != nil {
+		return renderInput{}, fmt.Errorf("app %s: %w", app.Name, err)
+	}
+	return renderInput{tree: tree, label: "working tree", what: dir, release: func() {}}, nil
+}
+
+// fetchRenderInput polls the app's source through a Runner without a
+// cluster, as syncd apply --config polls it (Runner.FetchTree), and holds
+// the revision's tree.
+func fetchRenderInput(ctx context.Context, cfg *config.Config, app config.App, f *renderFlags) (renderInput, error) {
+	runner, err := reconcile.New(cfg, reconcile.Cluster{}, reconcile.Options{CacheDir: f.cacheDir})
+	if err != nil {
+		return renderInput{}, err
+	}
+	tree, label, release, err := runner.FetchTree(ctx, app, f.path)
+	if err != nil {
+		return renderInput{}, err
+	}
+	return renderInput{tree: tree, label: label, what: "source " + app.Source + " at " + label, release: release}, nil
+}
+
+// renderPlan renders the input offline (a chart sees Helm's default
+// capabilities: in.tree's Helm options have none) and plans it,
+// redacted.
+func renderPlan(ctx context.Context, app config.App, in renderInput) (*planner.Plan, error) {
+	tree, err := reconcile.WithDecryption(app, in.tree)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := planner.Render(ctx, tree)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, in.what, err)
+	}
+	subst, err := reconcile.OfflineSubstitution(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: in.label, Substitution: subst})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := pl.Plan(ctx, manifests)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err)
+	}
+	plan.Redact(spec.Sensitive)
+	return plan, nil
+}
+
 func findApp(cfg *config.Config, name string) (config.App, bool) {
 	for _, a := range cfg.Apps {
 		if a.Name == name {
@@ -132,15 +234,63 @@ func findApp(cfg *config.Config, name string) (config.App, bool) {
 }
 
 // localSourceDir returns the app's directory in its source when the source
-// is a file:// URL; any other source needs --path.
-func localSourceDir(cfg *config.Config, app config.App) (string, error) {
-	src, ok := cfg.Source(app.Source)
-	if !ok {
-		return "", fmt.Errorf("app %s: source %q is not defined", app.Name, app.Source)
-	}
+// is a file:// URL; another Git source needs --path.
+func localSourceDir(src config.Source, app config.App) (string, error) {
 	u, err := url.Parse(src.URL())
 	if err != nil || u.Scheme != "file" {
-		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (fetching is not wired into render yet)", app.Name, src.Name, src.URL())
+		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (render fetches Helm repository and OCI sources, not Git repositories)", app.Name, src.Name, src.URL())
 	}
 	return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(app.TreePath())), nil
+}
+
+// isKustomization reports whether dir holds a kustomization file.
+func isKustomization(dir string) bool {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// chartsBelowDepth is how many directory levels chartsBelow looks down
+// (charts/<name> is 2, deploy/charts/<name> 3).
+const chartsBelowDepth = 4
+
+// chartsBelow lists the chart directories below dir (slash-separated,
+// relative, sorted): those holding a Chart.yaml, at most chartsBelowDepth
+// levels down, not looking inside a chart (its subcharts) or a
+// dot-directory (.git).
+func chartsBelow(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case strings.HasPrefix(d.Name(), "."):
+			return fs.SkipDir
+		case planner.IsChart(p):
+			out = append(out, rel)
+			return fs.SkipDir
+		case strings.Count(rel, "/")+1 >= chartsBelowDepth:
+			return fs.SkipDir
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+// chartsBelowError says that dir is not a chart while charts are below
+// it, with what to write for each (suggest).
+func chartsBelowError(app config.App, dir string, charts []string, suggest func(rel string) string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "app %s: %s holds no %s: it is not a chart, and the charts below it are not read as manifests; render one chart per app:", app.Name, dir, planner.ChartFile)
+	for _, rel := range charts {
+		fmt.Fprintf(&b, "\n  %s holds a %s: %s", rel, planner.ChartFile, suggest(rel))
+	}
+	return errors.New(b.String())
 }

@@ -9,12 +9,12 @@ import (
 	"syncd.dev/syncd/internal/source"
 )
 
-// helmOptions returns how the app's chart in dir is rendered
-// (HelmOptions), with the target cluster's capabilities when the Runner
+// helmOptions returns how the app's chart in dir is rendered at rev
+// (HelmOptionsAt), with the target cluster's capabilities when the Runner
 // has a cluster config (Helm's client defaults otherwise, see
 // planner.DefaultHelmCapabilities). The target is the app's cluster.
-func (r *Runner) helmOptions(ctx context.Context, t *Target, app config.App, dir string) (planner.HelmOptions, error) {
-	opts, err := HelmOptions(app, dir)
+func (r *Runner) helmOptions(ctx context.Context, t *Target, app config.App, rev source.Revision, dir string) (planner.HelmOptions, error) {
+	opts, err := HelmOptionsAt(app, rev, dir)
 	if err != nil || opts.ReleaseName == "" || t.discovery == nil {
 		return opts, err
 	}
@@ -49,17 +49,27 @@ func HelmOptions(app config.App, dir string) (planner.HelmOptions, error) {
 	return opts, nil
 }
 
-// renderChartAt renders the chart a Helm repository source resolved for
-// the app at rev: the chart's expanded archive is the tree, labelled
-// chart-version@sha256:digest, then +values@commit when rev joins a
-// values source's.
-func (r *Runner) renderChartAt(ctx context.Context, app config.App, rev source.Revision, ref source.ChartRef) (*Rendered, error) {
+// HelmOptionsAt is HelmOptions with the values files read where the app
+// reads them at rev (withValuesRoot); rev is zero for a local directory
+// (--path).
+func HelmOptionsAt(app config.App, rev source.Revision, dir string) (planner.HelmOptions, error) {
+	opts, err := HelmOptions(app, dir)
+	if err != nil {
+		return planner.HelmOptions{}, err
+	}
+	return withValuesRoot(opts, app, rev, dir), nil
+}
+
+// chartDirAt is the directory of the chart a Helm repository source
+// resolved for the app at rev (the chart's expanded archive is its
+// tree), labelled chart-version@sha256:digest, then +values@commit when
+// rev joins a values source's.
+func chartDirAt(app config.App, rev source.Revision, ref source.ChartRef) (dir, label string, err error) {
 	cr, ok := rev.Chart(ref)
 	if !ok {
-		return nil, fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, shortSHA(rev.SHA))
+		return "", "", fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, shortSHA(rev.SHA))
 	}
-	label := fmt.Sprintf("%s-%s@sha256:%s%s", ref.Chart, cr.Version, shortSHA(cr.Digest), valuesLabel(rev))
-	return r.renderDir(ctx, app, cr.ChartDir, rev, label)
+	return cr.ChartDir, fmt.Sprintf("%s-%s@sha256:%s%s", ref.Chart, cr.Version, shortSHA(cr.Digest), valuesLabel(rev)), nil
 }
 
 // renderWhat names what an app renders in errors: its chart and source,

@@ -231,21 +231,67 @@ func (r *Runner) pollApp(ctx context.Context, app config.App, dir string) (sourc
 // resolved (the daemon's scheduler polls the sources). The caller holds
 // the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
-	if err := checkValuesResolved(app, rev); err != nil {
-		return nil, err
-	}
-	if ref, ok := ChartRefOf(app); ok {
-		return r.renderChartAt(ctx, app, rev, ref)
-	}
-	dir, err := rev.AppDir(app.Name, app.TreePath())
+	dir, label, err := appDirAt(app, rev)
 	if err != nil {
 		return nil, err
 	}
-	label := rev.SHA
+	return r.renderDir(ctx, app, dir, rev, label)
+}
+
+// FetchTree polls the app's source (and its helm.valuesSource, dir
+// standing in for it as in Render) and holds the trees until release is
+// called, as Render does, and returns the tree the app renders at that
+// revision with its Helm options set (HelmOptionsAt: no capabilities,
+// nothing asked of a cluster) and the revision label its plan carries.
+// syncd render renders it offline.
+func (r *Runner) FetchTree(ctx context.Context, app config.App, dir string) (tree planner.Tree, label string, release func(), err error) {
+	rev, release, err := r.pollApp(ctx, app, dir)
+	if err != nil {
+		return planner.Tree{}, "", nil, err
+	}
+	if tree, label, err = appTreeAt(app, rev); err != nil {
+		release()
+		return planner.Tree{}, "", nil, err
+	}
+	return tree, label, release, nil
+}
+
+// appTreeAt is the tree the app renders at rev, its Helm options set
+// (HelmOptionsAt), and its plan's revision label.
+func appTreeAt(app config.App, rev source.Revision) (planner.Tree, string, error) {
+	dir, label, err := appDirAt(app, rev)
+	if err != nil {
+		return planner.Tree{}, "", err
+	}
+	tree, err := renderTree(dir, rev)
+	if err == nil {
+		tree.Helm, err = HelmOptionsAt(app, rev, tree.Dir)
+	}
+	if err != nil {
+		return planner.Tree{}, "", fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
+	}
+	return tree, label, nil
+}
+
+// appDirAt is the directory the app renders at rev, and its plan's
+// revision label: the chart a Helm repository source resolved for it
+// (chartDirAt), else its path in the revision's tree (tag@sha, or sha).
+// An app whose values source resolved nothing yet is refused.
+func appDirAt(app config.App, rev source.Revision) (dir, label string, err error) {
+	if err := checkValuesResolved(app, rev); err != nil {
+		return "", "", err
+	}
+	if ref, ok := ChartRefOf(app); ok {
+		return chartDirAt(app, rev, ref)
+	}
+	if dir, err = rev.AppDir(app.Name, app.TreePath()); err != nil {
+		return "", "", err
+	}
+	label = rev.SHA
 	if rev.Tag != "" {
 		label = rev.Tag + "@" + rev.SHA
 	}
-	return r.renderDir(ctx, app, dir, rev, label)
+	return dir, label, nil
 }
 
 func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev source.Revision, label string) (*Rendered, error) {
@@ -258,10 +304,9 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 	if err != nil {
 		return nil, err
 	}
-	if tree.Helm, err = r.helmOptions(ctx, target, app, tree.Dir); err != nil {
+	if tree.Helm, err = r.helmOptions(ctx, target, app, rev, tree.Dir); err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
-	tree.Helm = withValuesRoot(tree.Helm, app, rev, tree.Dir)
 	if tree, err = WithDecryption(app, tree); err != nil {
 		return nil, err
 	}
