@@ -96,6 +96,16 @@ func TestLoadValidFull(t *testing.T) {
 				Auth:     &OCIAuth{DockerConfigFile: in("secrets/docker-config.json")},
 				CAFile:   in("keys/registry-ca.pem"),
 			}},
+			{Name: "charts", Helm: &HelmSource{
+				URL:      "https://charts.example.com/stable",
+				Interval: &metav1.Duration{Duration: 10 * time.Minute},
+				Auth:     &HelmAuth{Username: "robot", PasswordFile: in("secrets/charts-password"), CAFile: in("keys/charts-ca.pem")},
+			}},
+			{Name: "registry-charts", Helm: &HelmSource{
+				URL:      "oci://registry.example.com/ops/charts",
+				Interval: &metav1.Duration{Duration: 10 * time.Minute},
+				Auth:     &HelmAuth{DockerConfigFile: in("secrets/docker-config.json")},
+			}},
 		},
 		Apps: []App{
 			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},
@@ -140,6 +150,10 @@ func TestLoadValidFull(t *testing.T) {
 				Values:      HelmValues{"controller": map[string]any{"replicaCount": int64(2)}},
 				IncludeCRDs: ptr(true),
 			}},
+			{Name: "podinfo", Source: "charts", Namespace: "podinfo", Helm: &HelmSpec{
+				Chart: "podinfo", Version: "~6.5", Values: HelmValues{"replicaCount": int64(2)},
+			}},
+			{Name: "shop-chart", Source: "registry-charts", Namespace: "shop", Helm: &HelmSpec{Chart: "shop", Version: ">=0.2.0 <1.0.0"}},
 			{Name: "edge-eu", Source: "platform", Path: "edge", Cluster: &ClusterSpec{Name: "edge-eu", KubeconfigFile: in("clusters/edge-eu.kubeconfig"), Context: "edge-eu-admin"}},
 			{Name: "edge-us", Source: "platform", Path: "edge", Cluster: &ClusterSpec{SecretRef: &SecretKeyRef{Name: "edge-us-kubeconfig", Key: "value"}, InventoryNamespace: "syncd"}},
 			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},

@@ -41,6 +41,14 @@ func TestExampleHelmRepoRenders(t *testing.T) {
 	}
 	h := cfg.Sources[0].Helm
 	h.URL, h.Auth.PasswordFile, h.Auth.CAFile = srv.URL, pw, ""
+	renderExampleChart(t, cfg)
+}
+
+// renderExampleChart renders the first app of cfg, the example chart
+// web from a Helm repository source whose range is 0.1.x, through the
+// source (no cluster), and checks that 0.1.0 rendered its ConfigMap.
+func renderExampleChart(t *testing.T, cfg *config.Config) {
+	t.Helper()
 	runner, err := reconcile.New(cfg, reconcile.Cluster{}, reconcile.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

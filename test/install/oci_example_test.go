@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"syncd.dev/syncd/internal/config"
@@ -56,11 +57,7 @@ func TestExampleOCIRenders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("examples/oci.yaml: %v", err)
 	}
-	dockerCfg := filepath.Join(t.TempDir(), "config.json")
-	auth := base64.StdEncoding.EncodeToString([]byte("ci:example-pw"))
-	if err := os.WriteFile(dockerCfg, []byte(`{"auths":{"`+reg.Host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dockerCfg := writeDockerConfig(t, reg.Host, "ci", "example-pw")
 	for i, repo := range map[int]string{0: "manifests/web", 1: "charts/web"} {
 		cfg.Sources[i].OCI.URL = reg.URL(repo)
 		cfg.Sources[i].OCI.Auth.DockerConfigFile = dockerCfg
@@ -85,4 +82,41 @@ func TestExampleOCIRenders(t *testing.T) {
 			t.Errorf("app web rendered tag %q, want 1.4.0 (the highest in >=1.0.0 <2.0.0)", rendered.Revision.Tag)
 		}
 	}
+}
+
+// writeDockerConfig writes a Docker config file holding user:password
+// for host and returns its name.
+func writeDockerConfig(t *testing.T, host, user, password string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.json")
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	if err := os.WriteFile(file, []byte(`{"auths":{"`+host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestExampleHelmOCIRenders pushes examples/chart (0.1.0, and a 0.2.0
+// outside the example's range) as helm push does to an in-memory registry
+// that wants the credentials of a Docker config file, points
+// examples/helmoci.yaml's Helm repository source at it, and renders the
+// app through the source (no cluster).
+func TestExampleHelmOCIRenders(t *testing.T) {
+	reg := ociregistry.Start()
+	t.Cleanup(reg.Close)
+	reg.RequireBasic("ci", "example-pw")
+	files := readDir(t, "examples/chart")
+	for _, v := range []string{"0.1.0", "0.2.0"} {
+		files["Chart.yaml"] = strings.Replace(files["Chart.yaml"], "version: 0.1.0", "version: "+v, 1)
+		if _, err := reg.PushChart("charts/web", "web", v, files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(repoPath("examples/helmoci.yaml"))
+	if err != nil {
+		t.Fatalf("examples/helmoci.yaml: %v", err)
+	}
+	h := cfg.Sources[0].Helm
+	h.URL, h.Auth.DockerConfigFile = "oci://"+reg.Host+"/charts", writeDockerConfig(t, reg.Host, "ci", "example-pw")
+	renderExampleChart(t, cfg)
 }
