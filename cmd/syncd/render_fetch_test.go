@@ -205,3 +205,29 @@ apps:
 	out, _ := renderApp(t, exitOK, cfg, t.TempDir(), "--path", filepath.Join(repo, "charts/ingress-nginx"))
 	mustSay(t, "render of the suggested --path", out, "object: ConfigMap default/edge-cm")
 }
+
+// TestRenderChartPackageValuesFile: syncd render of a repository chart
+// reads helm.valuesFiles from the fetched chart package, as syncd apply
+// does.
+func TestRenderChartPackageValuesFile(t *testing.T) {
+	srv := helmserver.Start()
+	t.Cleanup(srv.Close)
+	chart := repoChart("0.1.0")
+	chart.Files["values-prod.yaml"] = "greeting: from-the-package\n"
+	if _, err := srv.Publish(chart); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: charts
+  helm: {url: ` + srv.URL + `, interval: 1m}
+apps:
+- name: web
+  source: charts
+  namespace: shop
+  helm: {chart: shop, releaseName: shop, valuesFiles: [values-prod.yaml]}
+`}), "syncd.yaml")
+	out, _ := renderApp(t, exitOK, cfg, t.TempDir())
+	mustSay(t, "render", out, "object: ConfigMap shop/shop-config", "greeting: from-the-package")
+}

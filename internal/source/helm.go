@@ -229,7 +229,7 @@ func checkHelmAuth(a *HelmAuth, scheme string) error {
 		return nil
 	}
 	switch {
-	case len(nonEmpty([]string{a.PasswordFile, a.BearerTokenFile, a.DockerConfigFile})) > 1:
+	case countSet(a.PasswordFile, a.BearerTokenFile, a.DockerConfigFile) > 1:
 		return errors.New("set one of passwordFile, bearerTokenFile and dockerConfigFile")
 	case a.DockerConfigFile != "" && scheme != "oci":
 		return errors.New("dockerConfigFile is read only for a repository at an oci:// URL; set username and passwordFile, or bearerTokenFile")

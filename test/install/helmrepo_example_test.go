@@ -41,13 +41,28 @@ func TestExampleHelmRepoRenders(t *testing.T) {
 	}
 	h := cfg.Sources[0].Helm
 	h.URL, h.Auth.PasswordFile, h.Auth.CAFile = srv.URL, pw, ""
-	renderExampleChart(t, cfg)
+	runner := renderExampleChart(t, cfg)
+	// web-packaged reads values-prod.yaml from the chart package.
+	packaged, err := runner.Render(context.Background(), cfg.Apps[1], "")
+	if err != nil {
+		t.Fatalf("render %s: %v", cfg.Apps[1].Name, err)
+	}
+	greeting := ""
+	for _, o := range packaged.Plan.Objects {
+		if o.Ref.Name == "web-settings" {
+			greeting, _, _ = unstructured.NestedString(o.Desired.Object, "data", "greeting")
+		}
+	}
+	if greeting != "hello from prod" {
+		t.Errorf("%s: greeting %q, want the package's values-prod.yaml's", cfg.Apps[1].Name, greeting)
+	}
 }
 
 // renderExampleChart renders the first app of cfg, the example chart
 // web from a Helm repository source whose range is 0.1.x, through the
-// source (no cluster), and checks that 0.1.0 rendered its ConfigMap.
-func renderExampleChart(t *testing.T, cfg *config.Config) {
+// source (no cluster), checks that 0.1.0 rendered its ConfigMap, and
+// returns the runner for more renders.
+func renderExampleChart(t *testing.T, cfg *config.Config) *reconcile.Runner {
 	t.Helper()
 	runner, err := reconcile.New(cfg, reconcile.Cluster{}, reconcile.Options{CacheDir: t.TempDir()})
 	if err != nil {
@@ -63,18 +78,5 @@ func renderExampleChart(t *testing.T, cfg *config.Config) {
 	if !strings.HasPrefix(rendered.Plan.Revision, "web-0.1.0@sha256:") {
 		t.Errorf("revision %q, want web-0.1.0 (the highest in 0.1.x)", rendered.Plan.Revision)
 	}
-	// web-packaged reads values-prod.yaml from the chart package.
-	packaged, err := runner.Render(context.Background(), cfg.Apps[1], "")
-	if err != nil {
-		t.Fatalf("render %s: %v", cfg.Apps[1].Name, err)
-	}
-	greeting := ""
-	for _, o := range packaged.Plan.Objects {
-		if o.Ref.Name == "web-settings" {
-			greeting, _, _ = unstructured.NestedString(o.Desired.Object, "data", "greeting")
-		}
-	}
-	if greeting != "hello from prod" {
-		t.Errorf("%s: greeting %q, want the package's values-prod.yaml's", cfg.Apps[1].Name, greeting)
-	}
+	return runner
 }
