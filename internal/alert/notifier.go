@@ -15,6 +15,8 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
+
+	"syncd.dev/syncd/internal/alertevent"
 )
 
 // Options tune a Notifier. The zero value gives the documented defaults.
@@ -171,7 +173,7 @@ var sinkTypes = map[SinkType]func(message) ([]byte, error){
 	SinkWebhook: renderWebhook,
 }
 
-var knownEvents = []string{EventDrift, EventConflict, EventHandoff, EventPrune, EventError, EventSync}
+var knownEvents = alertevent.All()
 
 // newSink validates one alert config and builds its sink.
 func newSink(n *Notifier, a Sink) (*sink, error) {
@@ -309,12 +311,12 @@ const (
 	SinkWebhook SinkType = "webhook"
 )
 
-// Event types (Event.Type).
+// Event types (Event.Type), as package alertevent names them.
 const (
-	EventDrift    = "drift"
-	EventConflict = "conflict"
-	EventHandoff  = "handoff"
-	EventPrune    = "prune"
-	EventError    = "error"
-	EventSync     = "sync"
+	EventDrift    = alertevent.Drift
+	EventConflict = alertevent.Conflict
+	EventHandoff  = alertevent.Handoff
+	EventPrune    = alertevent.Prune
+	EventError    = alertevent.Error
+	EventSync     = alertevent.Sync
 )

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/alertevent"
 )
 
 // wantErr is an expected problem: its exact line and field, and a fragment
@@ -159,11 +161,11 @@ func TestLoadValidFull(t *testing.T) {
 			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
 		},
 		Alerts: []Alert{
-			{Name: "ops-chat", Type: AlertSlack, URLFile: in("secrets/slack-url"), Events: []string{EventConflict, EventHandoff, EventError}},
+			{Name: "ops-chat", Type: AlertSlack, URLFile: in("secrets/slack-url"), Events: []string{alertevent.Conflict, alertevent.Handoff, alertevent.Error}},
 			{Name: "teams", Type: AlertMSTeams, URLFile: in("secrets/teams-url")},
-			{Name: "discord", Type: AlertDiscord, URLFile: in("secrets/discord-url"), Events: []string{EventDrift}},
+			{Name: "discord", Type: AlertDiscord, URLFile: in("secrets/discord-url"), Events: []string{alertevent.Drift}},
 			{Name: "audit", Type: AlertWebhook, URLFile: in("secrets/audit-url"), HMACKeyFile: in("secrets/audit-hmac"),
-				Events: []string{EventDrift, EventConflict, EventHandoff, EventPrune, EventError, EventSync}},
+				Events: []string{alertevent.Drift, alertevent.Conflict, alertevent.Handoff, alertevent.Prune, alertevent.Error, alertevent.Sync}},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -358,16 +358,6 @@ const (
 	AlertWebhook = "webhook"
 )
 
-// Alert events.
-const (
-	EventDrift    = "drift"
-	EventConflict = "conflict"
-	EventHandoff  = "handoff"
-	EventPrune    = "prune"
-	EventError    = "error"
-	EventSync     = "sync"
-)
-
 // Alert is one chat or webhook destination.
 type Alert struct {
 	Name string `json:"name"`
@@ -375,8 +365,10 @@ type Alert struct {
 	// URLFile holds the webhook URL (it embeds a secret for most providers).
 	URLFile string `json:"urlFile"`
 	// HMACKeyFile holds the key that signs "webhook" payloads.
-	HMACKeyFile string   `json:"hmacKeyFile,omitempty"`
-	Events      []string `json:"events,omitempty"`
+	HMACKeyFile string `json:"hmacKeyFile,omitempty"`
+	// Events are the alertevent names the alert is sent for; empty
+	// means every event.
+	Events []string `json:"events,omitempty"`
 }
 
 // DefaultManager returns the app's default field manager name.

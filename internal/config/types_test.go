@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/alertevent"
 )
 
 func TestGitSourceRef(t *testing.T) {
@@ -31,14 +33,14 @@ func TestHelpers(t *testing.T) {
 	c := &Config{Sources: []Source{{Name: "a"}, {Name: "b", Git: GitSource{GitRef: GitRef{Branch: "dev"}}}}}
 	src, ok := c.Source("b")
 	_, missing := c.Source("c")
-	alert := Alert{Events: []string{EventDrift}}
+	alert := Alert{Events: []string{alertevent.Drift}}
 	no := false
 	app := App{Name: "web", Path: "deploy", Prune: &no, Manager: "m", Split: []SplitRule{{Manager: "m-images"}},
 		Conflicts: ConflictPolicy{Default: ActionYield}}
 	got := []any{
 		src.Git.Branch, ok, missing,
 		GitAuth{}.BasicUsername(), GitAuth{Username: "bot"}.BasicUsername(),
-		alert.Wants(EventDrift), alert.Wants(EventSync), Alert{}.Wants(EventSync),
+		alert.Wants(alertevent.Drift), alert.Wants(alertevent.Sync), Alert{}.Wants(alertevent.Sync),
 		app.TreePath(), app.PruneEnabled(), app.Managers(), app.Conflicts.DefaultAction(),
 	}
 	want := []any{

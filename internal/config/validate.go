@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"syncd.dev/syncd/internal/alertevent"
 )
 
 // validator checks a decoded Config against the rules of the config
@@ -732,7 +734,7 @@ func appManagerMatching(c *Config, g string) (app, manager string, ok bool) {
 
 var alertTypes = []string{AlertSlack, AlertMSTeams, AlertDiscord, AlertWebhook}
 
-var alertEvents = []string{EventDrift, EventConflict, EventHandoff, EventPrune, EventError, EventSync}
+var alertEvents = alertevent.All()
 
 func (v *validator) alert(p string, a Alert) {
 	if a.Name == "" {

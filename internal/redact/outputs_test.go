@@ -233,11 +233,11 @@ func invalidError() error {
 func alertEvents(r *drift.Report, err error) []alert.Event {
 	var out []alert.Event
 	for _, f := range r.Findings {
-		out = append(out, alert.Event{Type: config.EventDrift, App: f.App,
+		out = append(out, alert.Event{Type: alert.EventDrift, App: f.App,
 			Object:  alert.ObjectRef{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind, Namespace: f.Object.Namespace, Name: f.Object.Name},
 			Summary: fmt.Sprintf("%s drifted", f.Path),
 			Fields: []alert.Field{{Path: f.Path, FieldPath: f.FieldPath, Class: string(f.Class),
 				Desired: fmt.Sprint(f.Desired), Live: fmt.Sprint(f.Live), Sensitive: f.Redacted}}})
 	}
-	return append(out, alert.Event{Type: config.EventError, App: "web", Summary: redact.Error(err)})
+	return append(out, alert.Event{Type: alert.EventError, App: "web", Summary: redact.Error(err)})
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/alert"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/testenv"
 )
@@ -95,7 +94,7 @@ func TestServerErrorsScrubbed(t *testing.T) {
 				"command":  redact.Error(err),
 				"/status":  redact.Error(err),
 				"event":    redact.Sprintf("revision abc: %v", err),
-				"alert":    alert.Redact(alert.Event{Type: config.EventError, Summary: redact.Error(err)}).Summary,
+				"alert":    alert.Redact(alert.Event{Type: alert.EventError, Summary: redact.Error(err)}).Summary,
 				"log line": logs.String(),
 			}
 			for out, text := range outputs {
