@@ -117,17 +117,21 @@ func TestHelmValuesFromGitSource(t *testing.T) {
 		t.Errorf("plan --path of a values checkout does not show the greeting from-pr:\n%s", r.stdout)
 	}
 
-	bad := map[string]struct {
+	// Undo the pull request's edit once: the cases below commit over it,
+	// and after "missing" the tree holds no file for a checkout to restore.
+	if _, err := values.Git("checkout", "--", "."); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		name  string
 		files map[string][]byte
 		want  []string
 	}{
-		"not YAML": {map[string][]byte{"envs/prod/values.yaml": []byte("greeting: x\n\npassword: " + helmSecret + "\n  - : [\n")}, []string{"envs/prod/values.yaml", "helm.valuesFiles[0] in source values", "line 4", "chart shop@~0.1 of source charts"}},
-		"missing":  {map[string][]byte{"envs/prod/values.yaml": nil}, []string{"envs/prod/values.yaml", "helm.valuesFiles[0] in source values", "no such file"}},
+		{"not YAML", map[string][]byte{"envs/prod/values.yaml": []byte("greeting: x\n\npassword: " + helmSecret + "\n  - : [\n")}, []string{"envs/prod/values.yaml", "helm.valuesFiles[0] in source values", "line 4", "chart shop@~0.1 of source charts"}},
+		{"missing", map[string][]byte{"envs/prod/values.yaml": nil}, []string{"envs/prod/values.yaml", "helm.valuesFiles[0] in source values", "no such file"}},
 	}
-	for name, tc := range bad {
-		if _, err := values.Git("checkout", "--", "."); err != nil {
-			t.Fatal(err)
-		}
+	for _, tc := range bad {
+		name := tc.name
 		if _, err := values.Commit(name, tc.files); err != nil {
 			t.Fatal(err)
 		}
