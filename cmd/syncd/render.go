@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/api/konfig"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
@@ -166,7 +164,7 @@ func localRenderInput(app config.App, dir string, suggest func(rel string) strin
 	if err != nil {
 		return renderInput{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	if !planner.IsChart(tree.Dir) && !isKustomization(tree.Dir) {
+	if !planner.IsChart(tree.Dir) && !planner.IsKustomization(tree.Dir) {
 		if charts := chartsBelow(tree.Dir); len(charts) > 0 {
 			return renderInput{}, chartsBelowError(app, dir, charts, suggest)
 		}
@@ -241,16 +239,6 @@ func localSourceDir(src config.Source, app config.App) (string, error) {
 		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (render fetches Helm repository and OCI sources, not Git repositories)", app.Name, src.Name, src.URL())
 	}
 	return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(app.TreePath())), nil
-}
-
-// isKustomization reports whether dir holds a kustomization file.
-func isKustomization(dir string) bool {
-	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.IsDir() {
-			return true
-		}
-	}
-	return false
 }
 
 // chartsBelowDepth is how many directory levels chartsBelow looks down

@@ -141,6 +141,10 @@ func Render(ctx context.Context, t Tree) ([]Manifest, error) {
 	return buildKustomization(ctx, t.Root, rel, sec)
 }
 
+// IsKustomization reports whether dir holds a kustomization file (one of
+// the names kustomize recognises), as IsChart does for Chart.yaml.
+func IsKustomization(dir string) bool { return kustomizationFile(dir) != "" }
+
 // kustomizationFile returns the name of the kustomization file in dir, or
 // "" when there is none.
 func kustomizationFile(dir string) string {
