@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -64,7 +65,7 @@ func (k *kubeFlags) remoteTargets(cl *cluster, inv *inventory.Options) *reconcil
 		Inventory: inv,
 		Configure: func(cfg *rest.Config) {
 			cfg.UserAgent = "syncd/" + version
-			useOwnTransport(cfg)
+			egress.OwnRESTTransport(cfg)
 			cfg.QPS, cfg.Burst = noAPFQPS, k.burst
 			if k.qps != 0 {
 				cfg.QPS = k.qps
@@ -89,7 +90,7 @@ func (k *kubeFlags) connect() (*cluster, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
 	}
 	cfg.UserAgent = "syncd/" + version
-	useOwnTransport(cfg)
+	egress.OwnRESTTransport(cfg)
 	lim := k.rateLimit(cfg)
 	cfg.QPS, cfg.Burst = lim.qps, lim.burst
 	clientLog.Info("API server client rate limit", "qps", lim.qps, "burst", lim.burst, "reason", lim.reason)

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // TestForbidDefaultNetworkKeepsSyncdsClients checks that after main's
@@ -46,12 +48,14 @@ func TestForbidDefaultNetworkKeepsSyncdsClients(t *testing.T) {
 		return false
 	}
 
+	// TestMain installed the block as main does; install it again here so
+	// the test holds when run alone with another TestMain.
 	t.Setenv("GIT_ALLOW_PROTOCOL", "restored-by-t.Setenv")
-	prev := http.DefaultTransport
-	if err := forbidDefaultNetwork(); err != nil {
+	restore, err := egress.Forbid()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { http.DefaultTransport = prev })
+	t.Cleanup(restore)
 
 	if _, err := http.Get(srv.URL + "/default"); err == nil || requested("/default") {
 		t.Errorf("http.Get through the default transport: err %v, reached the server %v; want refused", err, requested("/default"))
@@ -59,16 +63,16 @@ func TestForbidDefaultNetworkKeepsSyncdsClients(t *testing.T) {
 
 	plain := &rest.Config{Host: srv.URL}
 	if _, err := kubernetes.NewForConfigOrDie(plain).Discovery().ServerVersion(); err == nil {
-		t.Errorf("control: client-go without TLS settings reached the server through the default transport; useOwnTransport is not needed")
+		t.Errorf("control: client-go without TLS settings reached the server through the default transport; OwnRESTTransport is not needed")
 	}
-	useOwnTransport(plain)
+	egress.OwnRESTTransport(plain)
 	if v, err := kubernetes.NewForConfigOrDie(plain).Discovery().ServerVersion(); err != nil || v.GitVersion != "v1.37.2" {
-		t.Errorf("client-go after useOwnTransport: %v, %v; want the server's version", v, err)
+		t.Errorf("client-go after OwnRESTTransport: %v, %v; want the server's version", v, err)
 	}
 
-	resp, err := (&http.Client{Transport: ownTransport}).Get(srv.URL + "/alert")
+	resp, err := egress.Client().Get(srv.URL + "/alert")
 	if err != nil {
-		t.Errorf("alert client on ownTransport: %v", err)
+		t.Errorf("alert client on egress.Client: %v", err)
 	} else {
 		resp.Body.Close()
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/controller"
+	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -151,18 +151,17 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	names := controller.NewNames() // app names shared by the file's apps and App objects
 	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
-		Collision:  names.Collision,
-		Events:     recorder,
-		ConfigPath: f.config,
-		Cluster:    reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
-		Options:    ropts,
-		Shards:     f.shards,
-		Shard:      f.shard,
-		Metrics:    reconcile.NewMetrics(reg),
-		Registerer: reg,
-		Logger:     log,
-		// Not http.DefaultTransport: main refuses it (forbidDefaultNetwork).
-		AlertClient: &http.Client{Transport: ownTransport},
+		Collision:   names.Collision,
+		Events:      recorder,
+		ConfigPath:  f.config,
+		Cluster:     reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config},
+		Options:     ropts,
+		Shards:      f.shards,
+		Shard:       f.shard,
+		Metrics:     reconcile.NewMetrics(reg),
+		Registerer:  reg,
+		Logger:      log,
+		AlertClient: egress.Client(),
 	})
 	if err != nil {
 		return withCode(exitError, err)

@@ -27,9 +27,9 @@ import (
 	"k8s.io/client-go/util/cert"
 )
 
-// httpClient is the tests' own: not http.DefaultTransport, which
-// forbidDefaultNetwork may have disabled in this process. It accepts the
-// self-signed certificate of --secure-status.
+// httpClient is the tests' own: not http.DefaultTransport, which TestMain
+// disabled in this process as main does. It accepts the self-signed
+// certificate of --secure-status.
 var httpClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 20 * time.Second}
 
 // logged returns the value of key in syncd's "syncd started" log line.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -138,7 +137,7 @@ type runStatus struct {
 
 func getStatus(addr string) (runStatus, error) {
 	var st runStatus
-	resp, err := http.Get("http://" + addr + "/status")
+	resp, err := httpClient.Get("http://" + addr + "/status")
 	if err != nil {
 		return st, err
 	}

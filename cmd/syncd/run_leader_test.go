@@ -165,7 +165,7 @@ func holder(l *coordinationv1.Lease) string {
 
 // readyz returns the status code and body of a process's /readyz.
 func readyz(addr string) (int, string) {
-	resp, err := http.Get("http://" + addr + "/readyz")
+	resp, err := httpClient.Get("http://" + addr + "/readyz")
 	if err != nil {
 		return 0, err.Error()
 	}

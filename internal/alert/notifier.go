@@ -17,12 +17,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"syncd.dev/syncd/internal/alertevent"
+	"syncd.dev/syncd/internal/egress"
 )
 
 // Options tune a Notifier. The zero value gives the documented defaults.
 type Options struct {
-	// Client sends the requests; default a client with no overall timeout
-	// (Timeout bounds each attempt).
+	// Client sends the requests; default egress.Client: no overall
+	// timeout (Timeout bounds each attempt), never http.DefaultTransport.
 	Client *http.Client
 	// Timeout bounds one attempt (connect, send, read the answer);
 	// default 10s.
@@ -67,7 +68,7 @@ type Options struct {
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Client == nil {
-		o.Client = &http.Client{}
+		o.Client = egress.Client()
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

@@ -9,7 +9,7 @@
 // repository, with plugins, Helm and all network access off, one build at
 // a time with kyaml's OpenAPI schema reset after any that set it, a panic
 // recovered into the render's error and a KustomizeTimeout; or a plain
-// tree of YAML/JSON files, read from the directory alone. ForbidDefaultNetwork is
+// tree of YAML/JSON files, read from the directory alone. egress.Forbid is
 // the process-wide guard (called by syncd's main) that keeps a build from
 // fetching what the checks miss. See docs/kustomize.md.
 //

@@ -14,6 +14,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // base is a small base the escape and remote tests put their overlay on.
@@ -275,14 +277,15 @@ func TestRenderRefusesRemoteReferences(t *testing.T) {
 	}
 }
 
-// forbidNetwork installs ForbidDefaultNetwork for one test and undoes it.
+// forbidNetwork installs egress.Forbid (main's network block) for one
+// test and undoes it.
 func forbidNetwork(t *testing.T) {
 	t.Setenv("GIT_ALLOW_PROTOCOL", "restored-by-t.Setenv")
-	prev, err := ForbidDefaultNetwork()
+	restore, err := egress.Forbid()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { http.DefaultTransport = prev })
+	t.Cleanup(restore)
 }
 
 // TestForbidDefaultNetwork is the defence in depth: remote references
@@ -330,7 +333,7 @@ func TestForbidDefaultNetwork(t *testing.T) {
 		t.Errorf("http.Get error = %v, want a refusal", err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, "http://user:pw@127.0.0.1:1/x?token=s3cret", nil)
-	if _, err := (refusingTransport{}).RoundTrip(req); err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw@") {
+	if _, err := http.DefaultTransport.RoundTrip(req); err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw@") {
 		t.Errorf("RoundTrip error = %v, want a refusal without credentials or query", err)
 	}
 }

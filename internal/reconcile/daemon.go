@@ -58,8 +58,8 @@ type DaemonOptions struct {
 	Metrics *Metrics
 	// Registerer receives the alert sinks' metrics (nil: not exported).
 	Registerer prometheus.Registerer
-	// AlertClient sends alerts (nil: the alert package's default, which
-	// uses http.DefaultTransport).
+	// AlertClient sends alerts (nil: the alert package's default, on
+	// egress.Transport).
 	AlertClient *http.Client
 	// Events, when set, records Kubernetes Events on each app's inventory
 	// parent (Options.Inventory must be set too): reconcile failures,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // fastImport feeds a fast-import stream to git in the bare repository.
@@ -129,7 +131,7 @@ func BenchmarkInfoRefsBaseline(b *testing.B) {
 	srv := newHTTPServer(b, u, "")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		resp, err := http.Get(srv.url() + "/info/refs?service=git-upload-pack")
+		resp, err := egress.Client().Get(srv.url() + "/info/refs?service=git-upload-pack")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // helmCredentials are what one poll of a Helm repository sends: the
@@ -54,7 +56,7 @@ func (r *HelmRepo) readHelmCredentials() (helmCredentials, error) {
 // scheme, host and port (see authTransport), and redirects refused when
 // they go from https to http.
 func (r *HelmRepo) helmClient(c helmCredentials) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := egress.Transport()
 	if c.caFile != "" {
 		pool, err := readCAFile(c.caFile)
 		if err != nil {

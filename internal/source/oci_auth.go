@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // ociCredentials are what one poll authenticates with: the authenticator,
@@ -159,7 +161,7 @@ func dockerConfigHost(key string) string {
 // roots plus caFile, and no plain HTTP unless the registry is on loopback
 // or insecure is set.
 func ociTransport(caFile string, insecure bool) (http.RoundTripper, error) {
-	base := http.DefaultTransport.(*http.Transport).Clone()
+	base := egress.Transport()
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {

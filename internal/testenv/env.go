@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // Version is the Kubernetes version of the control plane the harness runs.
@@ -174,7 +176,7 @@ func (e *Env) runEtcd(ctx context.Context, peer string) error {
 	if err := e.spawn("etcd", args); err != nil {
 		return err
 	}
-	return waitHTTP(ctx, http.DefaultClient, e.etcdURL+"/health", nil, 30*time.Second, e.logTail("etcd"))
+	return waitHTTP(ctx, egress.Client(), e.etcdURL+"/health", nil, 30*time.Second, e.logTail("etcd"))
 }
 
 func (e *Env) startAPIServer(ctx context.Context) error {
@@ -199,6 +201,12 @@ func (e *Env) startAPIServer(ctx context.Context) error {
 		"--service-account-signing-key-file=" + e.pki.saKeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--endpoint-reconciler-type=none",
+		// A webhook or APIService backed by a Service resolves to its
+		// endpoints, not to a 10.96.x.x ClusterIP that would leave the
+		// machine: with no pods there are no endpoints, so it fails at
+		// once (public manifest sets with admission webhooks are tried
+		// this way).
+		"--enable-aggregator-routing=true",
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--v=0",

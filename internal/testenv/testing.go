@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // Main starts one control plane for a test package, stores it in *env, runs
@@ -26,8 +28,12 @@ import (
 //	var env *testenv.Env
 //	func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, &env) }
 //
-// A missing binary fails the package with the command that builds it.
+// It first installs the network block syncd's main installs
+// (ForbidNetwork), so the package's tests run in a process like the one
+// users run. A missing binary fails the package with the command that
+// builds it.
 func Main(m *testing.M, opts Options, env **Env) {
+	ForbidNetwork()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	e, err := Start(ctx, opts)
 	cancel()
@@ -160,4 +166,18 @@ func StartT(t testing.TB, opts Options) *Env {
 		}
 	})
 	return e
+}
+
+// ForbidNetwork installs, for the whole test binary, the network block
+// syncd's main installs (egress.Forbid): http.DefaultTransport refuses
+// every request and git may use no protocol. A client that falls back on
+// the default transport then fails in the tests exactly as it fails in
+// the built binary. Call it from TestMain, before any test starts; tests
+// reach their own loopback servers through egress.Client or a server's
+// Client. Main calls it.
+func ForbidNetwork() {
+	if _, err := egress.Forbid(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
 }

@@ -30,6 +30,7 @@ var env *testenv.Env
 // only the clusterrole-aggregation controller, which fills the aggregated
 // ClusterRole syncd-manager.
 func TestMain(m *testing.M) {
+	testenv.ForbidNetwork() // as syncd's main does: the tests run the render in process
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	e, err := testenv.Start(ctx, testenv.Options{
 		ControllerManager: true,
