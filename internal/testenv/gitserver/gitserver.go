@@ -2,6 +2,7 @@ package gitserver
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ type Server struct {
 	srv      *http.Server
 	down     atomic.Bool
 	requests atomic.Int64
+	auth     atomic.Pointer[string] // the Authorization header required, if set
 }
 
 // Start serves root (created if missing) on a free loopback port.
@@ -62,11 +64,23 @@ func Start(root string) (*Server, error) {
 				http.Error(w, "git server is down (simulated outage)", http.StatusServiceUnavailable)
 				return
 			}
+			if want := s.auth.Load(); want != nil && r.Header.Get("Authorization") != *want {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+				http.Error(w, "authentication required", http.StatusUnauthorized)
+				return
+			}
 			backend.ServeHTTP(w, r)
 		}),
 	}
 	go func() { _ = s.srv.Serve(l) }()
 	return s, nil
+}
+
+// RequireBasic makes every request without HTTP basic auth for user and
+// password fail with 401, as a Git host does for a private repository.
+func (s *Server) RequireBasic(user, password string) {
+	h := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+	s.auth.Store(&h)
 }
 
 // SetDown makes every request fail with 503 Service Unavailable (true) or

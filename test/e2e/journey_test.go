@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// journey is one way into syncd, driven through the binary by the steps
+// every journey shares (run).
+type journey struct {
+	w   *workspace
+	app string // the app of the workspace's config
+	// render is the render command line after "render --config C --app A"
+	// (a Git source's checkout: --path DIR).
+	render []string
+	// rendered are strings the render must print (object names, values).
+	rendered []string
+	// change changes the app's source (a commit, a new chart version, a
+	// new tag) and returns what the live state must then show.
+	change func() (applied func(t *testing.T))
+	// secrets are values that must appear in nothing syncd printed.
+	secrets []string
+}
+
+// run drives the journey: render, apply, a second apply that writes
+// nothing, plan exit 0, the change, plan exit 2, apply, the change live,
+// no secret printed. Each step's wall time is logged.
+func (j *journey) run(t *testing.T) {
+	t.Helper()
+	w, cl := j.w, newCluster(t)
+	app := []string{"--config", w.config, "--app", j.app, "--cache-dir", w.cache}
+	step := stepper(t)
+
+	r := w.must(exitOK, append(append([]string{"render"}, app...), j.render...)...)
+	for _, s := range j.rendered {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("render does not print %q\n%s", s, r)
+		}
+	}
+	step("render")
+
+	r = w.must(exitOK, append([]string{"apply"}, app...)...)
+	objs := appliedObjects(r.stdout)
+	if len(objs) == 0 {
+		t.Fatalf("apply named no object\n%s", r)
+	}
+	step("apply")
+
+	before := cl.versions(t, objs)
+	r = w.must(exitOK, append([]string{"apply"}, app...)...)
+	j.checkWroteNothing(t, cl, r, before)
+	step("second apply")
+
+	w.must(exitOK, append([]string{"plan"}, app...)...)
+	step("plan (no change)")
+
+	applied := j.change()
+	r = w.must(exitChanges, append([]string{"plan"}, app...)...)
+	step("change, plan")
+
+	w.must(exitOK, append([]string{"apply"}, app...)...)
+	applied(t)
+	step("apply the change")
+
+	w.checkNoSecrets(j.secrets...)
+}
+
+// checkWroteNothing fails unless a second apply left every object as it
+// was: each outcome unchanged and no resourceVersion moved.
+func (j *journey) checkWroteNothing(t *testing.T, cl *cluster, r result, before map[objectRef]string) {
+	t.Helper()
+	for ref, outcome := range appliedObjects(r.stdout) {
+		if outcome != "unchanged" {
+			t.Errorf("second apply: %s %s, want unchanged\n%s", ref, outcome, r)
+		}
+	}
+	if diff := cmp.Diff(before, cl.versions(t, before)); diff != "" {
+		t.Errorf("second apply wrote objects (resourceVersions -before +after):\n%s\n%s", diff, r)
+	}
+}
+
+// stepper logs each step's wall time since the previous one.
+func stepper(t *testing.T) func(name string) {
+	last := time.Now()
+	return func(name string) {
+		t.Helper()
+		now := time.Now()
+		t.Logf("step %-20s %6.2fs", name, now.Sub(last).Seconds())
+		last = now
+	}
+}
+
+// Exit codes of the syncd binary (cmd/syncd/main.go).
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitChanges  = 2
+	exitConflict = 3
+)
