@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: builds (or reuses) the control plane, checks formatting
-# and vet, runs every test against the real API server, fuzzes the decoders
-# for a bounded time, builds the binary exactly as the Dockerfile does, and
-# runs the demo.
+# and vet, builds the binary exactly as the Dockerfile does, runs every test
+# against the real API server (the acceptance suite in test/e2e drives that
+# build of the binary), fuzzes the decoders for a bounded time, and runs
+# the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,11 @@ go vet ./...
 # The benchmark module imports syncd's internal packages through a replace;
 # vet it so an internal API change cannot break it unnoticed.
 (cd bench && go vet ./...)
+
+echo "--- container build line"
+# Before the tests: test/e2e builds the binary with the same line, and
+# then finds every package in the build cache.
+./hack/build.sh dist/syncd
 
 echo "--- go test"
 # Packages with concurrency of their own and no control plane also run
@@ -69,9 +75,6 @@ for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKust
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$3" "$1"
 done
-
-echo "--- container build line"
-./hack/build.sh dist/syncd
 
 echo "--- demo (the README's first command)"
 # It checks every step it narrates and exits non-zero naming the one that
