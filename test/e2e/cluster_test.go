@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,8 +114,11 @@ func (c *cluster) get(ref objectRef) (*unstructured.Unstructured, error) {
 	return ri.Get(context.Background(), ref.name, metav1.GetOptions{})
 }
 
-// versions returns the resourceVersion of each object.
-func (c *cluster) versions(t *testing.T, refs map[objectRef]string) map[objectRef]string {
+// syncdEntries returns, for each object, its managedFields entries of
+// syncd's managers (manager, operation, subresource, time and fields, as
+// JSON). An apply that changed nothing leaves them as they were; the
+// resourceVersion is no such witness, since controllers write status.
+func (c *cluster) syncdEntries(t *testing.T, refs map[objectRef]string) map[objectRef]string {
 	t.Helper()
 	out := map[objectRef]string{}
 	for ref := range refs {
@@ -122,7 +126,17 @@ func (c *cluster) versions(t *testing.T, refs map[objectRef]string) map[objectRe
 		if err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}
-		out[ref] = obj.GetResourceVersion()
+		var mine []metav1.ManagedFieldsEntry
+		for _, e := range obj.GetManagedFields() {
+			if strings.HasPrefix(e.Manager, "syncd") {
+				mine = append(mine, e)
+			}
+		}
+		b, err := json.Marshal(mine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ref] = string(b)
 	}
 	return out
 }

@@ -12,7 +12,7 @@
 // control plane.
 //
 // Each journey is one way into syncd and goes through the same steps
-// (journey.standard): render, apply, a second apply that writes nothing,
+// (journey.run): render, apply, a second apply that writes no object,
 // plan exit 0, a change in the source, plan exit 2, the change applied
 // (by apply or by the daemon), and no secret value in anything the binary
 // printed.

@@ -84,7 +84,9 @@ func (w *workspace) writeConfig(content string) {
 }
 
 // environ is the environment syncd runs with: the user's HOME, syncd's
-// namespace, nothing of the test's own kubeconfig.
+// namespace, and KUBECONFIG naming the control plane, as a user's shell
+// has it (commands that read no cluster, like render, take no
+// --kubeconfig).
 func (w *workspace) environ() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -93,11 +95,10 @@ func (w *workspace) environ() []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "HOME="+w.home, "POD_NAMESPACE="+inventoryNamespace)
+	return append(out, "HOME="+w.home, "POD_NAMESPACE="+inventoryNamespace, "KUBECONFIG="+env.Kubeconfig)
 }
 
-// syncd runs the binary with args and the cluster flags, and records what
-// it printed.
+// syncd runs the binary with args and records what it printed.
 func (w *workspace) syncd(args ...string) result {
 	w.t.Helper()
 	return w.syncdIn("", args...)
@@ -106,10 +107,9 @@ func (w *workspace) syncd(args ...string) result {
 // syncdIn runs the binary in dir (a checkout, for plan --path).
 func (w *workspace) syncdIn(dir string, args ...string) result {
 	w.t.Helper()
-	full := append(append([]string{}, args...), "--kubeconfig", env.Kubeconfig)
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, full...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = w.environ()
 	var out, errOut bytes.Buffer
@@ -197,7 +197,7 @@ func (w *workspace) startDaemon(args ...string) *daemon {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	full := append([]string{"run", "--listen", "127.0.0.1:0", "--leader-elect=false", "--cache-dir", w.cache, "--kubeconfig", env.Kubeconfig}, args...)
+	full := append([]string{"run", "--listen", "127.0.0.1:0", "--leader-elect=false", "--cache-dir", w.cache}, args...)
 	if w.config != "" {
 		full = append(full, "--config", w.config)
 	}
