@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/planner"
@@ -22,9 +23,33 @@ type StageRefusedError struct {
 }
 
 // Error names the object and the server's reason (scrubbed of the values
-// API errors echo) and says what was not applied.
+// API errors echo), says what was not applied and what to do: fix the
+// object in Git, unless an admission webhook could not be called, which
+// no change in Git mends.
 func (e *StageRefusedError) Error() string {
-	return fmt.Sprintf("%s; nothing of stage %s or of later stages was applied: fix the object in Git", redact.Error(e.Err), e.Stage)
+	todo := "fix the object in Git"
+	if hook, ok := webhookUnreachable(e.Err); ok {
+		todo = fmt.Sprintf("the admission webhook %s could not be called, which is not the object's fault: check that its Service has ready endpoints (the webhook's pods run); the next sync tries again", hook)
+	}
+	return fmt.Sprintf("%s; nothing of stage %s or of later stages was applied: %s", redact.Error(e.Err), e.Stage, todo)
+}
+
+// webhookUnreachable reports whether err is the API server's failure to
+// call an admission webhook (an internal error whose message is `failed
+// calling webhook "NAME": ...`, as for a webhook whose Service has no
+// endpoints yet), and the webhook's quoted name.
+func webhookUnreachable(err error) (string, bool) {
+	if !apierrors.IsInternalError(err) {
+		return "", false
+	}
+	const prefix = "failed calling webhook "
+	msg := err.Error()
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return "", false
+	}
+	name, _, ok := strings.Cut(msg[i+len(prefix):], ":")
+	return name, ok
 }
 
 // Unwrap returns the object's error.
