@@ -10,6 +10,8 @@ import (
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/client-go/rest"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // The client-side limit kept for an API server without Priority and
@@ -60,6 +62,7 @@ func (k *kubeFlags) rateLimit(cfg *rest.Config) clientRateLimit {
 func hasPriorityAndFairness(ctx context.Context, cfg *rest.Config) (bool, error) {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = -1, 0
+	egress.OwnRESTTransport(c) // a plain http:// server too, whoever built cfg
 	hc, err := rest.HTTPClientFor(c)
 	if err != nil {
 		return false, err

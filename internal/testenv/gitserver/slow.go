@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sync/atomic"
 	"time"
+
+	"syncd.dev/syncd/internal/egress"
 )
 
 // Slow is a proxy in front of a Server that holds every request for a
@@ -37,6 +39,9 @@ func NewSlow(target string) (*Slow, error) {
 	}
 	s := &Slow{URL: "http://" + l.Addr().String()}
 	proxy := httputil.NewSingleHostReverseProxy(u)
+	// Not http.DefaultTransport: the test binaries refuse it, as syncd's
+	// main does.
+	proxy.Transport = egress.Transport()
 	s.srv = &http.Server{
 		ReadHeaderTimeout: 10 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
