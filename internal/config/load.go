@@ -21,6 +21,11 @@ import (
 // alias bombs ("billion laughs") before they cost memory or time.
 const maxNodes = 1 << 16
 
+// Empty returns a config with no sources, apps or alerts, as a file
+// holding only apiVersion and kind loads: what syncd runs without a
+// config file.
+func Empty() *Config { return &Config{APIVersion: APIVersion, Kind: Kind} }
+
 // Load reads the config file at path, decodes it strictly, validates it and
 // returns it. Relative file names in the config (auth.tokenFile,
 // auth.sshKeyFile, auth.knownHostsFile, verify.keysFile, urlFile,

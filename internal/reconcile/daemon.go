@@ -38,7 +38,9 @@ import (
 
 // DaemonOptions configure a Daemon.
 type DaemonOptions struct {
-	// ConfigPath is the syncd.yaml the daemon runs and watches (required).
+	// ConfigPath is the syncd.yaml the daemon runs and watches. Empty
+	// means no config file: the daemon runs no apps and watches nothing
+	// (an install that runs App objects only); it is ready at once.
 	ConfigPath string
 	// Cluster answers for every app (required).
 	Cluster Cluster
@@ -173,9 +175,6 @@ type Daemon struct {
 
 // NewDaemon checks the options.
 func NewDaemon(opts DaemonOptions) (*Daemon, error) {
-	if opts.ConfigPath == "" {
-		return nil, errors.New("daemon: ConfigPath is required")
-	}
 	if opts.Cluster.Dynamic == nil || opts.Cluster.Mapper == nil {
 		return nil, errors.New("daemon: Cluster needs a dynamic client and a REST mapper")
 	}
@@ -285,34 +284,63 @@ func (d *Daemon) Sources() map[string]string {
 // set up from it): a replica holding a Lease
 // then gives it up rather than hold it with nothing running. Once ctx
 // ends nothing new starts; Run returns after the objects in flight
-// finished their steps (package applier).
+// finished their steps (package applier). Without a ConfigPath it runs
+// an empty config until ctx ends.
 func (d *Daemon) Run(ctx context.Context) error {
+	if d.opts.ConfigPath == "" {
+		return d.runWithoutConfig(ctx)
+	}
 	cfg, sum, err := loadConfig(d.opts.ConfigPath)
 	if err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		genCtx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		started := make(chan error, 1)
-		go func() {
-			defer close(done)
-			d.runGeneration(genCtx, cfg, started)
-		}()
-		if err := <-started; err != nil && first {
-			cancel()
-			<-done
+		stop, err := d.startGeneration(ctx, cfg)
+		if err != nil && first {
+			stop()
 			return err
 		}
 		next, nextSum := d.waitConfigChange(ctx, sum)
-		cancel()
-		<-done
+		stop()
 		if next == nil {
 			return nil
 		}
 		d.log.Info("config changed: restarting app loops", "config", d.opts.ConfigPath)
 		cfg, sum = next, nextSum
 	}
+}
+
+// runWithoutConfig runs one generation of an empty config (no apps, no
+// sources) until ctx ends: nothing is polled, the config is never
+// re-read, and the daemon is ready as soon as it runs. The generation
+// still runs, so that Ready, Sources and Trigger answer as for a config
+// file with no apps.
+func (d *Daemon) runWithoutConfig(ctx context.Context) error {
+	stop, err := d.startGeneration(ctx, config.Empty())
+	defer stop()
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// startGeneration starts running cfg in the background and returns once
+// it runs, or with why it cannot (then it has already ended). stop ends
+// the generation and waits for it; call it in both cases.
+func (d *Daemon) startGeneration(ctx context.Context, cfg *config.Config) (stop func(), err error) {
+	genCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		defer close(done)
+		d.runGeneration(genCtx, cfg, started)
+	}()
+	err = <-started
+	return func() {
+		cancel()
+		<-done
+	}, err
 }
 
 // waitConfigChange polls the config file; it returns a new valid config
@@ -416,6 +444,10 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 // starter.
 func (d *Daemon) cannotRun(started chan<- error, err error) {
 	d.log.Error("config cannot run", "error", err)
+	if d.opts.ConfigPath == "" {
+		started <- fmt.Errorf("daemon without a config file cannot run: %w", err)
+		return
+	}
 	started <- fmt.Errorf("config %s cannot run: %w", d.opts.ConfigPath, err)
 }
 

@@ -13,8 +13,11 @@
 // reconciles every app of its shard on each new revision, retries a failed
 // reconcile with capped exponential backoff, reloads the config when the
 // file changes, and logs, raises alerts, Events and metrics for what it
-// did. It is the one library package that logs (with the Logger it is
-// given); the stages return results and errors.
+// did. Without a config file (an empty DaemonOptions.ConfigPath) it runs
+// no apps, polls nothing and is ready at once: syncd run then runs only
+// the App controller (package controller) beside it. It is the one
+// library package that logs (with the Logger it is given); the stages
+// return results and errors.
 //
 // It guarantees that a failed source or a failed render stops the run
 // before anything is sent to the cluster, and that a failed poll keeps
