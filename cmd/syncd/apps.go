@@ -58,18 +58,22 @@ func appObjectsServed(cl *cluster) (bool, error) {
 }
 
 // appControllerFor returns how to build the controller of App objects
-// beside the config file's apps. The file's app names are reserved: an
-// App whose name collides is refused. Each leadership term builds its
-// own controller (a stopped controller's informers and queue cannot
-// start again). When the CRDs are not served yet, building waits for
-// them (appCRDPoll), so CRDs installed after syncd started are picked up
-// without a restart.
+// beside the config file's apps (cfg; without --config an empty one, so
+// that the controller is all that runs). The file's app names are
+// reserved: an App whose name collides is refused. Each leadership term
+// builds its own controller (a stopped controller's informers and queue
+// cannot start again). When the CRDs are not served yet, building waits
+// for them (appCRDPoll), so CRDs installed after syncd started are
+// picked up without a restart.
 func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
 	if err != nil {
 		return nil, err
 	}
-	if !served {
+	switch {
+	case !served && f.config == "":
+		log.Warn("App and GitSource CRDs are not installed and there is no --config: nothing runs until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+	case !served:
 		log.Info("App and GitSource CRDs are not installed; only the config file's apps run until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
 	}
 	cs, err := kubernetes.NewForConfig(cl.config)

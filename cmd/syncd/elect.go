@@ -100,18 +100,28 @@ func runElected(ctx context.Context, cl *cluster, f *runFlags, log *slog.Logger,
 		case termStopped:
 			return nil
 		case termCannotRun:
-			msg := fmt.Sprintf("cannot run: %v; the Lease %s/%s was released for another replica, and this one is a candidate again once %s loads, after at least %s", err, e.ns, e.name, f.config, f.leaseDuration)
+			msg := fmt.Sprintf("cannot run: %v; the Lease %s/%s was released for another replica, and this one is a candidate again %s", err, e.ns, e.name, candidateAgain(f))
 			cannotRun.Store(&msg)
 			log.Error("won the Lease but cannot run; released it", "lease", e.ns+"/"+e.name, "identity", e.id, "error", err)
 			if !e.waitRunnable(ctx) {
 				return nil
 			}
 			cannotRun.Store(nil)
-			log.Info("the config loads again; a candidate for the Lease", "lease", e.ns+"/"+e.name)
+			log.Info("a candidate for the Lease again", "lease", e.ns+"/"+e.name, "config", f.config)
 		default: // termLost, termUndrained
 			return withCode(exitError, err)
 		}
 	}
+}
+
+// candidateAgain says when a replica that released a Lease it could not
+// use is a candidate again (waitRunnable): once its config loads, and
+// without --config after a lease duration.
+func candidateAgain(f *runFlags) string {
+	if f.config == "" {
+		return fmt.Sprintf("after %s", f.leaseDuration)
+	}
+	return fmt.Sprintf("once %s loads, after at least %s", f.config, f.leaseDuration)
 }
 
 // election is one replica's candidacy for one Lease.
@@ -346,9 +356,10 @@ func lostLeaseWait(f *runFlags) time.Duration {
 }
 
 // waitRunnable waits until the config loads (checked every retry
-// period), and at least a lease duration, so that the other replicas have
-// the released Lease to themselves for a while (a config that loads may
-// still fail to start here); false when ctx ended first.
+// period; without --config there is none to wait for), and at least a
+// lease duration, so that the other replicas have the released Lease to
+// themselves for a while (a config that loads may still fail to start
+// here); false when ctx ended first.
 func (e *election) waitRunnable(ctx context.Context) bool {
 	t := time.NewTicker(max(e.f.retryPeriod, 100*time.Millisecond))
 	defer t.Stop()

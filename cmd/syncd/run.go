@@ -14,6 +14,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/reconcile"
@@ -48,14 +49,19 @@ type runFlags struct {
 func newRunCommand() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run --config FILE",
-		Short: "Run the reconciliation daemon: poll sources, apply apps, serve metrics, status and push webhooks",
+		Use:   "run [--config FILE]",
+		Short: "Run the reconciliation daemon: poll sources, apply apps and App objects, serve metrics, status and push webhooks",
 		Long: `run keeps every app of the config in sync. Each source is polled on its
 interval or cron schedule (or at once when a push webhook names it); each app
 whose revision moved is rendered, split between its managers and applied
 under its conflict policy. Errors back off per app. The config file is
 re-read when it changes; an invalid new config is rejected and the old one
 keeps running.
+
+App and GitSource objects (docs/apps.md) run beside the config's apps once
+their CRDs are installed. Without --config there is no file: only App
+objects run (the way Flux and Argo CD are installed), nothing is re-read,
+and until the CRDs are installed nothing runs.
 
 With --leader-elect (default) only the replica holding the Lease applies;
 the others wait warm and take over within the lease duration. On SIGTERM
@@ -67,7 +73,9 @@ runs only the apps whose name hashes to shard K, under its own Lease
 (NAME-shard-K-of-N), so a fleet of apps spreads over replicas.
 
 HTTP on --listen: /metrics (Prometheus), /healthz, /readyz (ready once the
-first reconcile of every app of this shard finished) and /status (JSON).
+first reconcile of every app of the config in this shard finished; at once
+without --config: App objects report their own Ready condition) and
+/status (JSON, the config's apps).
 With --secure-status, --listen serves HTTPS (--tls-cert-file and
 --tls-private-key-file, else a self-signed certificate) and /metrics and
 /status need a bearer token the API server accepts (TokenReview) for a user
@@ -78,16 +86,17 @@ HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
 (push events; signature or token checked against --webhook-secret-file
 before more than the header is trusted, bodies over 1 MiB refused).
 
---once runs every app once, in config order, and exits with the apply
-command's exit codes.`,
+--once runs every app of --config once, in config order, and exits with
+the apply command's exit codes; it needs --config (App objects are
+reconciled only by the long-running daemon).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDaemon(cmd, f) },
 	}
 	fs := cmd.Flags()
 	f.kube.register(fs)
 	f.inventory.register(fs, true)
-	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (required)")
-	fs.BoolVar(&f.once, "once", false, "run every app once and exit")
+	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (empty: no file apps, App and GitSource objects only; required by --once)")
+	fs.BoolVar(&f.once, "once", false, "run every app of --config once and exit")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.listen, "listen", ":8080", "address for /healthz, /readyz, /metrics and /status")
 	fs.StringVar(&f.webhookListen, "webhook-listen", "", "address for POST /webhook/{github,gitlab,gitea} (empty: no push webhooks; needs --webhook-secret-file)")
@@ -111,10 +120,10 @@ command's exit codes.`,
 }
 
 func runDaemon(cmd *cobra.Command, f *runFlags) error {
-	if f.config == "" {
-		return withCode(exitError, errors.New("--config is required"))
-	}
 	if f.once {
+		if f.config == "" {
+			return withCode(exitError, errOnceNeedsConfig)
+		}
 		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency})
 	}
 	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
@@ -166,8 +175,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	// Refuse a broken config at start, before taking any Lease.
-	cfg, err := loadConfigForRun(f.config)
+	cfg, err := configForRun(f.config, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -191,4 +199,21 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return run(ctx)
 	}
 	return runElected(ctx, cl, f, log, run)
+}
+
+// errOnceNeedsConfig refuses `run --once` without --config: there is no
+// one-shot run of App objects.
+var errOnceNeedsConfig = errors.New("--once needs --config: it runs the apps of a config file once and exits; " +
+	"App objects are reconciled only by the long-running daemon (syncd run without --once), " +
+	"and syncd reconcile app NAME asks it to reconcile one now")
+
+// configForRun loads the config the daemon starts with, refusing a
+// broken one before any Lease is taken. Without --config it is an empty
+// one: no file apps, App objects only.
+func configForRun(path string, log *slog.Logger) (*config.Config, error) {
+	if path == "" {
+		log.Info("no --config: running App and GitSource objects only")
+		return config.Empty(), nil
+	}
+	return loadConfigForRun(path)
 }
