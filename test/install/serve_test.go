@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,14 +59,6 @@ func TestSyncdServesAsServiceAccount(t *testing.T) {
 		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), bindingName, metav1.DeleteOptions{})
 	})
 
-	saCfg, err := env.ServiceAccountConfig(ctx, "syncd-system", "syncd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(tmp, "kubeconfig")
-	if err := testenv.WriteKubeconfig(saCfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
 	const secret = "push-s3cret"
 	files := map[string]string{"syncd.yaml": "apiVersion: syncd/v1alpha1\nkind: Config\n", "secret": secret}
 	for name, content := range files {
@@ -81,34 +74,8 @@ func TestSyncdServesAsServiceAccount(t *testing.T) {
 	args := localArgs(t, syncdDeployment(t, objs).Spec.Template.Spec.Containers[0].Args, loopback)
 	// Its own Lease, so that the Lease test of TestServiceAccountRights
 	// never waits for this process.
-	args = append(args, "--kubeconfig", kubeconfig, "--leader-elect-name", "syncd-serve-test")
-	logPath := filepath.Join(tmp, "syncd.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "POD_NAMESPACE=syncd-system", "HOME="+tmp)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("syncd log:\n%s", data)
-		}
-	})
-
-	var status, webhook string
-	waitFor(t, "syncd logs its listeners", func() (bool, error) {
-		status, webhook = startedAddrs(logPath)
-		return status != "" && webhook != "", nil
-	})
+	args = append(args, "--leader-elect-name", "syncd-serve-test")
+	status, webhook := startAsServiceAccount(t, bin, tmp, args)
 
 	// The Deployment's --secure-status serves a self-signed certificate.
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 20 * time.Second}
@@ -153,6 +120,49 @@ func TestSyncdServesAsServiceAccount(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status codes (-want +got):\n%s", diff)
 	}
+}
+
+// startAsServiceAccount runs bin with args as the ServiceAccount
+// syncd-system/syncd (a kubeconfig of its token, POD_NAMESPACE
+// syncd-system, HOME tmp), as the Deployment runs it, and returns the two
+// listener addresses once it logged them. Its log is printed when the
+// test fails; the process is killed at cleanup.
+func startAsServiceAccount(t *testing.T, bin, tmp string, args []string) (status, webhook string) {
+	t.Helper()
+	saCfg, err := env.ServiceAccountConfig(context.Background(), "syncd-system", "syncd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(tmp, "kubeconfig")
+	if err := testenv.WriteKubeconfig(saCfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(tmp, "syncd.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append(slices.Clone(args), "--kubeconfig", kubeconfig)...)
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE=syncd-system", "HOME="+tmp)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("syncd log:\n%s", data)
+		}
+	})
+	waitFor(t, "syncd logs its listeners", func() (bool, error) {
+		status, webhook = startedAddrs(logPath)
+		return status != "" && webhook != "", nil
+	})
+	return status, webhook
 }
 
 // localArgs returns args with the value of each flag in replace swapped
