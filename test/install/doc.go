@@ -10,7 +10,10 @@
 // rights docs/install.md describes (leader election, inventory Secrets,
 // managed kinds) and is refused outside them, and the real syncd binary
 // (`syncd run --once`) reconciles the example app from a local Git
-// repository as that ServiceAccount; the CI identity can dry-run
+// repository as that ServiceAccount; the App-only overlay (the Component
+// manifests/components/app-only) renders without the config file and is
+// accepted, and the real binary run with its arguments as that
+// ServiceAccount is ready and applies an App; the CI identity can dry-run
 // the example app and, because RBAC cannot tell a dry-run from a write,
 // can also write (the test pins that limit so the docs stay honest);
 // examples/syncd.yaml loads and the example app renders into the documented

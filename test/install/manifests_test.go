@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,16 +20,19 @@ import (
 	"syncd.dev/syncd/internal/config"
 )
 
-// TestBaseDryRun renders manifests/ and sends every object to the API
-// server with a server-side dry-run apply: all must be accepted.
+// appOnlyOverlay is the overlay docs/install.md tells an App-only install
+// to write: manifests/ with the Component manifests/components/app-only.
+const appOnlyOverlay = "test/install/testdata/app-only"
+
+// configMapObject is the ConfigMap of syncd.yaml, which an App-only
+// install does not have.
+const configMapObject = "ConfigMap syncd-system/syncd-config"
+
+// TestBaseDryRun renders manifests/, and the App-only overlay of it, and
+// sends every object to the API server with a server-side dry-run apply:
+// all must be accepted.
 func TestBaseDryRun(t *testing.T) {
-	objs := kustomizeBuild(t, "manifests")
-	var got []string
-	for _, o := range objs {
-		got = append(got, describe(o))
-	}
-	sort.Strings(got)
-	want := []string{
+	base := []string{
 		"ClusterRole syncd-apps",
 		"ClusterRole syncd-apps-edit",
 		"ClusterRole syncd-apps-view",
@@ -42,7 +46,7 @@ func TestBaseDryRun(t *testing.T) {
 		"ClusterRoleBinding syncd-manager",
 		"ClusterRoleBinding syncd-metrics-auth",
 		"ClusterRoleBinding syncd-own-namespace",
-		"ConfigMap syncd-system/syncd-config",
+		configMapObject,
 		"CustomResourceDefinition apps.syncd.dev",
 		"CustomResourceDefinition gitsources.syncd.dev",
 		"Deployment syncd-system/syncd",
@@ -55,14 +59,36 @@ func TestBaseDryRun(t *testing.T) {
 		"Service syncd-system/syncd-webhook",
 		"ServiceAccount syncd-system/syncd",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("objects of manifests/ (-want +got):\n%s", diff)
+	tests := map[string]struct {
+		dir  string
+		want []string
+	}{
+		"base":     {dir: "manifests", want: base},
+		"app-only": {dir: appOnlyOverlay, want: slices.DeleteFunc(slices.Clone(base), func(o string) bool { return o == configMapObject })},
 	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := kustomizeBuild(t, tc.dir)
+			var got []string
+			for _, o := range objs {
+				got = append(got, describe(o))
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("objects of %s (-want +got):\n%s", tc.dir, diff)
+			}
+			dryRunAll(t, objs)
+		})
+	}
+}
 
+// dryRunAll sends objs to the API server with a server-side dry-run
+// apply. The Namespace first, for real: a dry-run cannot create it, so
+// the namespaced objects are dry-run against the real one.
+func dryRunAll(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
 	ctx := context.Background()
 	c := newCluster(t, env.Config)
-	// The Namespace first: a dry-run cannot create it, so the namespaced
-	// objects are dry-run against the real one.
 	for _, o := range objs {
 		if o.GetKind() == "Namespace" {
 			if _, err := c.apply(ctx, o, "install-test", true); err != nil {
@@ -297,6 +323,32 @@ func TestDeploymentShape(t *testing.T) {
 	}
 }
 
+// TestAppOnlyDeployment: the App-only overlay's Deployment is the base's
+// without --config, the ConfigMap volume and its mount; nothing else
+// differs, and nothing of the render names the ConfigMap any more.
+func TestAppOnlyDeployment(t *testing.T) {
+	want := syncdDeployment(t, kustomizeBuild(t, "manifests"))
+	pod := &want.Spec.Template.Spec
+	ctr := &pod.Containers[0]
+	ctr.Args = slices.DeleteFunc(ctr.Args, func(a string) bool { return strings.HasPrefix(a, "--config=") })
+	ctr.VolumeMounts = slices.DeleteFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "config" })
+	pod.Volumes = slices.DeleteFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "config" })
+
+	objs := kustomizeBuild(t, appOnlyOverlay)
+	if diff := cmp.Diff(want, syncdDeployment(t, objs)); diff != "" {
+		t.Errorf("Deployment of %s, against the base's without the config file (-want +got):\n%s", appOnlyOverlay, diff)
+	}
+	for _, o := range objs {
+		data, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "syncd-config") || strings.Contains(string(data), "--config") {
+			t.Errorf("%s of %s still names the config file or its ConfigMap", describe(o), appOnlyOverlay)
+		}
+	}
+}
+
 // TestPodPassesRestricted creates (dry-run) a Pod from the Deployment's
 // template in syncd-system, whose namespace enforces the restricted Pod
 // Security profile: the API server's PodSecurity admission refuses it if
@@ -338,7 +390,7 @@ func TestPodPassesRestricted(t *testing.T) {
 func TestKubectlApplyK(t *testing.T) {
 	installBase(t)
 	ensureNamespace(t, "web")
-	for _, dir := range []string{"manifests", "manifests/ci"} {
+	for _, dir := range []string{"manifests", "manifests/ci", appOnlyOverlay} {
 		cmd := exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig,
 			"apply", "-k", repoPath(dir), "--dry-run=server", "--server-side", "--field-manager=install-test")
 		out, err := cmd.CombinedOutput()
