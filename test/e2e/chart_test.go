@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -195,6 +196,16 @@ func checkShop(t *testing.T, cl *cluster, ns string, want shopLive) {
 	if got := readShop(t, cl, ns); got != want {
 		t.Errorf("live shop chart in %s: %+v, want %+v", ns, got, want)
 	}
+}
+
+// waitShop waits up to two minutes until the daemon d made the live shop
+// chart in ns what want says.
+func waitShop(t *testing.T, cl *cluster, ns string, want shopLive, d *daemon) {
+	t.Helper()
+	waitFor(t, "syncd run to apply "+want.chartLabel, 2*time.Minute, func() (bool, string) {
+		got := readShop(t, cl, ns)
+		return got == want, fmt.Sprintf("live %+v\n%s", got, tail(d.logText(), 3000))
+	})
 }
 
 // withoutChartYAML drops Chart.yaml: helmserver.Package writes it from

@@ -118,6 +118,16 @@ apps:
 		},
 	}
 	j.run(t)
+
+	// The daemon: the built binary's syncd run polls the repository at
+	// start and applies the newest version in range.
+	step := stepper(t)
+	publish("0.1.2", "1.2.0")
+	d := w.startDaemon()
+	waitShop(t, cl, ns, shopLive{replicas: 3, image: "ghcr.io/example/shop:1.2.0", chartLabel: "shop-0.1.2", logLevel: "warn"}, d)
+	d.stop()
+	step("syncd run applies 0.1.2")
+	w.checkNoSecrets(j.secrets...)
 }
 
 // TestJourneyHelmOCI: charts helm push stored in a registry that wants
@@ -178,4 +188,12 @@ apps:
 		},
 	}
 	j.run(t)
+
+	step := stepper(t)
+	push("0.4.0", "1.4.0")
+	d := w.startDaemon()
+	waitShop(t, cl, ns, shopLive{replicas: 3, image: "ghcr.io/example/shop:1.4.0", chartLabel: "shop-0.4.0", logLevel: "warn"}, d)
+	d.stop()
+	step("syncd run applies 0.4.0")
+	w.checkNoSecrets(j.secrets...)
 }
