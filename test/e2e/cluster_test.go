@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
 
@@ -85,13 +86,20 @@ type cluster struct {
 	mapper meta.ResettableRESTMapper
 }
 
+// newCluster reads the local cluster, the one syncd's kubeconfig names.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(env.Config)
+	return newClusterFor(t, env.Config)
+}
+
+// newClusterFor reads the cluster of cfg (a second control plane).
+func newClusterFor(t *testing.T, cfg *rest.Config) *cluster {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // journey is one way into syncd, driven through the binary by the steps
@@ -20,11 +21,20 @@ type journey struct {
 	render []string
 	// rendered are strings the render must print (object names, values).
 	rendered []string
+	// renderErr, when set, is what render must fail with (exit 1) instead:
+	// an app render cannot build without the cluster (substituteFrom a
+	// ConfigMap or Secret).
+	renderErr string
 	// change changes the app's source (a commit, a new chart version, a
 	// new tag) and returns what the live state must then show.
 	change func() (applied func(t *testing.T))
+	// planned are strings the plan of the change must print.
+	planned []string
 	// secrets are values that must appear in nothing syncd printed.
 	secrets []string
+	// cluster is the cluster the app applies to (apps[].cluster), where
+	// its objects and inventory are read; nil: the local one.
+	cluster *cluster
 }
 
 // run drives the journey: render, apply, a second apply that writes
@@ -32,19 +42,17 @@ type journey struct {
 // no secret printed. Each step's wall time is logged.
 func (j *journey) run(t *testing.T) {
 	t.Helper()
-	w, cl := j.w, newCluster(t)
+	w, cl := j.w, j.cluster
+	if cl == nil {
+		cl = newCluster(t)
+	}
 	app := []string{"--config", w.config, "--app", j.app, "--cache-dir", w.cache}
 	step := stepper(t)
 
-	r := w.must(exitOK, append(append([]string{"render"}, app...), j.render...)...)
-	for _, s := range j.rendered {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("render does not print %q\n%s", s, r)
-		}
-	}
+	j.checkRender(t, w.syncd(append(append([]string{"render"}, app...), j.render...)...))
 	step("render")
 
-	r = w.must(exitOK, append([]string{"apply"}, app...)...)
+	r := w.must(exitOK, append([]string{"apply"}, app...)...)
 	objs := appliedObjects(r.stdout)
 	if len(objs) == 0 {
 		t.Fatalf("apply named no object\n%s", r)
@@ -61,9 +69,9 @@ func (j *journey) run(t *testing.T) {
 	// the second apply send a no-op patch and record the new version.
 	// From then on a re-apply writes nothing at all, the inventory
 	// included.
-	inventories := inventoryVersions(t)
+	inventories := cl.inventoryVersions(t)
 	w.must(exitOK, append([]string{"apply"}, app...)...)
-	if diff := cmp.Diff(inventories, inventoryVersions(t)); diff != "" {
+	if diff := cmp.Diff(inventories, cl.inventoryVersions(t)); diff != "" {
 		t.Errorf("third apply wrote an inventory (resourceVersions -before +after):\n%s", diff)
 	}
 	step("third apply")
@@ -73,6 +81,11 @@ func (j *journey) run(t *testing.T) {
 
 	applied := j.change()
 	r = w.must(exitChanges, append([]string{"plan"}, app...)...)
+	for _, s := range j.planned {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("plan of the change does not print %q\n%s", s, r)
+		}
+	}
 	step("change, plan")
 
 	w.must(exitOK, append([]string{"apply"}, app...)...)
@@ -80,6 +93,26 @@ func (j *journey) run(t *testing.T) {
 	step("apply the change")
 
 	w.checkNoSecrets(j.secrets...)
+}
+
+// checkRender fails unless render printed what the journey expects, or
+// failed as it expects.
+func (j *journey) checkRender(t *testing.T, r result) {
+	t.Helper()
+	if j.renderErr != "" {
+		if r.code != exitError || !strings.Contains(r.stderr, j.renderErr) || r.stdout != "" {
+			t.Errorf("render: want exit %d with %q and nothing on stdout\n%s", exitError, j.renderErr, r)
+		}
+		return
+	}
+	if r.code != exitOK {
+		t.Fatalf("render: want exit %d\n%s", exitOK, r)
+	}
+	for _, s := range j.rendered {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("render does not print %q\n%s", s, r)
+		}
+	}
 }
 
 // checkWroteNothing fails unless a second apply left every object as it
@@ -98,17 +131,19 @@ func (j *journey) checkWroteNothing(t *testing.T, cl *cluster, r result, before 
 	}
 }
 
-// inventoryVersions returns the resourceVersion of every Secret in
-// syncd's namespace (the apps' inventories): only syncd writes them.
-func inventoryVersions(t *testing.T) map[string]string {
+// inventoryVersions returns the resourceVersion of every Secret in the
+// cluster's inventory namespace (the apps' inventories, on the app's
+// cluster): only syncd writes them.
+func (c *cluster) inventoryVersions(t *testing.T) map[string]string {
 	t.Helper()
-	list, err := clientset(t).CoreV1().Secrets(inventoryNamespace).List(context.Background(), metav1.ListOptions{})
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	list, err := c.dyn.Resource(secrets).Namespace(inventoryNamespace).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, s := range list.Items {
-		out[s.Name] = s.ResourceVersion
+		out[s.GetName()] = s.GetResourceVersion()
 	}
 	return out
 }
