@@ -227,6 +227,19 @@ func TestSubstituteRefusals(t *testing.T) {
 	}
 }
 
+// TestSubstituteRender: syncd render, which never talks to the cluster,
+// refuses an app with a substituteFrom Secret, naming it and saying what
+// to run instead, and prints nothing.
+func TestSubstituteRender(t *testing.T) {
+	cfg := substConfig(t, "web", "")
+	dir := writeFiles(t, substManifests)
+	r := render(t, "--config", cfg, "--app", "web", "--path", dir)
+	want := "app web: substituteFrom[1] (Secret subst-vars): syncd render does not read the cluster, where this ConfigMap or Secret is: preview the app with `syncd plan --config`"
+	if r.code != exitError || !strings.Contains(r.stderr, want) || r.stdout != "" {
+		t.Errorf("render: exit %d, want %d with %q and no output\n%s%s", r.code, exitError, want, r.stdout, r.stderr)
+	}
+}
+
 // TestSubstituteNotStrict: with substituteStrict: false an unset variable
 // becomes empty, as in Flux without the feature gate.
 func TestSubstituteNotStrict(t *testing.T) {

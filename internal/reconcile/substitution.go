@@ -27,14 +27,24 @@ import (
 // as Flux does. Only files the config names and ConfigMaps and Secrets in
 // syncd's namespace are read, never the app's repository.
 func (r *Runner) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
-	return variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace}.substitution(ctx, app)
+	return variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace, unread: errNoNamespace}.substitution(ctx, app)
 }
+
+// errNoNamespace is why a Runner without syncd's namespace cannot read a
+// substituteFrom ConfigMap or Secret.
+var errNoNamespace = errors.New("ConfigMaps and Secrets are read from syncd's own namespace, which this command does not know; use a file")
+
+// errOffline is why syncd render cannot read a substituteFrom ConfigMap
+// or Secret, and what to run instead.
+var errOffline = errors.New("syncd render does not read the cluster, where this ConfigMap or Secret is: " +
+	"preview the app with `syncd plan --config`, which reads it in syncd's namespace, " +
+	"or give render the variables in a file (substituteFrom[].file)")
 
 // OfflineSubstitution is the substitution of an app for commands that do
 // not talk to the cluster (syncd render): its files only; an app naming a
 // ConfigMap or Secret fails.
 func OfflineSubstitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
-	return variableSources{}.substitution(ctx, app)
+	return variableSources{unread: errOffline}.substitution(ctx, app)
 }
 
 // variableSources reads substituteFrom: files, and ConfigMaps and Secrets
@@ -42,6 +52,9 @@ func OfflineSubstitution(ctx context.Context, app config.App) (*planner.Substitu
 type variableSources struct {
 	dynamic   dynamic.Interface
 	namespace string
+	// unread is the error of a ConfigMap or Secret without a cluster or a
+	// namespace to read it in.
+	unread error
 }
 
 func (vs variableSources) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
@@ -86,10 +99,13 @@ func sensitiveSource(src config.SubstituteSource) bool {
 }
 
 // describeSource names a source in errors: its file, or kind
-// namespace/name.
+// namespace/name (kind name when the namespace is not known).
 func describeSource(src config.SubstituteSource, namespace string) string {
-	if src.File != "" {
+	switch {
+	case src.File != "":
 		return src.File
+	case namespace == "":
+		return src.Kind + " " + src.Name
 	}
 	return src.Kind + " " + namespace + "/" + src.Name
 }
@@ -101,7 +117,7 @@ func (vs variableSources) variablesFrom(ctx context.Context, src config.Substitu
 		return variablesFile(src)
 	}
 	if vs.namespace == "" || vs.dynamic == nil {
-		return nil, errors.New("ConfigMaps and Secrets are read from syncd's own namespace, which this command does not know; use a file")
+		return nil, vs.unread
 	}
 	obj, err := vs.dynamic.Resource(sourceResource(src.Kind)).Namespace(vs.namespace).Get(ctx, src.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) && src.Optional {
