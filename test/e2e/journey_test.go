@@ -60,6 +60,7 @@ func (j *journey) run(t *testing.T) {
 	step("apply")
 
 	before := cl.syncdEntries(t, objs)
+	awaitNextSecond()
 	r = w.must(exitOK, append([]string{"apply"}, app...)...)
 	j.checkWroteNothing(t, cl, r, before)
 	step("second apply")
@@ -93,6 +94,16 @@ func (j *journey) run(t *testing.T) {
 	step("apply the change")
 
 	w.checkNoSecrets(j.secrets...)
+}
+
+// awaitNextSecond waits until the wall clock enters its next second.
+// managedFields times have a resolution of one second: a write by the
+// second apply in the same second as the first apply's, keeping the same
+// fields (a value that changes at every render), would leave syncd's
+// entries as they were. The API server runs on this machine, with this
+// clock.
+func awaitNextSecond() {
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 }
 
 // checkRender fails unless render printed what the journey expects, or
