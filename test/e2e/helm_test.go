@@ -118,16 +118,7 @@ apps:
 		},
 	}
 	j.run(t)
-
-	// The daemon: the built binary's syncd run polls the repository at
-	// start and applies the newest version in range.
-	step := stepper(t)
-	publish("0.1.2", "1.2.0")
-	d := w.startDaemon()
-	waitShop(t, cl, ns, shopLive{replicas: 3, image: "ghcr.io/example/shop:1.2.0", chartLabel: "shop-0.1.2", logLevel: "warn"}, d)
-	d.stop()
-	step("syncd run applies 0.1.2")
-	w.checkNoSecrets(j.secrets...)
+	j.daemonApplies(t, cl, "0.1.2", "1.2.0", publish)
 }
 
 // TestJourneyHelmOCI: charts helm push stored in a registry that wants
@@ -188,12 +179,20 @@ apps:
 		},
 	}
 	j.run(t)
+	j.daemonApplies(t, cl, "0.4.0", "1.4.0", push)
+}
 
+// daemonApplies is a chart journey's last step: a version published
+// after the last apply (publish), then syncd run, which polls the source
+// at start and applies the newest version in range to the app's
+// namespace (its name).
+func (j *journey) daemonApplies(t *testing.T, cl *cluster, version, appVersion string, publish func(version, appVersion string)) {
+	t.Helper()
 	step := stepper(t)
-	push("0.4.0", "1.4.0")
-	d := w.startDaemon()
-	waitShop(t, cl, ns, shopLive{replicas: 3, image: "ghcr.io/example/shop:1.4.0", chartLabel: "shop-0.4.0", logLevel: "warn"}, d)
+	publish(version, appVersion)
+	d := j.w.startDaemon()
+	waitShop(t, cl, j.app, shopLive{replicas: 3, image: "ghcr.io/example/shop:" + appVersion, chartLabel: "shop-" + version, logLevel: "warn"}, d)
 	d.stop()
-	step("syncd run applies 0.4.0")
-	w.checkNoSecrets(j.secrets...)
+	step("syncd run applies " + version)
+	j.w.checkNoSecrets(j.secrets...)
 }
