@@ -274,6 +274,8 @@ func (d *daemon) logText() string {
 // appStatus is the part of /status a journey reads.
 type appStatus struct {
 	App, Revision, Result, Error string
+	Changed, Findings            int
+	LastRun                      time.Time
 }
 
 // status reads /status.
@@ -320,11 +322,11 @@ var loopback = &http.Client{Timeout: 20 * time.Second}
 
 // alert is the part of a syncd.dev/alert/v1 body the journeys read.
 type alert struct {
-	Type, State, Summary, App string
-	Object                    struct{ Kind, Namespace, Name string }
-	Fields                    []struct {
-		Path, Class string
-		Culprit     *struct{ Manager, Operation string }
+	Type, State, Summary, App, Revision, Fingerprint string
+	Object                                           struct{ Kind, Namespace, Name string }
+	Fields                                           []struct {
+		Path, Class, Desired, Live string
+		Culprit                    *struct{ Manager, Operation, Subresource, Time string }
 	}
 }
 
@@ -334,6 +336,11 @@ type receiver struct {
 	mu     sync.Mutex
 	alerts []alert
 	raw    []string
+	// check, when set, vets each request before its body is kept (a
+	// signature, a token in the URL); a refused request is answered 401
+	// and its reason kept in refused.
+	check   func(req *http.Request, body []byte) error
+	refused []string
 }
 
 func startReceiver(t *testing.T) *receiver {
@@ -345,6 +352,10 @@ func startReceiver(t *testing.T) *receiver {
 	r := &receiver{url: "http://" + l.Addr().String() + "/alerts"}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		if err := r.vet(req, body); err != nil {
+			http.Error(rw, err.Error(), http.StatusUnauthorized)
+			return
+		}
 		var a alert
 		if err := json.Unmarshal(body, &a); err != nil {
 			http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -358,6 +369,34 @@ func startReceiver(t *testing.T) *receiver {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return r
+}
+
+// requireCheck makes the receiver refuse requests check rejects.
+func (r *receiver) requireCheck(check func(req *http.Request, body []byte) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.check = check
+}
+
+// vet runs the receiver's check, keeping what it refused.
+func (r *receiver) vet(req *http.Request, body []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.check == nil {
+		return nil
+	}
+	err := r.check(req, body)
+	if err != nil {
+		r.refused = append(r.refused, err.Error())
+	}
+	return err
+}
+
+// refusals returns why the receiver refused requests, if it did.
+func (r *receiver) refusals() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.refused...)
 }
 
 // waitFor waits up to a minute for an alert match accepts.
