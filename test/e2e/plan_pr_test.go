@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ stringData:
 		"apps/shop/legacy-routes.yaml": nil,
 	}
 	if s.legacy {
-		files["apps/shop/legacy-routes.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop-legacy-routes}\ndata:\n  /cart: /basket\n")
+		files["apps/shop/legacy-routes.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop-legacy-routes}\ndata:\n  cart: /basket\n")
 	}
 	return files
 }
@@ -236,10 +237,12 @@ func (j *prJourney) git(args ...string) {
 func (j *prJourney) checkMarkdown(checkout string) {
 	j.t.Helper()
 	r := j.w.must(exitChanges, append(append([]string{"plan"}, j.app...), "--path", checkout, "-o", "markdown")...)
+	if !imageBump.MatchString(r.stdout) {
+		j.t.Errorf("plan -o markdown has no diff of the image 1.1.0 -> 1.2.0\n%s", r)
+	}
 	for _, want := range []string{
 		"### syncd plan: app `shop`",
-		"+          image: ghcr.io/example/shop:1.2.0",
-		"<b>prune</b> <code>ConfigMap pr-shop/shop-legacy-routes</code>",
+		"`ConfigMap pr-shop/shop-legacy-routes` left Git: **deleted**",
 		"`.data.maintenance` is owned by `kubectl-edit`: **force**",
 		"<b>update</b> <code>Secret pr-shop/shop-db</code>",
 		"password: <redacted, changed>",
@@ -249,6 +252,9 @@ func (j *prJourney) checkMarkdown(checkout string) {
 		}
 	}
 }
+
+// imageBump is the PR's image change as a diff shows it.
+var imageBump = regexp.MustCompile(`(?m)^-\s+image: ghcr\.io/example/shop:1\.1\.0\n\+\s+image: ghcr\.io/example/shop:1\.2\.0$`)
 
 // planJSON is the part of plan -o json (docs/preview.md, JSON) the
 // journey reads.
@@ -277,6 +283,9 @@ func (j *prJourney) checkJSON(checkout string) {
 		got[key] = o.Action
 		for _, c := range o.Conflicts {
 			got[key+" conflict"] = fmt.Sprintf("%s %s %s", c.Path, c.Manager, c.Outcome)
+		}
+		if o.Object.Kind == "Deployment" && !imageBump.MatchString(o.Diff) {
+			j.t.Errorf("the Deployment's diff does not show the image 1.1.0 -> 1.2.0:\n%s", o.Diff)
 		}
 		if o.Object.Kind == "Secret" && !strings.Contains(o.Diff, "password: <redacted, changed>") {
 			j.t.Errorf("the Secret's diff does not show its password changed, redacted:\n%s", o.Diff)
