@@ -14,6 +14,7 @@ import (
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/paths"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // write is one apply request's answer: the object it was applied over
@@ -128,8 +129,8 @@ func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructu
 	was, is := ownership.Decode(before).Applied(string(m)).Leaves(), ownership.Decode(after).Applied(string(m)).Leaves()
 	var values, owners []string
 	was.Union(is).Iterate(func(p fieldpath.Path) {
-		x, inBefore := paths.Lookup(before.Object, p)
-		y, inAfter := paths.Lookup(after.Object, p)
+		x, inBefore := storedValue(before, p)
+		y, inAfter := storedValue(after, p)
 		switch {
 		case inBefore != inAfter || !equality.Semantic.DeepEqual(x, y):
 			values = append(values, p.String())
@@ -149,6 +150,13 @@ func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructu
 	return out
 }
 
+// storedValue is the value at p of obj as the API server returns it; a
+// Secret's write-only .stringData.K is found in .data.K
+// (paths.LookupStored), so a rotated stringData value is a change.
+func storedValue(obj *unstructured.Unstructured, p fieldpath.Path) (any, bool) {
+	return paths.LookupStored(obj.Object, p, redact.IsSecret(obj.GroupVersionKind().GroupKind()), paths.LookupOptions{})
+}
+
 // changedFor reports whether an apply by m changed the object: m's set of
 // fields or the value of a field m owns. A new resourceVersion alone does
 // not tell, since a controller (the Deployment controller writing status
@@ -165,8 +173,8 @@ func changedFor(m planner.FieldManager, before, after *unstructured.Unstructured
 		if changed {
 			return
 		}
-		x, inBefore := paths.Lookup(before.Object, p)
-		y, inAfter := paths.Lookup(after.Object, p)
+		x, inBefore := storedValue(before, p)
+		y, inAfter := storedValue(after, p)
 		changed = inBefore != inAfter || !equality.Semantic.DeepEqual(x, y)
 	})
 	return changed

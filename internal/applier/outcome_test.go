@@ -206,3 +206,32 @@ func TestWrittenFields(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretStringDataOutcome: the API server stores a Secret's
+// .stringData.K in .data.K and never returns stringData, so a changed
+// stringData value is found where it is stored: the apply names the
+// field, and a dry run of the change is configured, not unchanged.
+func TestSecretStringDataOutcome(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	app := appOf("app", ns)
+	secret := func(password string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  username: shop\n  password: " + password + "\n"
+	}
+	wantChanges(t, c.apply(t, c.plan(t, app, secret("first-pw")), ApplyOptions{}), "Secret db syncd-app created")
+
+	rotated := c.plan(t, app, secret("rotated-pw"))
+	dry, err := c.applier(t, Options{DryRun: true}).Apply(ctxT(t), rotated, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantChanges(t, dry, "Secret db syncd-app configured")
+	cs := c.apply(t, rotated, ApplyOptions{})
+	wantChanges(t, cs, "Secret db syncd-app configured")
+	for name, got := range map[string][]string{"dry run": dry.Changes[0].Changed, "apply": cs.Changes[0].Changed} {
+		if diff := cmp.Diff([]string{".stringData.password"}, got); diff != "" {
+			t.Errorf("%s: changed fields (-want +got):\n%s", name, diff)
+		}
+	}
+	wantChanges(t, c.apply(t, rotated, ApplyOptions{}), "Secret db syncd-app unchanged")
+}

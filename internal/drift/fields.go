@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"encoding/base64"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,21 +96,9 @@ func lookup(obj any, path fieldpath.Path) (any, bool) {
 
 // lookupLive is lookup on a live object, except that a Secret's
 // .stringData.K (write-only: the server moves it to .data) is read from
-// .data.K, decoded.
+// .data.K, decoded (paths.LookupStored).
 func lookupLive(obj map[string]any, path fieldpath.Path, secret bool) (any, bool) {
-	if secret && len(path) == 2 && path[0].FieldName != nil && *path[0].FieldName == "stringData" && path[1].FieldName != nil {
-		v, ok := lookup(obj, fieldpath.MakePathOrDie("data", *path[1].FieldName))
-		s, isString := v.(string)
-		if !ok || !isString {
-			return nil, false
-		}
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return s, true
-		}
-		return string(b), true
-	}
-	return lookup(obj, path)
+	return paths.LookupStored(obj, path, secret, paths.LookupOptions{OmittedKeyFields: true})
 }
 
 // equalDeclared reports whether live holds what desired declares: maps are

@@ -1,6 +1,8 @@
 package paths
 
 import (
+	"encoding/base64"
+
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
@@ -32,6 +34,34 @@ func LookupWith(v any, path fieldpath.Path, o LookupOptions) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// LookupStored is LookupWith on an object as the API server returns it,
+// except that a Secret's .stringData.K (secret set), which the server
+// never returns (it stores the value in .data.K, base64-encoded), is read
+// from .data.K, decoded: what a manager that applied .stringData.K
+// declared is found where the server keeps it. A .data.K that is not
+// base64 is returned as it is.
+func LookupStored(obj map[string]any, path fieldpath.Path, secret bool, o LookupOptions) (any, bool) {
+	if !secret || !isStringData(path) {
+		return LookupWith(obj, path, o)
+	}
+	v, ok := LookupWith(obj, fieldpath.MakePathOrDie("data", *path[1].FieldName), o)
+	s, isString := v.(string)
+	if !ok || !isString {
+		return nil, false
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return s, true
+	}
+	return string(b), true
+}
+
+// isStringData reports whether path is a key of a Secret's write-only
+// .stringData.
+func isStringData(path fieldpath.Path) bool {
+	return len(path) == 2 && path[0].FieldName != nil && *path[0].FieldName == "stringData" && path[1].FieldName != nil
 }
 
 // step returns the value pe names inside v.

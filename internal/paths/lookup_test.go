@@ -84,3 +84,32 @@ func TestItemIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupStored: a Secret's .stringData.K is read where the API server
+// stores it, .data.K, decoded; anything else as Lookup finds it.
+func TestLookupStored(t *testing.T) {
+	secret := map[string]any{"data": map[string]any{"password": "cm90YXRlZA==", "raw": "not base64!"}}
+	type want struct {
+		V  any
+		OK bool
+	}
+	tests := map[string]struct {
+		path   fieldpath.Path
+		secret bool
+		want   want
+	}{
+		"stringData of a Secret":        {path: path("stringData", "password"), secret: true, want: want{"rotated", true}},
+		"stringData not base64 in data": {path: path("stringData", "raw"), secret: true, want: want{"not base64!", true}},
+		"stringData missing in data":    {path: path("stringData", "token"), secret: true, want: want{nil, false}},
+		"stringData of another kind":    {path: path("stringData", "password"), want: want{nil, false}},
+		"data of a Secret":              {path: path("data", "password"), secret: true, want: want{"cm90YXRlZA==", true}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			v, ok := LookupStored(secret, tc.path, tc.secret, LookupOptions{})
+			if diff := cmp.Diff(tc.want, want{v, ok}); diff != "" {
+				t.Errorf("LookupStored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
