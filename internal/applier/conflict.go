@@ -11,9 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"syncd.dev/syncd/internal/paths"
 )
 
 // Conflict is one field another manager owns with a different value than
@@ -139,16 +138,18 @@ func isRetryableConflict(err error) bool {
 // taking it changes no value, and the manager dropping it later cannot
 // reset anything. fields resolves a conflict's path (the API server's
 // notation) to a structured path; a conflict it cannot resolve differs,
-// so it is still decided by the policy.
-func splitSameValue(cs Conflicts, fields *fieldpath.Set, live, forced map[string]any) (same, differ Conflicts) {
+// so it is still decided by the policy. Values are read where the server
+// stores them (storedValue: a Secret's stringData in its data), so two
+// managers' different stringData values differ.
+func splitSameValue(cs Conflicts, fields *fieldpath.Set, live, forced *unstructured.Unstructured) (same, differ Conflicts) {
 	for _, c := range cs {
 		fp := findPath(fields, c.Path)
 		if fp == nil {
 			differ = append(differ, c)
 			continue
 		}
-		was, inLive := paths.Lookup(live, fp)
-		now, inForced := paths.Lookup(forced, fp)
+		was, inLive := storedValue(live, fp)
+		now, inForced := storedValue(forced, fp)
 		if inLive == inForced && equality.Semantic.DeepEqual(was, now) {
 			same = append(same, c)
 			continue

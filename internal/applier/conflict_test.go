@@ -1,6 +1,7 @@
 package applier
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -112,7 +114,13 @@ func TestSplitSameValue(t *testing.T) {
 		fieldpath.MakePathOrDie("spec", "replicas"),
 		fieldpath.MakePathOrDie("spec", "template", "spec", "containers", fieldpath.KeyByFields("name", "app"), "env", fieldpath.KeyByFields("name", "POD"), "valueFrom", "fieldRef"),
 		fieldpath.MakePathOrDie("data", "color"),
+		fieldpath.MakePathOrDie("stringData", "password"),
 	)
+	// secret is a Secret as the server returns it: stringData moved to
+	// data.
+	secret := func(password string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(password))}}
+	}
 	deployment := func(spec string) map[string]any {
 		t.Helper()
 		var m map[string]any
@@ -172,11 +180,21 @@ func TestSplitSameValue(t *testing.T) {
 			live: deployment(`{}`), forced: deployment(`{}`),
 			differ: Conflicts{c(".spec.paused")},
 		},
+		"a Secret's stringData value differs (the server keeps it in data)": {
+			cs:   Conflicts{c(".stringData.password")},
+			live: secret("theirs"), forced: secret("ours"),
+			differ: Conflicts{c(".stringData.password")},
+		},
+		"a Secret's stringData value is the same": {
+			cs:   Conflicts{c(".stringData.password")},
+			live: secret("same"), forced: secret("same"),
+			same: Conflicts{c(".stringData.password")},
+		},
 		"none": {},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			same, differ := splitSameValue(tc.cs, fields, tc.live, tc.forced)
+			same, differ := splitSameValue(tc.cs, fields, &unstructured.Unstructured{Object: tc.live}, &unstructured.Unstructured{Object: tc.forced})
 			if diff := cmp.Diff(tc.same, same); diff != "" {
 				t.Errorf("same (-want +got):\n%s", diff)
 			}

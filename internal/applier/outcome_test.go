@@ -235,3 +235,29 @@ func TestSecretStringDataOutcome(t *testing.T) {
 	}
 	wantChanges(t, c.apply(t, rotated, ApplyOptions{}), "Secret db syncd-app unchanged")
 }
+
+// TestSecretStringDataConflict: another manager applied a Secret's
+// stringData.password with its own value; syncd's different value is a
+// conflict its policy decides (fail: nothing written), not a "same value"
+// taken over, although the server returns neither side's stringData.
+func TestSecretStringDataConflict(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	c.applyAs(t, secrets, ns, "vault-injector", "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: "+ns+"}\nstringData:\n  password: theirs-pw\n")
+	before := c.get(t, secrets, ns, "db")
+	ours := c.plan(t, appOf("app", ns), "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  password: ours-pw\n")
+	cs := c.apply(t, ours, ApplyOptions{Policy: policyOf(t, ConflictFail)})
+	wantChanges(t, cs, "Secret db syncd-app conflict")
+	if got := cs.Changes[0].Conflicts; len(got) != 1 || got[0].Path != ".stringData.password" || got[0].Manager != "vault-injector" {
+		t.Errorf("conflicts %v, want .stringData.password owned by vault-injector", got)
+	}
+	if diff := cmp.Diff(data(before), data(c.get(t, secrets, ns, "db"))); diff != "" {
+		t.Errorf("the other manager's password was overwritten (-before +after):\n%s", diff)
+	}
+	// The same value is no disagreement: taken without changing it.
+	same := c.plan(t, appOf("app", ns), "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  password: theirs-pw\n")
+	cs = c.apply(t, same, ApplyOptions{Policy: policyOf(t, ConflictFail)})
+	if got := cs.Changes[0]; got.Action == Conflicted || len(got.SameValue) != 1 {
+		t.Errorf("the same stringData value: %s, same value %v; want it taken without changing it", got.Action, got.SameValue)
+	}
+}

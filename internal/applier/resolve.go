@@ -174,7 +174,7 @@ func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planne
 	for _, e := range ownership.Decode(live).Entries {
 		fields = fields.Union(e.Set)
 	}
-	same, differ = splitSameValue(cs, fields, live.Object, forced.Object)
+	same, differ = splitSameValue(cs, fields, live, forced)
 	return same, differ, live
 }
 
