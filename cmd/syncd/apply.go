@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
@@ -223,6 +224,33 @@ func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
 	}
 }
 
+// printPrune writes one line per object the prune deleted, orphaned,
+// kept or spared, naming it as the change lines do (a guard's reason and
+// message under a spared one, unless a refusal of the whole prune, said
+// in the summary, is why), then the summary line.
+func printPrune(w io.Writer, rep *inventory.Report) {
+	suffix := ""
+	if rep.DryRun {
+		suffix = " (dry run)"
+	}
+	for _, ref := range rep.Deleted {
+		fmt.Fprintf(w, "%s deleted%s\n", ref, suffix)
+	}
+	for _, ref := range rep.Orphaned {
+		fmt.Fprintf(w, "%s orphaned%s\n", ref, suffix)
+	}
+	for _, k := range rep.Kept {
+		fmt.Fprintf(w, "%s kept%s\n  left Git; prune disabled (%s): dropped from the inventory, kept in the cluster as it is\n", k.Object, suffix, k.Directive)
+	}
+	for _, sp := range rep.Spared {
+		fmt.Fprintf(w, "%s spared (%s)\n", sp.Object, sp.Reason)
+		if rep.Refused == nil {
+			fmt.Fprintf(w, "  %s\n", redact.Text(sp.Message))
+		}
+	}
+	fmt.Fprintln(w, rep.String())
+}
+
 // runApplyConfig runs source → planner → applier once for each app, in
 // dependency order (config.DependencyOrder): an app whose dependency
 // failed, or was itself not applied, is not applied and says why; the
@@ -282,7 +310,7 @@ func applyConfigApp(cmd *cobra.Command, runner *reconcile.Runner, app config.App
 		printChangeSet(out, cs)
 	}
 	if rendered != nil && rendered.Prune != nil {
-		fmt.Fprintln(out, rendered.Prune.String())
+		printPrune(out, rendered.Prune)
 	}
 	if err == nil && cs != nil {
 		err = changeSetExit(cs)

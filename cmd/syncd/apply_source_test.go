@@ -86,7 +86,8 @@ func TestApplyConfigFromSource(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("apply of the second commit: code %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"app web: revision " + second, "ConfigMap " + ns + "/seed configured", "prune: 1 deleted"} {
+	// The prune names what it deleted, as the change lines name objects.
+	for _, want := range []string{"app web: revision " + second, "ConfigMap " + ns + "/seed configured", "ConfigMap " + ns + "/other deleted\nprune: 1 deleted\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
