@@ -273,10 +273,10 @@ func (a *appJourney) planArgs(extra ...string) []string {
 // reconcile app --wait` and checks it wrote no object.
 func (a *appJourney) checkReconcileWritesNothing() {
 	a.t.Helper()
-	before := a.versions()
+	before := a.entries()
 	a.w.must(exitOK, "reconcile", "app", a.name, "-n", a.ns, "--wait", "--timeout", "2m")
-	if diff := cmp.Diff(before, a.versions()); diff != "" {
-		a.t.Errorf("a reconcile at the same revision wrote objects (resourceVersions -before +after):\n%s", diff)
+	if diff := cmp.Diff(before, a.entries()); diff != "" {
+		a.t.Errorf("a reconcile at the same revision wrote objects (syncd's managedFields -before +after):\n%s", diff)
 	}
 	app, err := a.cl.get(a.appRef())
 	if err != nil {
@@ -287,8 +287,9 @@ func (a *appJourney) checkReconcileWritesNothing() {
 	}
 }
 
-func (a *appJourney) versions() map[objectRef]string {
-	return a.cl.versions(a.t, refSet(a.objects()))
+// entries are syncd's managedFields entries of the App's objects.
+func (a *appJourney) entries() map[objectRef]string {
+	return a.cl.syncdEntries(a.t, refSet(a.objects()))
 }
 
 // planCheckout previews a pull request's checkout (web 1.1.0) of the

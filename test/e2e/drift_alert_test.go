@@ -279,13 +279,13 @@ func (j *driftJourney) status() appStatus {
 // app and the API server writes nothing.
 func (j *driftJourney) checkPollWritesNothing(sha string) {
 	j.t.Helper()
-	before := j.cl.versions(j.t, refSet(driftObjects))
+	before := j.cl.syncdEntries(j.t, refSet(driftObjects))
 	st := j.pollNow(sha)
 	if st.Revision != sha || st.Error != "" || st.Changed != 0 {
 		j.t.Errorf("a poll at the same revision: %+v, want revision %s, no error, nothing changed", st, sha)
 	}
-	if diff := cmp.Diff(before, j.cl.versions(j.t, refSet(driftObjects))); diff != "" {
-		j.t.Errorf("a poll at the same revision wrote objects (resourceVersions -before +after):\n%s", diff)
+	if diff := cmp.Diff(before, j.cl.syncdEntries(j.t, refSet(driftObjects))); diff != "" {
+		j.t.Errorf("a poll at the same revision wrote objects (syncd's managedFields -before +after):\n%s", diff)
 	}
 }
 

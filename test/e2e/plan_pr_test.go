@@ -121,13 +121,13 @@ func TestJourneyPlanPullRequest(t *testing.T) {
 	j.handEdit()
 	pr := storefront{image: "1.2.0", password: prPassword2, maintenance: "false"}
 	checkout := j.openPR(pr)
-	before := j.cl.versions(t, refSet(prObjects))
+	before := j.untouched()
 	j.step("hand edit, open PR")
 
 	j.checkMarkdown(checkout)
 	j.checkJSON(checkout)
-	if diff := cmp.Diff(before, j.cl.versions(t, refSet(prObjects))); diff != "" {
-		t.Errorf("plan wrote to the cluster (resourceVersions -before +after):\n%s", diff)
+	if diff := cmp.Diff(before, j.untouched()); diff != "" {
+		t.Errorf("plan wrote to the cluster (-before +after):\n%s", diff)
 	}
 	j.step("plan the PR")
 
@@ -305,28 +305,50 @@ func (j *prJourney) checkJSON(checkout string) {
 	}
 }
 
-// merge fast-forwards main to the PR, applies it and checks the live
-// state: the new image, the legacy routes pruned, the hand-added field
-// taken back from kubectl-edit, the rotated password; then a second
-// apply writes nothing and plan exits 0.
+// merge fast-forwards main to the PR, previews it with apply --dry-run
+// (nothing written), applies it and checks the live state: the new
+// image, the legacy routes pruned, the hand-added field taken back from
+// kubectl-edit, the rotated password; then a second apply writes
+// nothing and plan exits 0.
 func (j *prJourney) merge() {
 	j.t.Helper()
 	j.git("merge", "-q", "--ff-only", "pr-42")
 	j.git("push", "-q", "origin", "main")
-	r := j.w.must(exitOK, append([]string{"apply"}, j.app...)...)
+	apply := append([]string{"apply"}, j.app...)
+	before := j.untouched()
+	j.checkMergeOutput(j.w.must(exitOK, append(apply, "--dry-run")...), " (dry run)")
+	if diff := cmp.Diff(before, j.untouched()); diff != "" {
+		j.t.Errorf("apply --dry-run wrote to the cluster (-before +after):\n%s", diff)
+	}
+	j.checkMergeOutput(j.w.must(exitOK, apply...), "")
+	j.checkImage(j.t, "1.2.0")
+	j.checkMerged()
+	live := refSet(append(append([]objectRef{}, prObjects[:4]...), prObjects[5]))
+	entries := j.cl.syncdEntries(j.t, live)
+	r := j.w.must(exitOK, apply...)
+	(&journey{}).checkWroteNothing(j.t, j.cl, r, entries)
+	j.w.must(exitOK, append([]string{"plan"}, j.app...)...)
+}
+
+// checkMergeOutput checks what apply (suffix "") or apply --dry-run
+// (" (dry run)") says of the merge: the flags forced, the Secret's
+// rotated stringData named (never its value), the legacy routes deleted.
+func (j *prJourney) checkMergeOutput(r result, suffix string) {
+	j.t.Helper()
 	outcomes := appliedObjects(r.stdout)
-	for ref, want := range map[objectRef]string{prObjects[3]: "forced", prObjects[4]: "pruned"} {
+	for ref, want := range map[objectRef]string{prObjects[3]: "forced", prObjects[4]: "deleted", prObjects[5]: "configured"} {
 		if outcomes[ref] != want {
 			j.t.Errorf("apply of the merge: %s %q, want %s\n%s", ref, outcomes[ref], want, r)
 		}
 	}
-	j.checkImage(j.t, "1.2.0")
-	j.checkMerged()
-	live := refSet(append(append([]objectRef{}, prObjects[:4]...), prObjects[5]))
-	before := j.cl.versions(j.t, live)
-	r = j.w.must(exitOK, append([]string{"apply"}, j.app...)...)
-	(&journey{}).checkWroteNothing(j.t, j.cl, r, before)
-	j.w.must(exitOK, append([]string{"plan"}, j.app...)...)
+	for _, want := range []string{
+		"Secret pr-shop/shop-db configured" + suffix + "\n  changed: .stringData.password\n",
+		"ConfigMap pr-shop/shop-legacy-routes deleted" + suffix + "\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			j.t.Errorf("apply of the merge does not say %q\n%s", want, r)
+		}
+	}
 }
 
 // checkMerged checks the live objects the merge changed besides the
@@ -355,7 +377,26 @@ func (j *prJourney) checkMerged() {
 	}
 }
 
-// refSet is refs as the set cluster.versions takes.
+// untouched is what a plan must leave as it is: each object's
+// resourceVersion, except the Deployment's, which kube-controller-manager
+// moves as it writes the rollout's status; for it syncd's managedFields
+// entries stand witness.
+func (j *prJourney) untouched() map[objectRef]string {
+	out := j.cl.syncdEntries(j.t, refSet(prObjects[1:2]))
+	for _, ref := range prObjects {
+		if ref.kind == "Deployment" {
+			continue
+		}
+		obj, err := j.cl.get(ref)
+		if err != nil {
+			j.t.Fatalf("%s: %v", ref, err)
+		}
+		out[ref] = obj.GetResourceVersion()
+	}
+	return out
+}
+
+// refSet is refs as the set cluster.syncdEntries takes.
 func refSet(refs []objectRef) map[objectRef]string {
 	out := map[objectRef]string{}
 	for _, r := range refs {
