@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -87,8 +88,8 @@ func (a *appJourney) appRef() objectRef {
 func (a *appJourney) manager() string { return "syncd-" + a.ns + "-" + a.name }
 
 // TestJourneyAppObjects: a team declares a GitSource (Git over HTTP,
-// its token in a Secret) and an App with kubectl, and `syncd run`'s App
-// controller applies it. The journey is daemon-driven, so it goes
+// its token in a Secret) and an App with kubectl, and `syncd run`
+// without --config (App objects only) applies it. The journey is daemon-driven, so it goes
 // through journey.run's steps itself: the App Ready under its manager,
 // `syncd get apps`, plan exit 0, a reconcile that writes nothing, a
 // pull-request checkout planned (exit 2), the commit applied by the
@@ -142,11 +143,23 @@ func (a *appJourney) serveRepo() string {
 	return sha
 }
 
-// startDaemon runs `syncd run` for App objects only: a config with no
-// apps (docs/apps.md: "A config file with no apps runs Apps only").
+// startDaemon runs `syncd run` without --config: App objects only, the
+// way manifests/components/app-only installs it (docs/apps.md). It is
+// ready at once and its /status lists no app.
 func (a *appJourney) startDaemon() *daemon {
-	a.w.writeConfig("apiVersion: syncd/v1alpha1\nkind: Config\n")
-	return a.w.startDaemon()
+	d := a.w.startDaemon()
+	resp, err := loopback.Get("http://" + d.addr + "/readyz")
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		a.t.Errorf("/readyz of syncd run without --config: %s, want 200 at once", resp.Status)
+	}
+	if apps, err := d.status(); err != nil || len(apps) != 0 {
+		a.t.Errorf("/status of syncd run without --config: %+v (%v), want no app", apps, err)
+	}
+	return d
 }
 
 // declare creates the team's namespace, the token Secret, the GitSource
