@@ -20,7 +20,9 @@ import (
 )
 
 // inventoryNamespace holds the apps' inventories (syncd's default, set
-// through POD_NAMESPACE as in a pod).
+// through POD_NAMESPACE as in a pod). Every journey's apps keep theirs
+// there, by app name: two journeys must not name an app alike, or one's
+// apply would plan to prune the other's objects.
 const inventoryNamespace = "syncd-system"
 
 // commandTimeout bounds one syncd command; a journey's command that runs

@@ -77,7 +77,7 @@ type prJourney struct {
 	w    *workspace
 	cl   *cluster
 	repo *gitserver.Repo
-	app  []string // --config C --app shop --cache-dir D
+	app  []string // --config C --app pr-shop --cache-dir D
 	step func(string)
 }
 
@@ -110,7 +110,7 @@ func TestJourneyPlanPullRequest(t *testing.T) {
 	j := newPRJourney(t)
 	base := storefront{image: "1.0.0", password: prPassword, legacy: true}
 	(&journey{
-		w: j.w, app: "shop",
+		w: j.w, app: "pr-shop",
 		render:   []string{"--path", filepath.Join(j.repo.Work, "apps", "shop")},
 		rendered: []string{"ghcr.io/example/shop:1.0.0", "name: shop-legacy-routes", "<redacted>"},
 		secrets:  j.secrets(),
@@ -154,7 +154,7 @@ sources:
       interval: 1m
       auth: {tokenFile: %s}
 apps:
-  - name: shop
+  - name: pr-shop
     source: storefront
     path: apps/shop
     namespace: pr-shop
@@ -164,7 +164,7 @@ apps:
         - managers: ["kubectl-*"]   # hand edits are taken back
           action: force
 `, j.repo.URL, j.w.file("git-token", prToken+"\n")))
-	j.app = []string{"--config", j.w.config, "--app", "shop", "--cache-dir", j.w.cache}
+	j.app = []string{"--config", j.w.config, "--app", "pr-shop", "--cache-dir", j.w.cache}
 	return j
 }
 
@@ -241,7 +241,7 @@ func (j *prJourney) checkMarkdown(checkout string) {
 		j.t.Errorf("plan -o markdown has no diff of the image 1.1.0 -> 1.2.0\n%s", r)
 	}
 	for _, want := range []string{
-		"### syncd plan: app `shop`",
+		"### syncd plan: app `pr-shop`",
 		"`ConfigMap pr-shop/shop-legacy-routes` left Git: **deleted**",
 		"`.data.maintenance` is owned by `kubectl-edit`: **force**",
 		"<b>update</b> <code>Secret pr-shop/shop-db</code>",
@@ -365,8 +365,8 @@ func (j *prJourney) checkMerged() {
 	if v, _, _ := unstructured.NestedString(flags.Object, "data", "maintenance"); v != "false" {
 		j.t.Errorf("shop-flags .data.maintenance %q after the merge, want Git's false", v)
 	}
-	if owners := fieldOwners(flags, ".data.maintenance"); !cmp.Equal(owners, []string{"syncd-shop"}) {
-		j.t.Errorf("shop-flags .data.maintenance owned by %q after the merge, want syncd-shop alone", owners)
+	if owners := fieldOwners(flags, ".data.maintenance"); !cmp.Equal(owners, []string{"syncd-pr-shop"}) {
+		j.t.Errorf("shop-flags .data.maintenance owned by %q after the merge, want syncd-pr-shop alone", owners)
 	}
 	secret, err := j.cl.get(prObjects[5])
 	if err != nil {

@@ -100,7 +100,7 @@ sources:
   - name: storefront
     git: {url: %s, branch: main, interval: 1m}
 apps:
-  - name: storefront
+  - name: storefront-subst
     source: storefront
     path: deploy
     namespace: storefront
@@ -116,9 +116,9 @@ apps:
 	cl := newCluster(t)
 	settings := objectRef{kind: "ConfigMap", namespace: "storefront", name: "storefront-settings"}
 	j := &journey{
-		w: w, app: "storefront",
+		w: w, app: "storefront-subst",
 		render:    []string{"--path", repo.Work + "/deploy"},
-		renderErr: "app storefront: substituteFrom[0] (ConfigMap storefront-vars): syncd render does not read the cluster",
+		renderErr: "app storefront-subst: substituteFrom[0] (ConfigMap storefront-vars): syncd render does not read the cluster",
 		planned:   []string{"ConfigMap storefront/storefront-settings", "features"},
 		secrets:   []string{password},
 		change: func() func(*testing.T) {
