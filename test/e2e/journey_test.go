@@ -128,8 +128,8 @@ func (j *journey) checkRender(t *testing.T, r result) {
 
 // checkWroteNothing fails unless a second apply left every object as it
 // was: each outcome unchanged and no managedFields entry of syncd's
-// managers touched (a write, even one that changes no value, renews its
-// time).
+// managers touched (an apply that changes the object renews its
+// manager's entry time; a no-op apply leaves the object as it was).
 func (j *journey) checkWroteNothing(t *testing.T, cl *cluster, r result, before map[objectRef]string) {
 	t.Helper()
 	for ref, outcome := range appliedObjects(r.stdout) {
