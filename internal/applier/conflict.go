@@ -139,17 +139,18 @@ func isRetryableConflict(err error) bool {
 // reset anything. fields resolves a conflict's path (the API server's
 // notation) to a structured path; a conflict it cannot resolve differs,
 // so it is still decided by the policy. Values are read where the server
-// stores them (storedValue: a Secret's stringData in its data), so two
+// stores them (storedValues: a Secret's stringData in its data), so two
 // managers' different stringData values differ.
 func splitSameValue(cs Conflicts, fields *fieldpath.Set, live, forced *unstructured.Unstructured) (same, differ Conflicts) {
+	stored := storedValuesOf(live)
 	for _, c := range cs {
 		fp := findPath(fields, c.Path)
 		if fp == nil {
 			differ = append(differ, c)
 			continue
 		}
-		was, inLive := storedValue(live, fp)
-		now, inForced := storedValue(forced, fp)
+		was, inLive := stored.at(live, fp)
+		now, inForced := stored.at(forced, fp)
 		if inLive == inForced && equality.Semantic.DeepEqual(was, now) {
 			same = append(same, c)
 			continue

@@ -128,9 +128,10 @@ const maxChanged = 20
 func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructured) []string {
 	was, is := ownership.Decode(before).Applied(string(m)).Leaves(), ownership.Decode(after).Applied(string(m)).Leaves()
 	var values, owners []string
+	stored := storedValuesOf(after)
 	was.Union(is).Iterate(func(p fieldpath.Path) {
-		x, inBefore := storedValue(before, p)
-		y, inAfter := storedValue(after, p)
+		x, inBefore := stored.at(before, p)
+		y, inAfter := stored.at(after, p)
 		switch {
 		case inBefore != inAfter || !equality.Semantic.DeepEqual(x, y):
 			values = append(values, p.String())
@@ -150,11 +151,20 @@ func writtenFields(m planner.FieldManager, before, after *unstructured.Unstructu
 	return out
 }
 
-// storedValue is the value at p of obj as the API server returns it; a
-// Secret's write-only .stringData.K is found in .data.K
-// (paths.LookupStored), so a rotated stringData value is a change.
-func storedValue(obj *unstructured.Unstructured, p fieldpath.Path) (any, bool) {
-	return paths.LookupStored(obj.Object, p, redact.IsSecret(obj.GroupVersionKind().GroupKind()), paths.LookupOptions{})
+// storedValues reads field values of objects of one kind as the API
+// server returns them; a Secret's write-only .stringData.K is found in
+// .data.K (paths.LookupStored), so a rotated stringData value is a
+// change. Whether the kind is a Secret is decided once, not per field.
+type storedValues struct{ secret bool }
+
+// storedValuesOf returns the reader for obj's kind.
+func storedValuesOf(obj *unstructured.Unstructured) storedValues {
+	return storedValues{secret: redact.IsSecret(obj.GroupVersionKind().GroupKind())}
+}
+
+// at is the value at p of obj.
+func (s storedValues) at(obj *unstructured.Unstructured, p fieldpath.Path) (any, bool) {
+	return paths.LookupStored(obj.Object, p, s.secret, paths.LookupOptions{})
 }
 
 // changedFor reports whether an apply by m changed the object: m's set of
@@ -169,12 +179,13 @@ func changedFor(m planner.FieldManager, before, after *unstructured.Unstructured
 		return true
 	}
 	changed := false
+	stored := storedValuesOf(after)
 	is.Leaves().Iterate(func(p fieldpath.Path) {
 		if changed {
 			return
 		}
-		x, inBefore := storedValue(before, p)
-		y, inAfter := storedValue(after, p)
+		x, inBefore := stored.at(before, p)
+		y, inAfter := stored.at(after, p)
 		changed = inBefore != inAfter || !equality.Semantic.DeepEqual(x, y)
 	})
 	return changed
