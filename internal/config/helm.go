@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"syncd.dev/syncd/internal/redact"
+)
 
 // HelmSpec says how an app's Helm chart is rendered: a directory holding
 // Chart.yaml in a Git source, or a chart of a Helm repository source
@@ -44,19 +48,14 @@ type HelmSpec struct {
 }
 
 // HelmValues are inline chart values. They often hold secrets, so they
-// print as hiddenValues: formatting a config never shows them.
+// print as redact.Marker: formatting a config never shows them.
 type HelmValues map[string]any
 
-// hiddenValues is what HelmValues print as: redact.Marker (package redact
-// imports config, so the marker is spelled here; TestHelmValuesHidden in
-// package redact keeps the two equal).
-const hiddenValues = "<redacted>"
-
 // String returns the redaction marker.
-func (HelmValues) String() string { return hiddenValues }
+func (HelmValues) String() string { return redact.Marker }
 
 // GoString returns the redaction marker, for %#v.
-func (HelmValues) GoString() string { return hiddenValues }
+func (HelmValues) GoString() string { return redact.Marker }
 
 // HelmReleaseName returns the chart's release name: helm.releaseName, or
 // the app's name.

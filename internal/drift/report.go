@@ -192,6 +192,15 @@ func valueText(v any) string {
 	return s
 }
 
+// shownValue prints one of f's values for a sentence: redact.Marker when
+// f is redacted, whatever value it holds.
+func (f Finding) shownValue(v any) string {
+	if f.Redacted && v != nil {
+		return redact.Marker
+	}
+	return valueText(v)
+}
+
 // ownerText prints "kubectl-edit (Update, subresource scale) at 2026-11-29 14:02:05 UTC".
 func ownerText(o Owner) string {
 	how := o.Operation
@@ -216,9 +225,10 @@ func ownersText(os []Owner) string {
 	return strings.Join(parts, "; ")
 }
 
-// Sentence describes the finding in one line, without the object.
+// Sentence describes the finding in one line, without the object. A
+// redacted finding's values read redact.Marker, as in every other output.
 func (f Finding) Sentence() string {
-	desired, live := valueText(f.Desired), valueText(f.Live)
+	desired, live := f.shownValue(f.Desired), f.shownValue(f.Live)
 	var culprits []string
 	for _, o := range f.Owners {
 		if o.Manager != f.DeclaredBy {
@@ -236,36 +246,18 @@ func (f Finding) Sentence() string {
 		return "is no longer managed by syncd: its fields belong to " + ownersText(f.Owners)
 	case TakenOver:
 		if len(f.Owners) == 0 && f.Live == nil {
-			if f.Redacted {
-				return f.Path + " was removed out of band (value redacted)"
-			}
 			return f.Path + " was removed out of band; Git says " + desired
 		}
 		if len(f.Owners) == 0 {
-			if f.Redacted {
-				return f.Path + " is owned by no manager (managedFields were edited, or the schema differs); values redacted"
-			}
 			return f.Path + " is owned by no manager (managedFields were edited, or the schema differs); it is " + live + ", Git says " + desired
 		}
-		if f.Redacted && f.Differs {
-			return f.Path + " was taken over by " + by + "; the value differs from Git (redacted)"
-		}
 		if !f.Differs {
-			if f.Redacted {
-				return f.Path + " was taken over by " + by + " with the value Git declares (redacted)"
-			}
 			return f.Path + " was taken over by " + by + " with the value Git declares (" + desired + ")"
 		}
 		return f.Path + " was changed from " + desired + " to " + live + " by " + by + "; Git says " + desired
 	case Shared:
-		if f.Redacted {
-			return f.Path + " is shared by " + f.DeclaredBy + " with " + by + " (value redacted); neither can change or drop it alone"
-		}
 		return f.Path + " is shared by " + f.DeclaredBy + " with " + by + "; neither can change or drop it alone"
 	case ValueDrift:
-		if f.Redacted {
-			return f.Path + " differs from Git although only " + f.DeclaredBy + " owns it (values redacted)"
-		}
 		return f.Path + " is " + live + " although only " + f.DeclaredBy + " owns it (a write under that name or a mutating webhook changed it); Git says " + desired
 	case Flapping:
 		return f.Path + " is flapping: its owner keeps flipping between " + f.DeclaredBy + " and " + orUnknown(f.Culprit) + "; both sides force it"

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"golang.org/x/crypto/ssh/knownhosts"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Kind classifies why a poll failed, so the daemon can report it without
@@ -144,7 +145,7 @@ func (s *scrubbed) Unwrap() error { return s.err }
 // urlPasswordRE matches the "scheme://user:password@" start of a URL.
 var urlPasswordRE = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^/\s@]*@`)
 
-// scrub returns err with every secret replaced by "<redacted>" in its
+// scrub returns err with every secret replaced by redact.Marker in its
 // message, which is also folded onto one line. The password of any URL in
 // the message is redacted too, whether or not it is one of secrets.
 // Secrets shorter than 4 bytes are not scrubbed (they would mangle
@@ -158,10 +159,10 @@ func scrub(err error, secrets ...string) error {
 	msg := strings.TrimRight(strings.Join(strings.Fields(orig), " "), ":")
 	for _, s := range secrets {
 		if len(s) >= 4 {
-			msg = strings.ReplaceAll(msg, s, "<redacted>")
+			msg = strings.ReplaceAll(msg, s, redact.Marker)
 		}
 	}
-	msg = urlPasswordRE.ReplaceAllString(msg, "${1}:<redacted>@")
+	msg = urlPasswordRE.ReplaceAllString(msg, "${1}:"+redact.Marker+"@")
 	if msg == orig {
 		return err
 	}
