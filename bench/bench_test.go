@@ -164,13 +164,13 @@ type syncdTool struct {
 }
 
 func newSyncd(b *testing.B, ns string) tool {
-	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, PruneBudget: ptr(25)})
+	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, AppSpec: config.AppSpec{PruneBudget: ptr(25)}})
 }
 
 // newSyncdNoValidate is syncd with the stage validation off (an app's
 // validate: false), to measure what the validating dry runs cost.
 func newSyncdNoValidate(b *testing.B, ns string) tool {
-	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, PruneBudget: ptr(25), Validate: ptr(false)})
+	return newSyncdApp(b, config.App{Name: "bench", Namespace: ns, AppSpec: config.AppSpec{PruneBudget: ptr(25), Validate: ptr(false)}})
 }
 
 func newSyncdApp(b *testing.B, app config.App) tool {

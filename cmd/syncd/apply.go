@@ -101,7 +101,7 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	if ns == "" {
 		ns = cl.namespace
 	}
-	spec, err := reconcile.Compile(config.App{Name: "apply", Manager: f.manager, Namespace: ns})
+	spec, err := reconcile.Compile(config.App{Name: "apply", Namespace: ns, AppSpec: config.AppSpec{Manager: f.manager}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

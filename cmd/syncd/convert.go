@@ -393,7 +393,12 @@ func noEquivalent(fields map[string]any, decodeErr error) string {
 func jsonFieldNames(t reflect.Type) []string {
 	var names []string
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous {
+			names = append(names, jsonFieldNames(f.Type)...) // config.AppSpec
+			continue
+		}
 		if name != "" && name != "-" {
 			names = append(names, name)
 		}

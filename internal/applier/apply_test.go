@@ -74,7 +74,7 @@ spec:
 		_ = c.dyn.Resource(crdGVR).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
 	})
 
-	app := config.App{Name: "widgets", Namespace: ns, Manager: "syncd-widgets"}
+	app := config.App{Name: "widgets", Namespace: ns, AppSpec: config.AppSpec{Manager: "syncd-widgets"}}
 	plan := c.plan(t, app, cr, crd)
 	cs := c.apply(t, plan, ApplyOptions{})
 	wantChanges(t, cs, "CustomResourceDefinition widgets."+group+" syncd-widgets created", "Widget w1 syncd-widgets created")

@@ -31,7 +31,7 @@ func configMap(name string, data map[string]string) string {
 func quote(s string) string { return `"` + s + `"` }
 
 func appOf(name, ns string) config.App {
-	return config.App{Name: name, Namespace: ns, Manager: "syncd-" + name}
+	return config.App{Name: name, Namespace: ns, AppSpec: config.AppSpec{Manager: "syncd-" + name}}
 }
 
 func mustPolicy(t *testing.T, p PolicySpec) *Policy {

@@ -115,7 +115,7 @@ func ownersOf(t *testing.T, u *unstructured.Unstructured, field string) []string
 // instant.
 func TestHPAHandoff(t *testing.T) {
 	c := newCluster(t, env.Config)
-	app := config.App{Name: "web", Manager: "syncd-web"}
+	app := config.App{Name: "web", AppSpec: config.AppSpec{Manager: "syncd-web"}}
 
 	t.Run("another writer took replicas through /scale", func(t *testing.T) {
 		ns := env.Namespace(t)

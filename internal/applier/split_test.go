@@ -17,7 +17,7 @@ import (
 var releaseImages = config.SplitRule{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}}
 
 func webApp(ns, manager string, split ...config.SplitRule) config.App {
-	return config.App{Name: "web", Namespace: ns, Manager: manager, Split: split}
+	return config.App{Name: "web", Namespace: ns, AppSpec: config.AppSpec{Manager: manager, Split: split}}
 }
 
 // stable is what must not change while ownership moves: the spec, the

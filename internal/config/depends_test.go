@@ -10,7 +10,7 @@ import (
 func deps(specs ...[]string) []App {
 	apps := make([]App, len(specs))
 	for i, s := range specs {
-		apps[i] = App{Name: s[0], DependsOn: s[1:]}
+		apps[i] = App{Name: s[0], AppSpec: AppSpec{DependsOn: s[1:]}}
 	}
 	return apps
 }

@@ -17,7 +17,7 @@ func TestHelmValuesHidden(t *testing.T) {
 			t.Errorf("Sprintf(%q, values) = %q, want %q", verb, got, redact.Marker)
 		}
 	}
-	app := App{Name: "a", Helm: &HelmSpec{Values: v}}
+	app := App{Name: "a", AppSpec: AppSpec{Helm: &HelmSpec{Values: v}}}
 	for _, verb := range []string{"%v", "%+v", "%#v"} {
 		if got := fmt.Sprintf(verb, app); strings.Contains(got, "hunter2") {
 			t.Errorf("Sprintf(%q, app) shows a value: %s", verb, got)

@@ -110,55 +110,72 @@ func TestLoadValidFull(t *testing.T) {
 			}},
 		},
 		Apps: []App{
-			{Name: "platform", Source: "platform", Path: "deploy/prod", Namespace: "platform", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan},
+			{Name: "platform", Source: "platform", Namespace: "platform", AppSpec: AppSpec{Path: "deploy/prod", Prune: ptr(true), PruneBudget: ptr(50), Adopted: AdoptedOrphan}},
 			{
-				Name: "shop", Source: "shop", Path: "overlays/production", Namespace: "shop", Manager: "syncd-shop",
-				DependsOn: []string{"platform"},
-				Split: []SplitRule{
-					{Manager: "syncd-shop-replicas", Kinds: []string{"apps/Deployment", "apps/StatefulSet"}, Paths: []string{".spec.replicas"}},
-					{Manager: "syncd-shop-images", Kinds: []string{"apps/Deployment"}, Paths: []string{
-						`.spec.template.spec.containers[name="app"].image`,
-						".spec.template.spec.initContainers[*].image",
+				Name: "shop", Source: "shop", Namespace: "shop",
+				AppSpec: AppSpec{
+					Path: "overlays/production", Manager: "syncd-shop",
+					DependsOn: []string{"platform"},
+					Split: []SplitRule{
+						{Manager: "syncd-shop-replicas", Kinds: []string{"apps/Deployment", "apps/StatefulSet"}, Paths: []string{".spec.replicas"}},
+						{Manager: "syncd-shop-images", Kinds: []string{"apps/Deployment"}, Paths: []string{
+							`.spec.template.spec.containers[name="app"].image`,
+							".spec.template.spec.initContainers[*].image",
+						}},
+						{Manager: "syncd-shop-settings", Kinds: []string{"ConfigMap"}, Paths: []string{".data.color", ".metadata.labels.*"}},
+					},
+					Conflicts: ConflictPolicy{Default: ActionFail, Rules: []ConflictRule{
+						{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Managers: []string{"kube-controller-manager"}, Action: ActionYield},
+						{Managers: []string{"kubectl-*"}, Action: ActionForce},
+						{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
 					}},
-					{Manager: "syncd-shop-settings", Kinds: []string{"ConfigMap"}, Paths: []string{".data.color", ".metadata.labels.*"}},
-				},
-				Conflicts: ConflictPolicy{Default: ActionFail, Rules: []ConflictRule{
-					{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Managers: []string{"kube-controller-manager"}, Action: ActionYield},
-					{Managers: []string{"kubectl-*"}, Action: ActionForce},
-					{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
-				}},
-				Ignore: []IgnoreRule{
-					{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[name="istio-proxy"].image`}},
-					{Kinds: []string{"apps/Deployment"}, Names: []string{"shop-*"}, Namespaces: []string{"shop"}, Paths: []string{".spec.template.spec.containers[*].image"}, Managers: []string{"image-updater*"}},
+					Ignore: []IgnoreRule{
+						{Kinds: []string{"apps/Deployment"}, Paths: []string{`.spec.template.spec.containers[name="istio-proxy"].image`}},
+						{Kinds: []string{"apps/Deployment"}, Names: []string{"shop-*"}, Namespaces: []string{"shop"}, Paths: []string{".spec.template.spec.containers[*].image"}, Managers: []string{"image-updater*"}},
+					},
 				},
 			},
-			{Name: "fixtures", Source: "fixtures", Prune: ptr(false), Validate: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}},
-			{Name: "addons", Source: "addons", Namespace: "addons", Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
-				{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-				{Paths: []string{".spec.template.spec.containers[*].env"}},
-			},
-				Substitute: map[string]string{"CLUSTER": "prod-eu"},
+			{Name: "fixtures", Source: "fixtures", AppSpec: AppSpec{Prune: ptr(false), Validate: ptr(false), Migrate: &Migrate{From: []string{"kustomize-controller", "kubectl-client-side-apply"}, Mode: MigrateSameValue}}},
+			{
+				Name: "addons", Source: "addons", Namespace: "addons",
 				SubstituteFrom: []SubstituteSource{
 					{File: in("vars/cluster.yaml")},
 					{Kind: SubstituteConfigMap, Name: "cluster-vars", Optional: true},
 					{Kind: SubstituteSecret, Name: "cluster-secrets"},
 				},
-				SubstituteStrict: ptr(true),
-				Decryption:       &Decryption{Provider: DecryptionSOPS, KeysFile: in("secrets/sops-age.agekey")},
+				Decryption: &Decryption{Provider: DecryptionSOPS, KeysFile: in("secrets/sops-age.agekey")},
+				AppSpec: AppSpec{
+					Drift: DriftPolicy{Mode: DriftDetect}, Sensitive: []SensitiveRule{
+						{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+						{Paths: []string{".spec.template.spec.containers[*].env"}},
+					},
+					Substitute:       map[string]string{"CLUSTER": "prod-eu"},
+					SubstituteStrict: ptr(true),
+				},
 			},
-			{Name: "ingress", Source: "platform", Path: "charts/ingress", Namespace: "ingress", Helm: &HelmSpec{
-				ReleaseName: "edge",
-				ValuesFiles: []string{"charts/ingress/values-prod.yaml"},
-				Values:      HelmValues{"controller": map[string]any{"replicaCount": int64(2)}},
-				IncludeCRDs: ptr(true),
-			}},
-			{Name: "podinfo", Source: "charts", Namespace: "podinfo", Helm: &HelmSpec{
-				Chart: "podinfo", Version: "~6.5", Values: HelmValues{"replicaCount": int64(2)},
-			}},
-			{Name: "shop-chart", Source: "registry-charts", Namespace: "shop", Helm: &HelmSpec{Chart: "shop", Version: ">=0.2.0 <1.0.0"}},
-			{Name: "edge-eu", Source: "platform", Path: "edge", Cluster: &ClusterSpec{Name: "edge-eu", KubeconfigFile: in("clusters/edge-eu.kubeconfig"), Context: "edge-eu-admin"}},
-			{Name: "edge-us", Source: "platform", Path: "edge", Cluster: &ClusterSpec{SecretRef: &SecretKeyRef{Name: "edge-us-kubeconfig", Key: "value"}, InventoryNamespace: "syncd"}},
-			{Name: "syncd", Source: "platform", Path: "deploy/syncd", InstallsSyncd: true},
+			{
+				Name: "ingress", Source: "platform", Namespace: "ingress",
+				AppSpec: AppSpec{
+					Path: "charts/ingress", Helm: &HelmSpec{
+						ReleaseName: "edge",
+						ValuesFiles: []string{"charts/ingress/values-prod.yaml"},
+						Values:      HelmValues{"controller": map[string]any{"replicaCount": int64(2)}},
+						IncludeCRDs: ptr(true),
+					},
+				},
+			},
+			{
+				Name: "podinfo", Source: "charts", Namespace: "podinfo",
+				AppSpec: AppSpec{
+					Helm: &HelmSpec{
+						Chart: "podinfo", Version: "~6.5", Values: HelmValues{"replicaCount": int64(2)},
+					},
+				},
+			},
+			{Name: "shop-chart", Source: "registry-charts", Namespace: "shop", AppSpec: AppSpec{Helm: &HelmSpec{Chart: "shop", Version: ">=0.2.0 <1.0.0"}}},
+			{Name: "edge-eu", Source: "platform", Cluster: &ClusterSpec{Name: "edge-eu", KubeconfigFile: in("clusters/edge-eu.kubeconfig"), Context: "edge-eu-admin"}, AppSpec: AppSpec{Path: "edge"}},
+			{Name: "edge-us", Source: "platform", Cluster: &ClusterSpec{SecretRef: &SecretKeyRef{Name: "edge-us-kubeconfig", Key: "value"}, InventoryNamespace: "syncd"}, AppSpec: AppSpec{Path: "edge"}},
+			{Name: "syncd", Source: "platform", InstallsSyncd: true, AppSpec: AppSpec{Path: "deploy/syncd"}},
 		},
 		Alerts: []Alert{
 			{Name: "ops-chat", Type: AlertSlack, URLFile: in("secrets/slack-url"), Events: []string{alertevent.Conflict, alertevent.Handoff, alertevent.Error}},

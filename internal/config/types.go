@@ -93,15 +93,44 @@ type GitVerify struct {
 }
 
 // App is one set of manifests applied to the cluster under a stable set of
-// field managers.
+// field managers: an apps[] entry of syncd.yaml. What it shares with the
+// App custom resource is its AppSpec; the fields here are the file's own.
 type App struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
+
+	// Namespace is given to namespaced objects that set none.
+	Namespace string `json:"namespace,omitempty"`
+	// InstallsSyncd marks the one app that installs syncd itself (its
+	// namespace, Deployment, config, RBAC): only it may write syncd's own
+	// objects, which every other app is refused (see docs/security.md).
+	// Other apps' inventory Secrets stay off-limits to it too.
+	InstallsSyncd bool `json:"installsSyncd,omitempty"`
+	// SubstituteFrom lists where more variables come from, later entries
+	// winning over earlier ones (Flux's spec.postBuild.substituteFrom).
+	SubstituteFrom []SubstituteSource `json:"substituteFrom,omitempty"`
+	// Decryption decrypts the app's SOPS-encrypted files with keys syncd
+	// holds; without it a SOPS-encrypted file fails the render.
+	Decryption *Decryption `json:"decryption,omitempty"`
+	// Cluster applies the app to another cluster than syncd's own (see
+	// ClusterSpec and docs/clusters.md); nil: syncd's own (LocalCluster).
+	Cluster *ClusterSpec `json:"cluster,omitempty"`
+
+	// AppSpec holds how the app is rendered and applied; the App
+	// custom resource's spec embeds it too.
+	AppSpec `json:",inline"`
+}
+
+// AppSpec is how an app is rendered, applied, pruned and watched: the
+// fields an apps[] entry of syncd.yaml and the spec of an App custom
+// resource (package api/v1alpha1) share. It is defined once so that a
+// field added here is in both: the file's parser and validation, the
+// App CRD's schema (generated from these types and their markers), the
+// controller's translation and syncd convert.
+type AppSpec struct {
 	// Path is the directory in the source's tree holding a kustomization or
 	// plain YAML/JSON manifests.
 	Path string `json:"path,omitempty"`
-	// Namespace is given to namespaced objects that set none.
-	Namespace string `json:"namespace,omitempty"`
 	// Prune deletes objects that left Git; default true.
 	Prune *bool `json:"prune,omitempty"`
 	// AllowEmpty lets a render with no objects prune every object of the
@@ -141,16 +170,11 @@ type App struct {
 	// impersonation), so the app cannot write outside that account's
 	// RBAC. It needs the app's namespace.
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
-	// InstallsSyncd marks the one app that installs syncd itself (its
-	// namespace, Deployment, config, RBAC): only it may write syncd's own
-	// objects, which every other app is refused (see docs/security.md).
-	// Other apps' inventory Secrets stay off-limits to it too.
-	InstallsSyncd bool `json:"installsSyncd,omitempty"`
 	// Manager is the default field manager; default "syncd-<name>".
 	Manager string `json:"manager,omitempty"`
 	// Split hands some fields to additional managers.
 	Split     []SplitRule    `json:"split,omitempty"`
-	Conflicts ConflictPolicy `json:"conflicts,omitempty"`
+	Conflicts ConflictPolicy `json:"conflicts,omitzero"`
 	// Migrate takes over objects other tools applied before syncd (teams
 	// moving to syncd): the fields of the managers it names move to the
 	// app's managers. Without it, only client-side kubectl apply's fields
@@ -158,7 +182,7 @@ type App struct {
 	// manager owns is shared or a conflict under Conflicts.
 	Migrate *Migrate `json:"migrate,omitempty"`
 	// Drift says whether syncd corrects drift or only reports it.
-	Drift DriftPolicy `json:"drift,omitempty"`
+	Drift DriftPolicy `json:"drift,omitzero"`
 	// Sensitive marks fields whose values syncd never prints (drift
 	// reports, alerts, plan previews, logs), like Secret data.
 	Sensitive []SensitiveRule `json:"sensitive,omitempty"`
@@ -166,9 +190,6 @@ type App struct {
 	// in every rendered object (Flux's spec.postBuild.substitute); it
 	// wins over SubstituteFrom.
 	Substitute map[string]string `json:"substitute,omitempty"`
-	// SubstituteFrom lists where more variables come from, later entries
-	// winning over earlier ones (Flux's spec.postBuild.substituteFrom).
-	SubstituteFrom []SubstituteSource `json:"substituteFrom,omitempty"`
 	// SubstituteStrict refuses an object that uses a variable set
 	// nowhere and without a default; default true. False replaces such
 	// a variable with the empty string, as Flux does without its
@@ -188,12 +209,6 @@ type App struct {
 	// Chart.yaml) is rendered; see docs/helm.md. It is refused for an app
 	// whose path is not a chart.
 	Helm *HelmSpec `json:"helm,omitempty"`
-	// Decryption decrypts the app's SOPS-encrypted files with keys syncd
-	// holds; without it a SOPS-encrypted file fails the render.
-	Decryption *Decryption `json:"decryption,omitempty"`
-	// Cluster applies the app to another cluster than syncd's own (see
-	// ClusterSpec and docs/clusters.md); nil: syncd's own (LocalCluster).
-	Cluster *ClusterSpec `json:"cluster,omitempty"`
 }
 
 // Values of Decryption.Provider.

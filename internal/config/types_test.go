@@ -35,8 +35,13 @@ func TestHelpers(t *testing.T) {
 	_, missing := c.Source("c")
 	alert := Alert{Events: []string{alertevent.Drift}}
 	no := false
-	app := App{Name: "web", Path: "deploy", Prune: &no, Manager: "m", Split: []SplitRule{{Manager: "m-images"}},
-		Conflicts: ConflictPolicy{Default: ActionYield}}
+	app := App{
+		Name: "web",
+		AppSpec: AppSpec{
+			Path: "deploy", Prune: &no, Manager: "m", Split: []SplitRule{{Manager: "m-images"}},
+			Conflicts: ConflictPolicy{Default: ActionYield},
+		},
+	}
 	got := []any{
 		src.Git.Branch, ok, missing,
 		GitAuth{}.BasicUsername(), GitAuth{Username: "bot"}.BasicUsername(),
@@ -66,7 +71,7 @@ func TestDriftMode(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			a := App{Drift: DriftPolicy{Mode: tc.mode}}
+			a := App{AppSpec: AppSpec{Drift: DriftPolicy{Mode: tc.mode}}}
 			if got := a.DriftMode(); got != tc.want {
 				t.Errorf("DriftMode() = %q, want %q", got, tc.want)
 			}
@@ -91,7 +96,7 @@ func TestValidates(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := (App{Validate: tc.validate}).Validates(); got != tc.want {
+			if got := (App{AppSpec: AppSpec{Validate: tc.validate}}).Validates(); got != tc.want {
 				t.Errorf("Validates() = %v, want %v", got, tc.want)
 			}
 		})

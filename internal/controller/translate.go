@@ -150,29 +150,24 @@ func gitOf(s v1alpha1.GitSourceSpec, creds Credentials) config.GitSource {
 	return g
 }
 
-// appOf is the apps[] entry of an App.
+// appOf is the apps[] entry of an App: the spec fields the two share
+// (config.AppSpec) are copied as one, the others mapped. DependsOn is
+// left out: it names Apps, which the controller orders itself
+// (depends.go), not apps of the one-app config.
 func appOf(app *v1alpha1.App, source string) config.App {
 	s := app.Spec
 	a := config.App{
-		Name: AppName(app.Namespace, app.Name), Source: source, Path: s.Path,
-		Namespace: s.TargetNamespace, Prune: s.Prune, AllowEmpty: s.AllowEmpty,
-		AllowRewinds: s.AllowRewinds, PruneBudget: s.PruneBudget, Adopted: s.Adopted,
-		Handoff: s.Handoff, Recreate: s.Recreate, Validate: s.Validate, Wait: s.Wait,
-		Timeout: s.Timeout, ServiceAccountName: s.ServiceAccountName, Manager: s.Manager,
-		Split: s.Split, Migrate: s.Migrate, Sensitive: s.Sensitive,
-		Ignore: s.Ignore, Helm: s.Helm, Substitute: s.Substitute,
-		SubstituteFrom: substituteSources(s.SubstituteFrom), SubstituteStrict: s.SubstituteStrict,
+		Name:           AppName(app.Namespace, app.Name),
+		Source:         source,
+		Namespace:      s.TargetNamespace,
+		SubstituteFrom: substituteSources(s.SubstituteFrom),
+		Cluster:        clusterOf(s.Cluster),
+		AppSpec:        s.AppSpec,
 	}
+	a.DependsOn = nil
 	if a.Namespace == "" {
 		a.Namespace = app.Namespace
 	}
-	if s.Conflicts != nil {
-		a.Conflicts = *s.Conflicts
-	}
-	if s.Drift != nil {
-		a.Drift = *s.Drift
-	}
-	a.Cluster = clusterOf(s.Cluster)
 	return a
 }
 

@@ -14,7 +14,7 @@ import (
 func testApp(mutate func(*v1alpha1.AppSpec)) *v1alpha1.App {
 	app := &v1alpha1.App{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"},
-		Spec:       v1alpha1.AppSpec{SourceRef: v1alpha1.SourceReference{Kind: v1alpha1.KindGitSource, Name: "repo"}, Path: "deploy"},
+		Spec:       v1alpha1.AppSpec{SourceRef: v1alpha1.SourceReference{Kind: v1alpha1.KindGitSource, Name: "repo"}, AppSpec: config.AppSpec{Path: "deploy"}},
 	}
 	if mutate != nil {
 		mutate(&app.Spec)
@@ -42,7 +42,7 @@ func TestTranslate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.App{Name: "team-a-web", Source: "repo", Path: "deploy", Namespace: "team-a", Prune: &no}
+	want := config.App{Name: "team-a-web", Source: "repo", Namespace: "team-a", AppSpec: config.AppSpec{Path: "deploy", Prune: &no}}
 	if diff := cmp.Diff(want, cfg.Apps[0]); diff != "" {
 		t.Errorf("app (-want +got):\n%s", diff)
 	}
@@ -199,7 +199,7 @@ func TestTranslateFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := config.App{Name: "team-a-web", Source: "repo", Path: "deploy", Namespace: "team-a"}
+			want := config.App{Name: "team-a-web", Source: "repo", Namespace: "team-a", AppSpec: config.AppSpec{Path: "deploy"}}
 			tc.want(&want)
 			if diff := cmp.Diff(want, cfg.Apps[0]); diff != "" {
 				t.Errorf("app (-want +got):\n%s", diff)

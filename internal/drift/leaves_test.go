@@ -15,7 +15,7 @@ import (
 // of the object, gets its leaves computed afresh, equal to declaredLeaves.
 func TestLeavesOfReusesUnchangedSlices(t *testing.T) {
 	app := config.App{Name: "a", Namespace: "ns"}
-	split := config.App{Name: "a", Namespace: "ns", Split: []config.SplitRule{{Manager: "syncd-replicas", Paths: []string{".spec.replicas"}}}}
+	split := config.App{Name: "a", Namespace: "ns", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "syncd-replicas", Paths: []string{".spec.replicas"}}}}}
 	const was = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:1"}]}}}}`
 	const image2 = `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "a:2"}]}}}}`
 	prevObj := &mustPlan(t, app, was).Objects[0]

@@ -33,7 +33,7 @@ data: {color: blue, password: from-git-hunter2}
 func TestSensitiveServer(t *testing.T) {
 	c := newCluster(t)
 	ns := env.Namespace(t)
-	app := config.App{Name: "app", Namespace: ns, Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}}}}
+	app := config.App{Name: "app", Namespace: ns, AppSpec: config.AppSpec{Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}}}}}
 	rule, err := redact.ParseSensitive(app.Sensitive[0].Kinds, app.Sensitive[0].Paths)
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func TestTwoWritersFenced(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+			f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 			f.syncWith(f.m, f.plan(f.cms("a", "b", "c")...), revOld)
 			newer, err := New(f.dyn, f.md, f.mapper, Options{Namespace: f.m.opts.Namespace, Registerer: prometheus.NewRegistry()})
 			if err != nil {
@@ -136,7 +136,7 @@ func TestTwoWritersFenced(t *testing.T) {
 // (reason rewound) and leaves the recorded revision at the last one
 // pruned; the next run that is not a rewind prunes and records its own.
 func TestRewoundRefusesPrune(t *testing.T) {
-	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+	f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 	f.syncWith(f.m, f.plan(f.cms("a", "b", "c")...), revNew)
 
 	rewound := f.plan(f.cms("a")...)

@@ -89,7 +89,7 @@ func kubectl(t *testing.T, args ...string) (string, error) {
 // computation, its label selector listing exactly the inventory, and its
 // reading of the parent.
 func TestKubectlSeesTheApplySet(t *testing.T) {
-	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+	f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 	dep := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: nginx}]}}}\n"
 	f.mustSync(f.plan(append(f.cms("a", "b", "gone"), dep)...))
 	f.mustSync(f.plan(append(f.cms("a", "b"), dep)...))
@@ -140,7 +140,7 @@ func TestKubectlSeesTheApplySet(t *testing.T) {
 // TestInterruptedPrune cancels a prune part-way and checks that the next
 // run converges and deletes nothing else.
 func TestInterruptedPrune(t *testing.T) {
-	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{Concurrency: 2})
+	f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{Concurrency: 2})
 	var all, keep []string
 	for i := range 40 {
 		n := fmt.Sprintf("cm-%02d", i)

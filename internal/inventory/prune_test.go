@@ -95,7 +95,7 @@ func TestPruneGuards(t *testing.T) {
 			metric: ReasonEmptyRender,
 		},
 		"an empty render prunes everything with allowEmpty": {
-			app:   config.App{AllowEmpty: true, PruneBudget: ptr(100)},
+			app:   config.App{AppSpec: config.AppSpec{AllowEmpty: true, PruneBudget: ptr(100)}},
 			first: abcd, next: nil,
 			want: outcome{Deleted: abcd},
 		},
@@ -105,19 +105,19 @@ func TestPruneGuards(t *testing.T) {
 			metric: ReasonBudget,
 		},
 		"the app's budget allows it": {
-			app:   config.App{PruneBudget: ptr(50)},
+			app:   config.App{AppSpec: config.AppSpec{PruneBudget: ptr(50)}},
 			first: abcdefgh, next: []string{"a", "b", "c", "d"},
 			want: outcome{Deleted: []string{"e", "f", "g", "h"}, Present: abcd, Members: abcd},
 		},
 		"the run's budget overrides the app's": {
-			app:   config.App{PruneBudget: ptr(50)},
+			app:   config.App{AppSpec: config.AppSpec{PruneBudget: ptr(50)}},
 			opts:  Options{PruneBudget: ptr(10)},
 			first: abcdefgh, next: []string{"a", "b", "c", "d"},
 			want:   outcome{Refused: ReasonBudget, Spared: spared(ReasonBudget, "e", "f", "g", "h"), Present: abcdefgh, Members: abcdefgh},
 			metric: ReasonBudget,
 		},
 		"prune: false keeps the inventory and deletes nothing": {
-			app:   config.App{Prune: ptr(false)},
+			app:   config.App{AppSpec: config.AppSpec{Prune: ptr(false)}},
 			first: abcd, next: []string{"a", "b", "c"},
 			want:   outcome{Refused: ReasonDisabled, Spared: spared(ReasonDisabled, "d"), Present: abcd, Members: abcd},
 			metric: ReasonDisabled,
@@ -152,7 +152,7 @@ func TestPruneGuards(t *testing.T) {
 			want: outcome{Orphaned: []string{"d"}, Present: abcd, Members: []string{"a", "b", "c"}},
 		},
 		"an adopted object is deleted with adopted: delete": {
-			app:   config.App{Adopted: config.AdoptedDelete},
+			app:   config.App{AppSpec: config.AppSpec{Adopted: config.AdoptedDelete}},
 			first: abcd, next: []string{"a", "b", "c"},
 			before: func(t *testing.T, f *fixture) {
 				cs := env.Clientset(t)
@@ -274,7 +274,7 @@ func applierManagersKey(app string) string { return "managers.syncd.dev/" + app 
 // TestProtectedKinds checks that Namespaces and PVCs are deleted only with
 // syncd.dev/prune: allow.
 func TestProtectedKinds(t *testing.T) {
-	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+	f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 	nsName := f.ns + "-owned"
 	nsAllowed := f.ns + "-allowed"
 	t.Cleanup(func() {
@@ -353,7 +353,7 @@ func TestDryRunPrunesNothing(t *testing.T) {
 // opt-in annotation is really emptied and removed by the namespace
 // controller.
 func TestPruneCascades(t *testing.T) {
-	f := newFixture(t, config.App{PruneBudget: ptr(100)}, Options{})
+	f := newFixture(t, config.App{AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 	ctx := context.Background()
 	cs := env.Clientset(t)
 	// "kept" existed before syncd: adopting it means a prune orphans it.

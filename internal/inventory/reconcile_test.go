@@ -61,7 +61,7 @@ func TestFailedRenderAndSourceNeverPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	app := config.App{Name: "web", Source: "git", Namespace: ns, PruneBudget: ptr(100)}
+	app := config.App{Name: "web", Source: "git", Namespace: ns, AppSpec: config.AppSpec{PruneBudget: ptr(100)}}
 	cfg := &config.Config{
 		Sources: []config.Source{{Name: "git", Git: config.GitSource{URL: "file://" + filepath.Join(t.TempDir(), "missing.git"), GitRef: config.GitRef{Branch: "main", Interval: &metav1.Duration{Duration: time.Minute}}}}},
 		Apps:    []config.App{app},

@@ -43,7 +43,7 @@ func TestPruneSparesSyncdOwn(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, config.App{PruneBudget: ptr(100), InstallsSyncd: tc.installsSyncd}, Options{})
+			f := newFixture(t, config.App{InstallsSyncd: tc.installsSyncd, AppSpec: config.AppSpec{PruneBudget: ptr(100)}}, Options{})
 			if tc.syncdNamespace {
 				f.m.opts.Reserved.Namespaces = []string{f.ns}
 			}

@@ -176,9 +176,14 @@ func TestBadInputs(t *testing.T) {
 		},
 		"split path into an atomic list": {
 			files: map[string]string{"a.yaml": deployment},
-			app: &config.App{Name: "web", Namespace: "default", Split: []config.SplitRule{
-				{Manager: "args", Paths: []string{".spec.template.spec.containers[*].args[0]"}},
-			}},
+			app: &config.App{
+				Name: "web", Namespace: "default",
+				AppSpec: config.AppSpec{
+					Split: []config.SplitRule{
+						{Manager: "args", Paths: []string{".spec.template.spec.containers[*].args[0]"}},
+					},
+				},
+			},
 			want: []string{"a.yaml: document 1", `split[0] (manager args): path .spec.template.spec.containers[*].args[0] reaches inside .spec.template.spec.containers[name="app"].args, which is atomic`},
 		},
 		"split path into a CRD's atomic list": {
@@ -186,16 +191,26 @@ func TestBadInputs(t *testing.T) {
 				"crd.yaml":   readTestdata(t, "testdata/plan/crds/manifests/crd.yaml"),
 				"route.yaml": readTestdata(t, "testdata/plan/crds/manifests/route.yaml"),
 			},
-			app: &config.App{Name: "routes", Namespace: "edge", Split: []config.SplitRule{
-				{Manager: "syncd-routes-hosts", Kinds: []string{"example.com/Route"}, Paths: []string{".spec.hosts[0]"}},
-			}},
+			app: &config.App{
+				Name: "routes", Namespace: "edge",
+				AppSpec: config.AppSpec{
+					Split: []config.SplitRule{
+						{Manager: "syncd-routes-hosts", Kinds: []string{"example.com/Route"}, Paths: []string{".spec.hosts[0]"}},
+					},
+				},
+			},
 			want: []string{"route.yaml: document 1", `split[0] (manager syncd-routes-hosts): path .spec.hosts[0] reaches inside .spec.hosts, which is atomic`},
 		},
 		"split path into an atomic map": {
 			files: map[string]string{"a.yaml": deployment},
-			app: &config.App{Name: "web", Namespace: "default", Split: []config.SplitRule{
-				{Manager: "sel", Paths: []string{".spec.selector.matchLabels"}},
-			}},
+			app: &config.App{
+				Name: "web", Namespace: "default",
+				AppSpec: config.AppSpec{
+					Split: []config.SplitRule{
+						{Manager: "sel", Paths: []string{".spec.selector.matchLabels"}},
+					},
+				},
+			},
 			want: []string{"path .spec.selector.matchLabels reaches inside .spec.selector, which is atomic"},
 		},
 	}
@@ -288,15 +303,15 @@ func TestNewErrors(t *testing.T) {
 		want string
 	}{
 		"no name": {config.App{}, "app: name is empty"},
-		"bad path": {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec", ".spec.containers[name=app]"}}}},
+		"bad path": {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec", ".spec.containers[name=app]"}}}}},
 			`app "web": split[0]: paths[1]: field path ".spec.containers[name=app]": at position 22`},
-		"default manager in split": {config.App{Name: "web", Split: []config.SplitRule{{Manager: "syncd-web", Paths: []string{".spec"}}}},
+		"default manager in split": {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "syncd-web", Paths: []string{".spec"}}}}},
 			`app "web": split[0]: manager "syncd-web" is the app's default manager`},
-		"no paths":   {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m"}}}, `app "web": split[0] (manager m): paths is empty`},
-		"no manager": {config.App{Name: "web", Split: []config.SplitRule{{Paths: []string{".spec"}}}}, `app "web": split[0]: manager: empty field manager name`},
-		"bad kind":   {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m", Kinds: []string{"apps/deployment"}, Paths: []string{".spec"}}}}, `split[0]: kinds[0] "apps/deployment": kind "deployment" must start with a capital letter`},
-		"identity":   {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m", Paths: []string{".metadata"}}}}, `split[0]: paths[0] ".metadata": apiVersion, kind, metadata.name and metadata.namespace identify the object`},
-		"long manager": {config.App{Name: "web", Manager: strings.Repeat("m", 129)},
+		"no paths":   {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m"}}}}, `app "web": split[0] (manager m): paths is empty`},
+		"no manager": {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Paths: []string{".spec"}}}}}, `app "web": split[0]: manager: empty field manager name`},
+		"bad kind":   {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Kinds: []string{"apps/deployment"}, Paths: []string{".spec"}}}}}, `split[0]: kinds[0] "apps/deployment": kind "deployment" must start with a capital letter`},
+		"identity":   {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Paths: []string{".metadata"}}}}}, `split[0]: paths[0] ".metadata": apiVersion, kind, metadata.name and metadata.namespace identify the object`},
+		"long manager": {config.App{Name: "web", AppSpec: config.AppSpec{Manager: strings.Repeat("m", 129)}},
 			`app "web": manager: field manager "mmm`},
 	}
 	for name, tc := range tests {

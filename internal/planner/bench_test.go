@@ -56,9 +56,14 @@ spec:
 // split rule (images to a release manager).
 func BenchmarkRenderAndSplit(b *testing.B) {
 	dir := writeBenchTree(b, 2000)
-	app := config.App{Name: "web", Namespace: "bench", Split: []config.SplitRule{
-		{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
-	}}
+	app := config.App{
+		Name: "web", Namespace: "bench",
+		AppSpec: config.AppSpec{
+			Split: []config.SplitRule{
+				{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
+			},
+		},
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		ms, err := Render(context.Background(), Tree{Dir: dir})
@@ -85,9 +90,14 @@ func BenchmarkRenderAndSplit(b *testing.B) {
 // own). Compare the two for what substitution adds per object.
 func BenchmarkRenderAndSplitSubstituted(b *testing.B) {
 	dir := writeBenchTree(b, 2000)
-	app := config.App{Name: "web", Namespace: "bench", Split: []config.SplitRule{
-		{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
-	}}
+	app := config.App{
+		Name: "web", Namespace: "bench",
+		AppSpec: config.AppSpec{
+			Split: []config.SplitRule{
+				{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
+			},
+		},
+	}
 	subst := &Substitution{Variables: map[string]Variable{"CLUSTER": {Value: "prod", Source: "substitute"}}}
 	b.ReportAllocs()
 	for b.Loop() {

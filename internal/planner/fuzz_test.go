@@ -25,9 +25,14 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	p, err := newFromConfig(config.App{Name: "fuzz", Namespace: "default", Split: []config.SplitRule{
-		{Manager: "images", Paths: []string{".spec.template.spec.containers[*].image", ".data.*"}},
-	}}, Options{})
+	p, err := newFromConfig(config.App{
+		Name: "fuzz", Namespace: "default",
+		AppSpec: config.AppSpec{
+			Split: []config.SplitRule{
+				{Manager: "images", Paths: []string{".spec.template.spec.containers[*].image", ".data.*"}},
+			},
+		},
+	}, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

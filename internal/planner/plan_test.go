@@ -207,7 +207,7 @@ spec: {ports: [{port: 8080}]}
 }
 
 func TestBareNamespace(t *testing.T) {
-	plan := mustPlan(t, config.App{Name: "x", Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec"}}}}, Options{}, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1}\n")
+	plan := mustPlan(t, config.App{Name: "x", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec"}}}}}, Options{}, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1}\n")
 	s := plan.Objects[0].Slices
 	if len(s) != 1 || s[0].Manager != "syncd-x" || !s[0].Fields.Empty() {
 		t.Fatalf("want one identity-only slice for the default manager, got %+v", s)
@@ -279,9 +279,9 @@ kind: Deployment
 metadata: {name: web, namespace: d}
 spec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: app, image: i}]}}}
 `
-	split := config.App{Name: "web", Split: []config.SplitRule{{Manager: "syncd-web-release", Paths: []string{".spec.template.spec.containers[*].image"}}}}
+	split := config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "syncd-web-release", Paths: []string{".spec.template.spec.containers[*].image"}}}}}
 	whole := config.App{Name: "web"}
-	renamed := config.App{Name: "web", Manager: "platform"}
+	renamed := config.App{Name: "web", AppSpec: config.AppSpec{Manager: "platform"}}
 	image := `.spec.template.spec.containers[name="app"].image`
 	tests := map[string]struct {
 		prev, next config.App
@@ -319,7 +319,7 @@ spec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {label
 }
 
 func TestWriteOutputs(t *testing.T) {
-	plan := mustPlan(t, config.App{Name: "web", Split: []config.SplitRule{{Manager: "syncd-web-release", Paths: []string{".spec.template.spec.containers[*].image"}}}}, Options{}, `apiVersion: apps/v1
+	plan := mustPlan(t, config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "syncd-web-release", Paths: []string{".spec.template.spec.containers[*].image"}}}}}, Options{}, `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: d}
 spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: app, image: i}]}}}

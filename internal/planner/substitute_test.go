@@ -185,7 +185,7 @@ func substituteDoc(t *testing.T, doc string, unset UnsetVariables, sensitive []c
 	if len(errs) > 0 {
 		t.Fatalf("decode: %v", errs)
 	}
-	app := config.App{Name: "web", Namespace: "default", Sensitive: sensitive}
+	app := config.App{Name: "web", Namespace: "default", AppSpec: config.AppSpec{Sensitive: sensitive}}
 	var ropts redact.Options
 	for i, sr := range sensitive {
 		r, err := redact.ParseSensitive(sr.Kinds, sr.Paths)

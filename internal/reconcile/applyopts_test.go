@@ -73,27 +73,27 @@ func TestApplyOptionsErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		"bad default": {
-			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Default: "overwrite"}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Conflicts: config.ConflictPolicy{Default: "overwrite"}}},
 			want: []string{"app web", "conflicts.default", `"overwrite"`, "fail, force or yield"},
 		},
 		"bad rule action": {
-			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Action: config.ActionForce}, {Action: "take"}}}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Action: config.ActionForce}, {Action: "take"}}}}},
 			want: []string{"conflicts.rules[1].action", `"take"`},
 		},
 		"bad path": {
-			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Paths: []string{"spec.replicas["}, Action: config.ActionForce}}}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Paths: []string{"spec.replicas["}, Action: config.ActionForce}}}}},
 			want: []string{"conflicts.rules[0].paths[0]", "spec.replicas"},
 		},
 		"bad manager glob": {
-			app:  config.App{Name: "web", Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Managers: []string{"release-["}, Action: config.ActionForce}}}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Conflicts: config.ConflictPolicy{Rules: []config.ConflictRule{{Managers: []string{"release-["}, Action: config.ActionForce}}}}},
 			want: []string{"conflicts.rules[0]", `"release-["`},
 		},
 		"bad migrate mode": {
-			app:  config.App{Name: "web", Migrate: &config.Migrate{From: []string{"x"}, Mode: "wholesale"}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Migrate: &config.Migrate{From: []string{"x"}, Mode: "wholesale"}}},
 			want: []string{"migrate.mode", `"wholesale"`},
 		},
 		"bad migrate glob": {
-			app:  config.App{Name: "web", Migrate: &config.Migrate{From: []string{"kustomize-["}}},
+			app:  config.App{Name: "web", AppSpec: config.AppSpec{Migrate: &config.Migrate{From: []string{"kustomize-["}}}},
 			want: []string{"migrate.from[0]", `"kustomize-["`},
 		},
 	}

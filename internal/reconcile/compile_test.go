@@ -20,13 +20,13 @@ func TestCompileErrors(t *testing.T) {
 		app  config.App
 		want string
 	}{
-		"bad split path": {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec", ".spec.containers[name=app]"}}}},
+		"bad split path": {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Paths: []string{".spec", ".spec.containers[name=app]"}}}}},
 			`app "web": split[0]: paths[1]: field path ".spec.containers[name=app]": at position 22`},
-		"bad split kind": {config.App{Name: "web", Split: []config.SplitRule{{Manager: "m", Kinds: []string{"apps/deployment"}, Paths: []string{".spec"}}}},
+		"bad split kind": {config.App{Name: "web", AppSpec: config.AppSpec{Split: []config.SplitRule{{Manager: "m", Kinds: []string{"apps/deployment"}, Paths: []string{".spec"}}}}},
 			`app "web": split[0]: kinds[0] "apps/deployment": kind "deployment" must start with a capital letter`},
-		"bad sensitive path": {config.App{Name: "web", Sensitive: []config.SensitiveRule{{Paths: []string{".data["}}}},
+		"bad sensitive path": {config.App{Name: "web", AppSpec: config.AppSpec{Sensitive: []config.SensitiveRule{{Paths: []string{".data["}}}}},
 			`app "web": sensitive[0].paths[0]`},
-		"no sensitive paths": {config.App{Name: "web", Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}}}},
+		"no sensitive paths": {config.App{Name: "web", AppSpec: config.AppSpec{Sensitive: []config.SensitiveRule{{Kinds: []string{"ConfigMap"}}}}},
 			`app "web": sensitive[0].paths: paths is required`},
 	}
 	for name, tc := range tests {
@@ -43,8 +43,11 @@ func TestCompileErrors(t *testing.T) {
 func TestCompile(t *testing.T) {
 	budget := 40
 	app := config.App{
-		Name: "web", Namespace: "shop", ServiceAccountName: "deployer", PruneBudget: &budget, Adopted: config.AdoptedDelete,
-		Split: []config.SplitRule{{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}}},
+		Name: "web", Namespace: "shop",
+		AppSpec: config.AppSpec{
+			ServiceAccountName: "deployer", PruneBudget: &budget, Adopted: config.AdoptedDelete,
+			Split: []config.SplitRule{{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}}},
+		},
 	}
 	spec, err := Compile(app)
 	if err != nil {

@@ -99,10 +99,10 @@ func TestNextWait(t *testing.T) {
 // failed poll records no revision.
 func TestDependenciesWake(t *testing.T) {
 	g := newDependencies([]config.App{
-		{Name: "a", DependsOn: []string{"b"}},
-		{Name: "b", DependsOn: []string{"c"}},
+		{Name: "a", AppSpec: config.AppSpec{DependsOn: []string{"b"}}},
+		{Name: "b", AppSpec: config.AppSpec{DependsOn: []string{"c"}}},
 		{Name: "c"},
-		{Name: "d", DependsOn: []string{"c"}},
+		{Name: "d", AppSpec: config.AppSpec{DependsOn: []string{"c"}}},
 	})
 	woken := func() []string {
 		var out []string

@@ -59,7 +59,7 @@ func TestImpersonation(t *testing.T) {
 			cl := cluster(t)
 			cl.Config = env.Config
 			cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "test"}
-			app := config.App{Name: "tenant", Source: "repo", Path: "app", Namespace: allowed, ServiceAccountName: "deployer", Validate: tc.validate}
+			app := config.App{Name: "tenant", Source: "repo", Namespace: allowed, AppSpec: config.AppSpec{Path: "app", ServiceAccountName: "deployer", Validate: tc.validate}}
 			cfg.Apps = []config.App{app}
 			runner, err := reconcile.New(cfg, cl, reconcile.Options{CacheDir: t.TempDir()})
 			if err != nil {
@@ -128,7 +128,7 @@ func newTenant(t *testing.T, rules ...rbacv1.PolicyRule) *tenant {
 // app is the tenant's app, rendered from dir.
 func (tn *tenant) app() config.App {
 	all := 100 // the tests prune one of two objects
-	return config.App{Name: "tenant", Source: "repo", Path: "app", Namespace: tn.ns, ServiceAccountName: tn.sa, PruneBudget: &all}
+	return config.App{Name: "tenant", Source: "repo", Namespace: tn.ns, AppSpec: config.AppSpec{Path: "app", ServiceAccountName: tn.sa, PruneBudget: &all}}
 }
 
 func (tn *tenant) user() string { return "system:serviceaccount:" + tn.ns + ":" + tn.sa }

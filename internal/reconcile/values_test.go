@@ -22,8 +22,8 @@ func TestJoinValues(t *testing.T) {
 }
 
 func TestWithValuesRoot(t *testing.T) {
-	repoChart := config.App{Name: "web", Source: "charts", Helm: &config.HelmSpec{Chart: "podinfo", ValuesFiles: []string{"values-prod.yaml"}}}
-	gitChart := config.App{Name: "web", Source: "repo", Helm: &config.HelmSpec{ValuesFiles: []string{"deploy/values.yaml"}}}
+	repoChart := config.App{Name: "web", Source: "charts", AppSpec: config.AppSpec{Helm: &config.HelmSpec{Chart: "podinfo", ValuesFiles: []string{"values-prod.yaml"}}}}
+	gitChart := config.App{Name: "web", Source: "repo", AppSpec: config.AppSpec{Helm: &config.HelmSpec{ValuesFiles: []string{"deploy/values.yaml"}}}}
 	chartRev := source.Revision{Source: "charts", SHA: "c", Helm: &source.HelmRevision{}}
 	tests := map[string]struct {
 		app        config.App

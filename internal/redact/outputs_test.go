@@ -58,10 +58,15 @@ spec: {token: widget-token-git, size: 3}
 
 var liveValues = strings.NewReplacer("-git", "-live", "aHVudGVyMi1naXQ=", "aHVudGVyMi1saXZl")
 
-var sensitiveApp = config.App{Name: "web", Namespace: "web", Sensitive: []config.SensitiveRule{
-	{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
-	{Kinds: []string{"example.com/Widget"}, Paths: []string{".spec.token"}},
-}}
+var sensitiveApp = config.App{
+	Name: "web", Namespace: "web",
+	AppSpec: config.AppSpec{
+		Sensitive: []config.SensitiveRule{
+			{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
+			{Kinds: []string{"example.com/Widget"}, Paths: []string{".spec.token"}},
+		},
+	},
+}
 
 // TestNoValueInAnyOutput feeds the same Secret (data and stringData), a
 // ConfigMap key and a custom kind's field the app marks sensitive, and an

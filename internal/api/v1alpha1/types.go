@@ -119,37 +119,12 @@ type SourceReference struct {
 // namespace became targetNamespace (it would read as the App's own) and
 // installsSyncd is file-only (no tenant may install syncd).
 type AppSpec struct {
-	SourceRef          SourceReference        `json:"sourceRef"`
-	Path               string                 `json:"path,omitempty"`
-	TargetNamespace    string                 `json:"targetNamespace,omitempty"`
-	Suspend            bool                   `json:"suspend,omitempty"`
-	Prune              *bool                  `json:"prune,omitempty"`
-	AllowEmpty         bool                   `json:"allowEmpty,omitempty"`
-	AllowRewinds       bool                   `json:"allowRewinds,omitempty"`
-	PruneBudget        *int                   `json:"pruneBudget,omitempty"`
-	Adopted            string                 `json:"adopted,omitempty"`
-	Handoff            string                 `json:"handoff,omitempty"`
-	Recreate           bool                   `json:"recreate,omitempty"`
-	Validate           *bool                  `json:"validate,omitempty"`
-	Wait               bool                   `json:"wait,omitempty"`
-	Timeout            *metav1.Duration       `json:"timeout,omitempty"`
-	ServiceAccountName string                 `json:"serviceAccountName,omitempty"`
-	Manager            string                 `json:"manager,omitempty"`
-	Split              []config.SplitRule     `json:"split,omitempty"`
-	Conflicts          *config.ConflictPolicy `json:"conflicts,omitempty"`
-	Migrate            *config.Migrate        `json:"migrate,omitempty"`
-	Drift              *config.DriftPolicy    `json:"drift,omitempty"`
-	Sensitive          []config.SensitiveRule `json:"sensitive,omitempty"`
-	Ignore             []config.IgnoreRule    `json:"ignore,omitempty"`
-	Helm               *config.HelmSpec       `json:"helm,omitempty"`
-	Substitute         map[string]string      `json:"substitute,omitempty"`
+	SourceRef       SourceReference `json:"sourceRef"`
+	TargetNamespace string          `json:"targetNamespace,omitempty"`
+	Suspend         bool            `json:"suspend,omitempty"`
 	// SubstituteFrom are ConfigMaps and Secrets of the App's namespace
 	// (a file config's apps may also name files; an App may not).
-	SubstituteFrom   []SubstituteReference `json:"substituteFrom,omitempty"`
-	SubstituteStrict *bool                 `json:"substituteStrict,omitempty"`
-	// DependsOn names Apps of the same namespace this App is applied
-	// after (the controller checks them; dependsOn.go).
-	DependsOn []string `json:"dependsOn,omitempty"`
+	SubstituteFrom []SubstituteReference `json:"substituteFrom,omitempty"`
 	// Decryption takes its keys from a Secret of the App's namespace
 	// instead of a file.
 	Decryption *Decryption `json:"decryption,omitempty"`
@@ -157,6 +132,10 @@ type AppSpec struct {
 	// a kubeconfig from a Secret of the App's namespace (the file
 	// config's apps[].cluster; docs/clusters.md).
 	Cluster *ClusterReference `json:"cluster,omitempty"`
+
+	// AppSpec (path, prune, conflicts, helm, ...) is the file config's
+	// own type, so an App and an apps[] entry cannot drift apart.
+	config.AppSpec `json:",inline"`
 }
 
 // ClusterReference names the cluster an App is applied to: the

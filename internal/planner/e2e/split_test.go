@@ -279,7 +279,7 @@ func TestSplitMatchesServer(t *testing.T) {
 	c := connect(t)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			app := config.App{Name: "web", Namespace: ns, Split: tc.split}
+			app := config.App{Name: "web", Namespace: ns, AppSpec: config.AppSpec{Split: tc.split}}
 			c.applyAndCompare(t, planDocs(t, app, planner.Options{}, tc.docs), false)
 		})
 	}
@@ -366,9 +366,14 @@ func TestSplitMatchesServerOnline(t *testing.T) {
 	group := strings.ReplaceAll(ns, "-", "") + ".example.com"
 	c := connect(t)
 	docs := strings.SplitN(crdDocs(group), "\n---\n", 2)
-	app := config.App{Name: "routes", Namespace: ns, Split: []config.SplitRule{
-		{Manager: "syncd-routes-weights", Kinds: []string{group + "/Route"}, Paths: []string{".spec.backends[*].weight", ".spec.hosts"}},
-	}}
+	app := config.App{
+		Name: "routes", Namespace: ns,
+		AppSpec: config.AppSpec{
+			Split: []config.SplitRule{
+				{Manager: "syncd-routes-weights", Kinds: []string{group + "/Route"}, Paths: []string{".spec.backends[*].weight", ".spec.hosts"}},
+			},
+		},
+	}
 	// Install the CRD first, as another app would.
 	c.applyAndCompare(t, planDocs(t, app, planner.Options{}, docs[0]), false)
 
@@ -401,9 +406,14 @@ func TestSplitMatchesServerOnline(t *testing.T) {
 	})
 	t.Run("CRD object and built-in kinds", func(t *testing.T) {
 		// Same app name as above: the CRD keeps its one manager.
-		web := config.App{Name: "routes", Namespace: ns, Split: []config.SplitRule{
-			{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
-		}}
+		web := config.App{
+			Name: "routes", Namespace: ns,
+			AppSpec: config.AppSpec{
+				Split: []config.SplitRule{
+					{Manager: "syncd-web-release", Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.template.spec.containers[*].image"}},
+				},
+			},
+		}
 		c.applyAndCompare(t, planDocs(t, web, opts, docs[0]+"\n---\n"+deployment), true)
 	})
 }

@@ -52,9 +52,14 @@ func TestStatusOfClusterCRD(t *testing.T) {
 			}
 			docs := strings.SplitN(crd, "\n---\n", 2)
 			route := docs[1] + "status: {ready: true}\n"
-			app := config.App{Name: "routes", Namespace: ns, Split: []config.SplitRule{
-				{Manager: "syncd-routes-weights", Kinds: []string{group + "/Route"}, Paths: []string{".spec.backends[*].weight"}},
-			}}
+			app := config.App{
+				Name: "routes", Namespace: ns,
+				AppSpec: config.AppSpec{
+					Split: []config.SplitRule{
+						{Manager: "syncd-routes-weights", Kinds: []string{group + "/Route"}, Paths: []string{".spec.backends[*].weight"}},
+					},
+				},
+			}
 			// Install the CRD first, as another app would.
 			c.applyAndCompare(t, planDocs(t, config.App{Name: "crds"}, planner.Options{}, docs[0]), false)
 
