@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/egress"
+	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -186,8 +187,14 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	run := withAppController(newCtrl, d.Run)
 
+	var el *leader.Elector // nil: no leader election
+	if f.leaderElect {
+		if el, err = newElector(cl, f, log); err != nil {
+			return withCode(exitError, err)
+		}
+	}
 	ctx := cmd.Context()
-	servers, err := serve(f, d, reg, cs, log)
+	servers, err := serve(f, d, el, reg, cs, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -195,10 +202,10 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"),
 		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", f.config, "shard", f.shard, "shards", f.shards)
 
-	if !f.leaderElect {
+	if el == nil {
 		return run(ctx)
 	}
-	return runElected(ctx, cl, f, log, run)
+	return runUnder(ctx, el, run)
 }
 
 // errOnceNeedsConfig refuses `run --once` without --config: there is no

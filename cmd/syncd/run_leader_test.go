@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -26,62 +25,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
-
-func TestLeaseName(t *testing.T) {
-	tests := map[string]struct {
-		shards, shard int
-		want          string
-	}{
-		"not sharded":    {shards: 1, want: "syncd"},
-		"shards unset":   {shards: 0, want: "syncd"},
-		"shard 1 of 2":   {shards: 2, shard: 1, want: "syncd-shard-1-of-2"},
-		"shard 1 of 3":   {shards: 3, shard: 1, want: "syncd-shard-1-of-3"},
-		"shard 0 of 3":   {shards: 3, shard: 0, want: "syncd-shard-0-of-3"},
-		"shard 10 of 12": {shards: 12, shard: 10, want: "syncd-shard-10-of-12"},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, leaseName("syncd", tt.shards, tt.shard)); diff != "" {
-				t.Errorf("leaseName (-want +got):\n%s", diff)
-			}
-		})
-	}
-	// Every shard of a 2-shard and a 3-shard layout has its own Lease.
-	seen := map[string]bool{}
-	for _, n := range []int{2, 3} {
-		for k := range n {
-			name := leaseName("syncd", n, k)
-			if seen[name] {
-				t.Errorf("Lease %s is shared by two shard layouts", name)
-			}
-			seen[name] = true
-		}
-	}
-}
-
-func TestLostLeaseWait(t *testing.T) {
-	tests := map[string]struct {
-		lease, renew, retry, grace time.Duration
-		want                       time.Duration
-	}{
-		"defaults":                {lease: 15 * time.Second, renew: 10 * time.Second, retry: 2 * time.Second, grace: 20 * time.Second, want: 3 * time.Second},
-		"grace shorter":           {lease: 15 * time.Second, renew: 10 * time.Second, retry: 2 * time.Second, grace: time.Second, want: time.Second},
-		"no grace limit":          {lease: 15 * time.Second, renew: 10 * time.Second, retry: 2 * time.Second, want: 3 * time.Second},
-		"no room: exit at once":   {lease: 10 * time.Second, renew: 9 * time.Second, retry: 2 * time.Second, grace: 20 * time.Second, want: 0},
-		"test flags of this file": {lease: 3 * time.Second, renew: 2 * time.Second, retry: 500 * time.Millisecond, grace: 20 * time.Second, want: 500 * time.Millisecond},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := lostLeaseWait(&runFlags{leaseDuration: tt.lease, renewDeadline: tt.renew, retryPeriod: tt.retry, shutdownGrace: tt.grace})
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("lostLeaseWait (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // leaderFixture is a Git repository with one app "web" of n ConfigMaps
 // and the namespaces of the app and of syncd (Lease, inventory).
@@ -490,7 +437,7 @@ func TestRunLeaderSIGTERMWaitsForInFlight(t *testing.T) {
 	if n := len(a.writes.list()); n != len(writesA) {
 		t.Errorf("the stopped leader sent %d write(s) after it returned", n-len(writesA))
 	}
-	if errors.Is(errA, errLeaseLost) {
+	if errors.Is(errA, leader.ErrLeaseLost) {
 		t.Errorf("the stopped leader reports a lost Lease")
 	}
 }
@@ -544,39 +491,6 @@ func TestRunLeaderSIGTERMGraceRunsOut(t *testing.T) {
 	}
 }
 
-func TestOtherLayoutBlocks(t *testing.T) {
-	now := time.Now()
-	lease := func(name, holder string, acquired, renewed time.Duration) *coordinationv1.Lease {
-		a, r := metav1.NewMicroTime(now.Add(acquired)), metav1.NewMicroTime(now.Add(renewed))
-		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: coordinationv1.LeaseSpec{
-			HolderIdentity: ptr.To(holder), AcquireTime: &a, RenewTime: &r, LeaseDurationSeconds: ptr.To[int32](15),
-		}}
-	}
-	own := lease("syncd-shard-1-of-3", "me", -time.Second, 0)
-	tests := map[string]struct {
-		l    *coordinationv1.Lease
-		want bool
-	}{
-		"old layout, held, acquired first":     {l: lease("syncd-shard-0-of-2", "x", -time.Hour, -time.Second), want: true},
-		"old release's name, held":             {l: lease("syncd-shard-1", "x", -time.Hour, -time.Second), want: true},
-		"unsharded, held":                      {l: lease("syncd", "x", -time.Hour, -time.Second), want: true},
-		"old layout, expired":                  {l: lease("syncd-shard-0-of-2", "x", -time.Hour, -time.Minute), want: false},
-		"old layout, released":                 {l: lease("syncd-shard-0-of-2", "", -time.Hour, -time.Second), want: false},
-		"other layout acquired after this one": {l: lease("syncd-shard-0-of-2", "x", 0, 0), want: false},
-		"same layout, another shard":           {l: lease("syncd-shard-0-of-3", "x", -time.Hour, -time.Second), want: false},
-		"its own Lease":                        {l: own, want: false},
-		"another base name":                    {l: lease("other-shard-0-of-2", "x", -time.Hour, -time.Second), want: false},
-		"a name only sharing the prefix":       {l: lease("syncd-webhook", "x", -time.Hour, -time.Second), want: false},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := otherLayoutBlocks("syncd", 3, own, tt.l, now); got != tt.want {
-				t.Errorf("otherLayoutBlocks(%s) = %v, want %v", tt.l.Name, got, tt.want)
-			}
-		})
-	}
-}
-
 // TestRunShardLayoutsExcludeEachOther: a replica of a 3-shard layout wins
 // its Lease (syncd-shard-K-of-3) while a leader of the 2-shard layout
 // still renews syncd-shard-0-of-2. It holds its Lease but applies nothing
@@ -617,7 +531,7 @@ func TestRunShardLayoutsExcludeEachOther(t *testing.T) {
 		}
 	}()
 	shard := reconcile.ShardOf("web", 3)
-	name := leaseName("syncd", 3, shard)
+	name := leader.LeaseName("syncd", 3, shard)
 	f := &runFlags{leaderElect: true, leaseNamespace: fx.sysNS, leaseName: "syncd", leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 3, shard: shard, shutdownGrace: 20 * time.Second}
 	r := startSlowReplica(t, fx, writeConfigFile(t, fx.config), f, 0)
 	poll(t, "the new layout's replica holds "+name, func() (bool, string) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"syncd.dev/syncd/internal/httpauth"
+	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/webhook"
 )
@@ -37,8 +38,9 @@ import (
 // The flag names follow controller-runtime's split of metrics, health and
 // webhook addresses, keeping syncd's existing --listen for the first.
 
-// serve starts the listeners of f for d.
-func serve(f *runFlags, d *reconcile.Daemon, reg *prometheus.Registry, cs kubernetes.Interface, log *slog.Logger) (*httpServers, error) {
+// serve starts the listeners of f for d (and el, nil without leader
+// election).
+func serve(f *runFlags, d *reconcile.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, log *slog.Logger) (*httpServers, error) {
 	guard, err := statusGuard(f, cs, log)
 	if err != nil {
 		return nil, err
@@ -47,7 +49,7 @@ func serve(f *runFlags, d *reconcile.Daemon, reg *prometheus.Registry, cs kubern
 	if err != nil {
 		return nil, err
 	}
-	req := serveRequest{statusAddr: f.listen, statusTLS: tlsConfig, webhookAddr: f.webhookListen, status: statusRoutes(d, reg, f, guard), log: log}
+	req := serveRequest{statusAddr: f.listen, statusTLS: tlsConfig, webhookAddr: f.webhookListen, status: statusRoutes(d, el, reg, f, guard), log: log}
 	if f.webhookListen != "" {
 		req.webhook = webhookRoutes(d, reg, f)
 	}
@@ -192,8 +194,8 @@ func checkHTTPFlags(f *runFlags, log *slog.Logger) error {
 }
 
 // statusRoutes serves health, metrics and status. guard, when not nil,
-// protects /metrics and /status.
-func statusRoutes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags, guard *httpauth.Guard) http.Handler {
+// protects /metrics and /status; el is nil without leader election.
+func statusRoutes(d *reconcile.Daemon, el *leader.Elector, reg *prometheus.Registry, f *runFlags, guard *httpauth.Guard) http.Handler {
 	protect := func(h http.Handler) http.Handler {
 		if guard == nil {
 			return h
@@ -210,22 +212,12 @@ func statusRoutes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags, gu
 	})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if why := cannotRun.Load(); why != nil {
-			// It won a Lease it could not use and released it: not a
-			// standby another replica can count on.
-			http.Error(w, *why, http.StatusServiceUnavailable)
+		code, body := readiness(el, d, f)
+		if code != http.StatusOK {
+			http.Error(w, body, code)
 			return
 		}
-		if f.leaderElect && !leading.Load() {
-			// A warm standby owns no app yet: it is ready to take over.
-			fmt.Fprintln(w, "ok (standby)")
-			return
-		}
-		if !d.Ready() {
-			http.Error(w, "first reconcile not finished", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
+		fmt.Fprintln(w, body)
 	})
 	return mux
 }

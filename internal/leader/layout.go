@@ -1,4 +1,4 @@
-package main
+package leader
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Shard layouts exclude each other. The Leases of one layout (--shards N)
+// Shard layouts exclude each other. The Leases of one layout (Shards N)
 // guard disjoint sets of apps, but an app's shard depends on N, so while
 // a re-shard is under way a replica of the new layout and one of the old
 // could run the same app under two Lease names. So a new leader, before
@@ -24,10 +24,10 @@ import (
 
 // otherLayouts returns the Leases that keep this replica's layout from
 // starting (otherLayoutBlocks), read now.
-func (e *election) otherLayouts(ctx context.Context) ([]string, error) {
-	list, err := e.cs.CoordinationV1().Leases(e.ns).List(ctx, metav1.ListOptions{})
+func (e *Elector) otherLayouts(ctx context.Context) ([]string, error) {
+	list, err := e.leases.Leases(e.opts.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list the Leases of %s to check for another shard layout: %w", e.ns, err)
+		return nil, fmt.Errorf("list the Leases of %s to check for another shard layout: %w", e.opts.Namespace, err)
 	}
 	var own *coordinationv1.Lease
 	for i := range list.Items {
@@ -36,10 +36,10 @@ func (e *election) otherLayouts(ctx context.Context) ([]string, error) {
 		}
 	}
 	var blocking []string
-	now := time.Now()
+	now := e.opts.Clock.Now()
 	for i := range list.Items {
 		l := &list.Items[i]
-		if otherLayoutBlocks(e.f.leaseName, e.f.shards, own, l, now) {
+		if otherLayoutBlocks(e.opts.Name, e.opts.Shards, own, l, now) {
 			blocking = append(blocking, l.Name+" (held by "+*l.Spec.HolderIdentity+")")
 		}
 	}
@@ -55,12 +55,8 @@ func otherLayoutBlocks(base string, shards int, own, l *coordinationv1.Lease, no
 	if l.Name != base && !strings.HasPrefix(l.Name, base+"-shard-") {
 		return false // not syncd's, or another base name
 	}
-	if shards > 1 {
-		var k int
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(l.Name, base), "-shard-%d-of-%d", &k, &n); err == nil && n == shards && l.Name == leaseName(base, n, k) {
-			return false // a shard of the same layout: other apps
-		}
+	if sameLayout(base, shards, l.Name) {
+		return false // a shard of the same layout: other apps
 	}
 	s := l.Spec
 	if s.HolderIdentity == nil || *s.HolderIdentity == "" || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
@@ -75,27 +71,38 @@ func otherLayoutBlocks(base string, shards int, own, l *coordinationv1.Lease, no
 	return s.AcquireTime.Before(own.Spec.AcquireTime)
 }
 
+// sameLayout reports whether name is the Lease of a shard of shards
+// Leases of base.
+func sameLayout(base string, shards int, name string) bool {
+	if shards <= 1 {
+		return false
+	}
+	var k, n int
+	_, err := fmt.Sscanf(strings.TrimPrefix(name, base), "-shard-%d-of-%d", &k, &n)
+	return err == nil && n == shards && name == LeaseName(base, n, k)
+}
+
 // waitOtherLayouts waits, checking every retry period, until no Lease of
 // another shard layout blocks this one; false when ctx ended first.
-func (e *election) waitOtherLayouts(ctx context.Context) bool {
-	logged := ""
+func (e *Elector) waitOtherLayouts(ctx context.Context) bool {
+	reported := ""
 	for {
 		blocking, err := e.otherLayouts(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			e.log.Warn("shard layout check failed; retrying", "lease", e.ns+"/"+e.name, "error", err)
+			e.emit(Event{Kind: LayoutCheckFailed, Err: err})
 		case err == nil && len(blocking) == 0:
 			return true
 		case err == nil:
-			if s := strings.Join(blocking, ", "); s != logged {
-				e.log.Warn("holding the Lease but waiting: another shard layout still runs; it stops when these Leases are released or expire", "lease", e.ns+"/"+e.name, "otherLayout", s)
-				logged = s
+			if s := strings.Join(blocking, ", "); s != reported {
+				e.emit(Event{Kind: LayoutBlocked, Blocking: s})
+				reported = s
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(e.f.retryPeriod):
+		case <-e.opts.Clock.After(e.opts.RetryPeriod):
 		}
 	}
 }
