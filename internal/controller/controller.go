@@ -80,9 +80,12 @@ type Controller struct {
 	// targets are the Apps' remote cluster targets (targetsFor).
 	targets    map[string]*reconcile.Targets
 	reconciles map[string]int
-	// drifts are the Apps' drift watchers (drift.go), run in runCtx.
-	drifts map[string]*driftWatch
-	runCtx context.Context
+	// reconcilers are the Apps' Reconcilers (drift.go): their drift
+	// watchers run in runCtx. findings are the drift findings each App's
+	// status last showed.
+	reconcilers map[string]*reconcile.Reconciler
+	findings    map[string]int
+	runCtx      context.Context
 	// metadataWatches are the "<resource>/<namespace>" whose objects'
 	// metadata is watched (Secrets, ConfigMaps; secrets.go).
 	metadataWatches map[string]bool
@@ -120,7 +123,8 @@ func New(opts Options) (*Controller, error) {
 		runners:         map[string]*appRunner{},
 		targets:         map[string]*reconcile.Targets{},
 		reconciles:      map[string]int{},
-		drifts:          map[string]*driftWatch{},
+		reconcilers:     map[string]*reconcile.Reconciler{},
+		findings:        map[string]int{},
 		metadataWatches: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedMaxOfRateLimiter(

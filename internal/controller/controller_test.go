@@ -105,7 +105,7 @@ func (r *rig) start(extra Options) *Controller {
 	c, err := New(Options{
 		Events:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
 		Cluster:  cl,
-		Runner:   reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
+		Runner:   reconcile.Options{CacheDir: t.TempDir(), Inventory: inv, Targets: extra.Runner.Targets},
 		Secrets:  ClientSecrets{Client: env.Clientset(t)},
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tenancy:  extra.Tenancy,

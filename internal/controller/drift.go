@@ -3,190 +3,92 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
-	"syncd.dev/syncd/internal/applier"
-	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
-	"syncd.dev/syncd/internal/identity"
-	"syncd.dev/syncd/internal/inventory"
-	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
-	"syncd.dev/syncd/internal/source"
 )
 
-// driftWatch is one App's drift watcher, the file daemon's (package
-// drift): pointed at each plan the App applied (or, in drift mode
-// detect, rendered), it reports what drifted in the App's status
-// (status.drift), the log and Events. It keeps watching while the App is
-// suspended, against the last plan.
-type driftWatch struct {
-	w      *drift.Watcher
-	cancel context.CancelFunc
-	// plan is the revision the watcher follows ("" before SetPlan).
-	plan string
+// An App's drift is watched by its Reconciler (package reconcile), the
+// file daemon's: pointed at each plan the App applied (or, in drift mode
+// detect, rendered), on the App's cluster, as the App's identity. The
+// controller reports what drifted in the App's status (status.drift) and
+// Events; the Reconciler logs it. The watcher keeps watching while the
+// App is suspended, against the last plan.
 
-	mu       sync.Mutex
-	findings int
-}
-
-// driftFor returns the App's drift watcher, started on first use; nil
-// when the controller is not running (no context to run it in).
-func (c *Controller) driftFor(key string, app *v1alpha1.App, ar *appRunner, cfgApp config.App) (*driftWatch, error) {
+// reconcilerFor returns the App's Reconciler, made on first use; it
+// lives until the App is forgotten, across Runner rebuilds, so that it
+// sees the App move between clusters. Without a running controller (no
+// context) it has no drift watcher.
+func (c *Controller) reconcilerFor(key, namespace, name string) *reconcile.Reconciler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if dw := c.drifts[key]; dw != nil {
-		return dw, nil
+	if rc := c.reconcilers[key]; rc != nil {
+		return rc
 	}
-	if c.runCtx == nil {
-		return nil, nil
-	}
-	norm, err := ar.runner.Normalizer(cfgApp)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := ar.runner.Dynamic(cfgApp)
-	if err != nil {
-		return nil, err
-	}
-	dw := &driftWatch{}
-	tenant := reconcile.TenantOf(cfgApp)
-	opts := drift.WatcherOptions{
-		Normalizer: norm,
-		OnChange:   func(d drift.Delta) { c.onDrift(app.Namespace, app.Name, dw, d) },
-		OnError: func(err error) {
-			c.log.Warn("drift watch", "app", key, "as", identity.Name(tenant), "error", redact.Error(err))
-		},
-		Reader: identity.Name(tenant),
-		User:   identity.User(tenant),
-	}
-	if inv := c.opts.Runner.Inventory; inv != nil {
-		opts.Cache = inv.LiveCache()
-		if !cfgApp.DetectOnly() {
-			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(cfgApp.Name, inv.Namespace())
-		}
-	}
-	w, err := drift.NewWatcher(dyn, c.opts.Cluster.Mapper, opts)
-	if err != nil {
-		return nil, fmt.Errorf("App %s: drift watcher: %w", key, err)
-	}
-	ctx, cancel := context.WithCancel(c.runCtx)
-	dw.w, dw.cancel = w, cancel
-	go func() { _ = w.Run(ctx) }()
-	c.drifts[key] = dw
-	return dw, nil
+	var rc *reconcile.Reconciler
+	rc = reconcile.NewReconciler(reconcile.ReconcilerOptions{
+		Context: c.runCtx,
+		Logger:  c.log.With("app", key),
+		OnDrift: func(d drift.Delta) { c.onDrift(namespace, name, rc, d) },
+	})
+	c.reconcilers[key] = rc
+	return rc
 }
 
-// pauseDrift stops the App's watcher from judging syncd's own writes
-// against the previous plan while it applies; watch (or resumeDrift)
-// ends the pause.
-func (c *Controller) pauseDrift(key string) {
-	if dw := c.driftOf(key); dw != nil {
-		dw.w.Pause()
-	}
-}
-
-func (c *Controller) resumeDrift(key string) {
-	if dw := c.driftOf(key); dw != nil {
-		dw.w.Resume()
-	}
-}
-
-// driftOf returns the App's drift watch; nil when it has none.
-func (c *Controller) driftOf(key string) *driftWatch {
+// reconcilerOf returns the App's Reconciler; nil when it has none.
+func (c *Controller) reconcilerOf(key string) *reconcile.Reconciler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.drifts[key]
+	return c.reconcilers[key]
 }
 
-// watchDrift points the App's watcher at a plan: the one just applied
-// (cs holds the resourceVersions the apply left, so a lagging watch is
-// not taken for drift) or just rendered (cs nil).
-func (c *Controller) watchDrift(key string, app *v1alpha1.App, ar *appRunner, rendered *reconcile.Rendered, cs *applier.ChangeSet) error {
-	cfgApp := ar.cfg.Apps[0]
-	dw, err := c.driftFor(key, app, ar, cfgApp)
-	if err != nil || dw == nil {
-		return err
-	}
-	dopts, err := reconcile.DriftOptions(cfgApp)
-	if err != nil {
-		dw.w.Resume()
-		return err
-	}
-	dopts.Sensitive = rendered.Plan.Sensitive(dopts.Sensitive)
-	dw.w.Applied(appliedVersions(cs))
-	if err := dw.w.SetPlan(rendered.Plan, dopts); err != nil {
-		dw.w.Resume()
-		return fmt.Errorf("App %s: drift watcher cannot follow the plan: %w", key, err)
-	}
-	c.mu.Lock()
-	dw.plan = rendered.Plan.Revision
-	c.mu.Unlock()
-	return nil
-}
-
-// watching reports whether the App's watcher follows a plan.
-func (c *Controller) watching(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	dw := c.drifts[key]
-	return dw != nil && dw.plan != ""
-}
-
-// appliedVersions are the newest resourceVersion an apply left on each
-// object (an object split between managers is written once per slice).
-func appliedVersions(cs *applier.ChangeSet) map[planner.ObjectRef]string {
-	versions := map[planner.ObjectRef]string{}
-	if cs == nil {
-		return versions
-	}
-	for _, ch := range cs.Changes {
-		if ch.ResourceVersion != "" && reconcile.NewerResourceVersion(ch.ResourceVersion, versions[ch.Object]) {
-			versions[ch.Object] = ch.ResourceVersion
-		}
-	}
-	return versions
-}
-
-// onDrift logs each new drift finding, records a DriftDetected Event
-// and writes the App's drift summary.
-func (c *Controller) onDrift(namespace, name string, dw *driftWatch, d drift.Delta) {
-	key := namespace + "/" + name
+// onDrift records a DriftDetected Event for new drift findings and
+// publishes the App's drift summary.
+func (c *Controller) onDrift(namespace, name string, rc *reconcile.Reconciler, d drift.Delta) {
 	var fresh []drift.Finding
 	for _, f := range d.New {
 		if f.Class.IsDrift() {
 			fresh = append(fresh, f)
-			c.log.Warn("drift: "+f.Sentence(), "app", key, "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)
 		}
 	}
-	n := 0
-	for _, f := range dw.w.Report().Findings {
-		if f.Class.IsDrift() {
-			n++
-		}
-	}
-	dw.mu.Lock()
-	changed := n != dw.findings
-	dw.findings = n
-	dw.mu.Unlock()
 	if len(fresh) > 0 && c.opts.Events != nil {
 		ref := &corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindApp, Namespace: namespace, Name: name}
 		c.opts.Events.Eventf(ref, corev1.EventTypeWarning, "DriftDetected", "%s", redact.Sprintf("%d field(s) drifted from revision %s, e.g. %s", len(fresh), shortRevision(d.Revision), fresh[0].Sentence()))
 	}
-	if changed {
-		sum := v1alpha1.DriftSummary{Findings: n, Revision: d.Revision, Time: metav1.NewTime(c.opts.Clock.Now())}
-		if err := c.writeDrift(namespace, name, sum); err != nil {
-			c.log.Warn("drift summary not written", "app", key, "error", err)
+	c.publishDrift(namespace, name, rc, d.Revision)
+}
+
+// publishDrift writes the App's drift summary when its count of drift
+// findings changed: after a change of the findings, and after each
+// reconcile (a watcher bound anew, on another cluster, starts empty).
+func (c *Controller) publishDrift(namespace, name string, rc *reconcile.Reconciler, revision string) {
+	key := namespace + "/" + name
+	report := rc.Report()
+	if report == nil {
+		return
+	}
+	n := 0
+	for _, f := range report.Findings {
+		if f.Class.IsDrift() {
+			n++
 		}
+	}
+	c.mu.Lock()
+	last := c.findings[key]
+	c.findings[key] = n
+	c.mu.Unlock()
+	if last == n {
+		return
+	}
+	sum := v1alpha1.DriftSummary{Findings: n, Revision: revision, Time: metav1.NewTime(c.opts.Clock.Now())}
+	if err := c.writeDrift(namespace, name, sum); err != nil {
+		c.log.Warn("drift summary not written", "app", key, "error", err)
 	}
 }
 
@@ -205,32 +107,17 @@ func (c *Controller) writeDrift(namespace, name string, sum v1alpha1.DriftSummar
 	return err
 }
 
-// stopDrift stops the App's watcher (the App is gone).
-func (c *Controller) stopDrift(key string) {
+// stopReconciler stops the App's drift watcher and drops its Reconciler
+// (the App is gone).
+func (c *Controller) stopReconciler(key string) {
 	c.mu.Lock()
-	dw := c.drifts[key]
-	delete(c.drifts, key)
+	rc := c.reconcilers[key]
+	delete(c.reconcilers, key)
+	delete(c.findings, key)
 	c.mu.Unlock()
-	if dw != nil {
-		dw.cancel()
+	if rc != nil {
+		rc.Stop()
 	}
-}
-
-// detect runs an App in drift mode detect: it renders the current
-// revision and points the drift watcher at it; nothing is written.
-func (c *Controller) detect(ctx context.Context, key string, app *v1alpha1.App, ar *appRunner) (attempt, time.Duration) {
-	cfgApp := ar.cfg.Apps[0]
-	rendered, err := ar.runner.Render(ctx, cfgApp, "")
-	at := attempt{Err: err, Reason: v1alpha1.ReasonSucceeded, Revision: c.revision(ar, rendered)}
-	if err != nil {
-		var se *source.Error
-		at.Reason = reasonOf(reconcile.ResultFailed, false, errors.As(err, &se))
-		return at, 0
-	}
-	if err := c.watchDrift(key, app, ar, rendered, nil); err != nil {
-		return attempt{Reason: v1alpha1.ReasonApplyFailed, Err: err, Revision: at.Revision}, 0
-	}
-	return at, pollAfter(ar.cfg.Sources[0].Git, c.opts.Clock.Now())
 }
 
 // suspended keeps a suspended App's drift reporting: its watcher keeps
@@ -246,20 +133,33 @@ func (c *Controller) suspended(ctx context.Context, key string, app *v1alpha1.Ap
 			c.log.Warn("suspended App: status not written", "app", key, "error", message(err))
 		}
 	}
-	if c.watching(key) {
+	if rc := c.reconcilerOf(key); rc != nil && rc.Watching() {
 		c.log.Info("App suspended; not applied, drift still reported", "app", key)
 		return
 	}
-	ar, _, err := c.prepare(ctx, key, app)
-	if err == nil {
-		var rendered *reconcile.Rendered
-		if rendered, err = ar.runner.Render(ctx, ar.cfg.Apps[0], ""); err == nil {
-			err = c.watchDrift(key, app, ar, rendered, nil)
-		}
-	}
-	if err != nil {
+	if err := c.watchSuspended(ctx, key, app); err != nil {
 		c.log.Warn("App suspended; its drift cannot be watched", "app", key, "error", message(err))
 		return
 	}
 	c.log.Info("App suspended; not applied, drift watched against the current revision", "app", key)
+}
+
+// watchSuspended renders a suspended App's current revision and points
+// its drift watcher at it.
+func (c *Controller) watchSuspended(ctx context.Context, key string, app *v1alpha1.App) error {
+	ar, _, err := c.prepare(ctx, key, app)
+	if err != nil {
+		return err
+	}
+	cfgApp := ar.cfg.Apps[0]
+	compiled, err := ar.runner.Spec(cfgApp)
+	if err != nil {
+		return err
+	}
+	rev, release, err := ar.runner.Poll(ctx, cfgApp)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return c.reconcilerFor(key, app.Namespace, app.Name).Watch(ctx, ar.runner, compiled, rev)
 }

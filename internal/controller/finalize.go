@@ -11,7 +11,6 @@ import (
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
-	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -55,33 +54,41 @@ func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 	return nil
 }
 
-// pruneAll runs the inventory's prune with an empty plan: every member
-// goes, through the per-object guards (adopted objects are orphaned,
-// Namespaces, CRDs and PVCs need syncd.dev/prune: allow, syncd's own
-// objects stay). The whole-prune guards are lifted: the App's deletion
-// is the request to empty it (allowEmpty) and to go past the budget.
+// pruneAll prunes every object of a deleted App (reconcile's
+// Reconciler.PruneAll): on the cluster it applies to, through the
+// kubeconfig of its spec.cluster when it has one, and on a cluster it
+// left whose prune has not completed.
 func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
+	key := app.Namespace + "/" + app.Name
 	runs, err := c.opts.Tenancy.withDefaults(app)
 	if err != nil {
-		return fmt.Errorf("App %s/%s: prune on deletion (the App stays until it succeeds; edit or remove its finalizer %s): %w", app.Namespace, app.Name, v1alpha1.Finalizer, err)
+		return fmt.Errorf("App %s: prune on deletion (the App stays until it succeeds; edit or remove its finalizer %s): %w", key, v1alpha1.Finalizer, err)
 	}
 	a := appOf(runs, "")
 	if a.DetectOnly() {
 		return nil // syncd never wrote for it: nothing to prune
 	}
-	a.AllowEmpty = true
-	all := 100
-	a.PruneBudget = &all
-	r, err := reconcile.New(&config.Config{APIVersion: config.APIVersion, Kind: config.Kind, Apps: []config.App{a}}, c.opts.Cluster, c.opts.Runner)
+	compiled, err := reconcile.Compile(a)
 	if err != nil {
-		return fmt.Errorf("App %s/%s: prune on deletion: %w", app.Namespace, app.Name, err)
+		return fmt.Errorf("App %s: prune on deletion: %w", key, err)
 	}
-	rendered := &reconcile.Rendered{Plan: &planner.Plan{App: a.Name}}
-	cs, err := r.ApplyRendered(ctx, a, rendered, false)
-	if _, err := reconcile.Outcome(rendered, cs, err); err != nil {
-		return fmt.Errorf("App %s/%s: prune on deletion (the App stays until it succeeds): %w", app.Namespace, app.Name, err)
+	opts := c.opts.Runner
+	c.mu.Lock()
+	opts.Targets = c.targetsFor(key, app.Namespace)
+	c.mu.Unlock()
+	r, err := reconcile.New(&config.Config{APIVersion: config.APIVersion, Kind: config.Kind, Apps: []config.App{a}}, c.opts.Cluster, opts)
+	if err != nil {
+		return fmt.Errorf("App %s: prune on deletion: %w", key, err)
 	}
-	c.log.Info("App's objects pruned on deletion", "app", app.Namespace+"/"+app.Name, "prune", rendered.Prune.String())
+	rc := c.reconcilerOf(key)
+	if rc == nil {
+		rc = reconcile.NewReconciler(reconcile.ReconcilerOptions{Logger: c.log.With("app", key)})
+	}
+	rep, err := rc.PruneAll(ctx, r, compiled)
+	if err != nil {
+		return fmt.Errorf("App %s: prune on deletion (the App stays until it succeeds): %w", key, err)
+	}
+	c.log.Info("App's objects pruned on deletion", "app", key, "prune", rep.String())
 	return nil
 }
 

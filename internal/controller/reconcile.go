@@ -99,24 +99,34 @@ func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App)
 	if err := c.dependencyWait(app); err != nil {
 		return attempt{Reason: v1alpha1.ReasonDependencyNotReady, Err: err, Waiting: true}, dependencyRetry
 	}
+	return c.run(ctx, key, app, ar)
+}
+
+// run polls the App's source and reconciles the revision (package
+// reconcile's Reconciler, the file daemon's): the duration is when to
+// look again, as attempt says.
+func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar *appRunner) (attempt, time.Duration) {
 	cfgApp := ar.cfg.Apps[0]
-	if cfgApp.DetectOnly() {
-		return c.detect(ctx, key, app, ar)
+	compiled, err := ar.runner.Spec(cfgApp)
+	if err != nil {
+		return attempt{Reason: v1alpha1.ReasonInvalidSpec, Err: err}, requeueAfterInvalid
 	}
-	c.pauseDrift(key)
-	rendered, cs, err := ar.runner.Apply(ctx, cfgApp, "", false)
-	if cs == nil {
-		c.resumeDrift(key)
-	} else if derr := c.watchDrift(key, app, ar, rendered, cs); derr != nil {
-		c.log.Error("drift watcher cannot follow the App", "app", key, "error", message(derr))
+	rev, release, err := ar.runner.Poll(ctx, cfgApp)
+	if err != nil {
+		var se *source.Error
+		return attempt{Reason: reasonOf(reconcile.ResultFailed, false, errors.As(err, &se)), Err: err, Revision: c.revision(ar, nil)}, 0
 	}
-	result, err := reconcile.Outcome(rendered, cs, err)
-	at := attempt{Err: err, ChangeSet: cs, Revision: c.revision(ar, rendered)}
-	if rendered != nil {
-		at.Prune = rendered.Prune
+	defer release()
+	rc := c.reconcilerFor(key, app.Namespace, app.Name)
+	out, err := rc.Reconcile(ctx, ar.runner, compiled, rev)
+	if out.Rendered != nil {
+		c.publishDrift(app.Namespace, app.Name, rc, out.Rendered.Plan.Revision)
 	}
-	var se *source.Error
-	at.Reason = reasonOf(result, rendered != nil, errors.As(err, &se))
+	at := attempt{Err: err, ChangeSet: out.ChangeSet, Revision: c.revision(ar, out.Rendered)}
+	if out.Rendered != nil && !out.Detect {
+		at.Prune = out.Rendered.Prune
+	}
+	at.Reason = reasonOf(out.Result, out.Rendered != nil, false)
 	if err != nil {
 		return at, 0
 	}
@@ -229,7 +239,7 @@ func pollAfter(g config.GitSource, now time.Time) time.Duration {
 // forget drops what the controller keeps for an App that is gone: its
 // Runner, its drift watcher, its name and its Git cache.
 func (c *Controller) forget(key string) {
-	c.stopDrift(key)
+	c.stopReconciler(key)
 	c.mu.Lock()
 	delete(c.runners, key)
 	if ts := c.targets[key]; ts != nil {

@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"syncd.dev/syncd/internal/alert"
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/inventory"
@@ -15,11 +17,15 @@ import (
 	"syncd.dev/syncd/internal/source"
 )
 
-// AppSpec is one app's config compiled into the options of each stage it
-// goes through: kinds and field paths parsed, defaults filled in. This
-// file is the one place that reads config.App for the stages; the stages
-// never see the config schema.
-type AppSpec struct {
+// App is one app's config compiled, once per config load, into the
+// options of each stage it goes through: kinds and field paths parsed,
+// defaults filled in, its applier and drift settings made. This file is
+// the one place that reads config.App for the stages; the stages never
+// see the config schema. A Reconciler runs an App; the App itself holds
+// no state of a run.
+type App struct {
+	// Config is the app as the config declares it.
+	Config config.App
 	// Planner is what the planner needs: names, managers, split rules.
 	Planner planner.App
 	// Inventory is what the inventory and prune need.
@@ -31,11 +37,17 @@ type AppSpec struct {
 	// Ignore are the app's drift ignore rules (nil: none), which drift,
 	// the applier and the plan share.
 	Ignore *ignore.Rules
+	// Apply are the app's applier settings (ApplyOptions); the Runner
+	// adds the flapping fields of the moment to each apply.
+	Apply applier.ApplyOptions
+	// Drift are the app's drift settings (DriftOptions), without the
+	// sensitive fields of a plan (Plan.Sensitive adds them).
+	Drift drift.Options
 }
 
 // Compile turns an app's config into the options of each stage. Errors
 // name the app, the rule and the field: app "web": split[0]: paths[1]: ….
-func Compile(app config.App) (*AppSpec, error) {
+func Compile(app config.App) (*App, error) {
 	pl, err := plannerApp(app)
 	if err != nil {
 		return nil, err
@@ -48,13 +60,24 @@ func Compile(app config.App) (*AppSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app %q: %w", app.Name, err)
 	}
+	ao, err := ApplyOptions(app)
+	if err != nil {
+		return nil, err
+	}
+	dopts, err := DriftOptions(app)
+	if err != nil {
+		return nil, err
+	}
 	tenant := TenantOf(app)
-	return &AppSpec{
+	return &App{
+		Config:    app,
 		Planner:   pl,
 		Inventory: inventoryApp(app, tenant),
 		Tenant:    tenant,
 		Sensitive: sens,
 		Ignore:    ign,
+		Apply:     ao,
+		Drift:     dopts,
 	}, nil
 }
 
@@ -108,7 +131,7 @@ func inventoryApp(app config.App, tenant identity.Tenant) inventory.App {
 // built.
 type compiled struct {
 	app  config.App
-	spec *AppSpec
+	spec *App
 	err  error
 }
 
@@ -127,7 +150,7 @@ func compileApps(apps []config.App) map[string]compiled {
 // Spec returns the compiled options of app: those compiled with the
 // config when app is the config's, else (an app changed or made by the
 // caller) compiled now.
-func (r *Runner) Spec(app config.App) (*AppSpec, error) {
+func (r *Runner) Spec(app config.App) (*App, error) {
 	if c, ok := r.specs[app.Name]; ok && reflect.DeepEqual(c.app, app) {
 		return c.spec, c.err
 	}

@@ -20,15 +20,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/drift"
-	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
-	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 
 	"syncd.dev/syncd/internal/applier"
@@ -165,12 +162,15 @@ type Daemon struct {
 	// drains the app's queue of one before filling it.
 	queueMu sync.Mutex
 
-	mu        sync.Mutex
-	status    map[string]*AppStatus
-	ready     bool
-	scheduler *source.Scheduler
-	sources   map[string]string // name → URL of the scheduled sources
-	cfgErr    string
+	mu     sync.Mutex
+	status map[string]*AppStatus
+	// reconcilers are the apps' Reconcilers of the last generation,
+	// which the next one's inherit from (newAppRun).
+	reconcilers map[string]*Reconciler
+	ready       bool
+	scheduler   *source.Scheduler
+	sources     map[string]string // name → URL of the scheduled sources
+	cfgErr      string
 }
 
 // NewDaemon checks the options.
@@ -196,7 +196,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}}, nil
+	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}, reconcilers: map[string]*Reconciler{}}, nil
 }
 
 // InShard reports whether an app belongs to this replica's shard.
@@ -498,6 +498,7 @@ func (d *Daemon) keepShard(cfg *config.Config) map[string][]config.App {
 	for name := range d.status {
 		if !keep[name] {
 			delete(d.status, name)
+			delete(d.reconcilers, name)
 		}
 	}
 	return appsBySource
@@ -513,14 +514,13 @@ func (d *Daemon) startApps(ctx context.Context, runner *Runner, notifier *alert.
 			q := make(chan appWork, 1)
 			queues[app.Name] = q
 			wg.Add(1)
-			ar := &appRun{d: d, app: app, notifier: notifier, waits: dependencyHold{graph: deps}}
+			ar := d.newAppRun(ctx, app, notifier, deps)
 			// Ping-pong: a field whose owner keeps flipping between one
 			// of the app's managers and another forcing writer is no
 			// longer forced (it fails as a conflict and alerts) until the
 			// config changes, which starts a new generation.
 			if det, err := drift.NewFlapDetector(drift.FlapOptions{Clock: d.opts.Clock}); err == nil {
-				ar.flaps = det
-				runner.SetFlapping(app.Name, det.Flapping)
+				runner.SetFlapping(app.Name, det)
 			}
 			go func() {
 				defer wg.Done()
@@ -699,27 +699,16 @@ func (d *Daemon) pollWorks(ev source.Event, runner *Runner, apps []config.App) [
 	return works
 }
 
-// appRun is the state of one app's loop.
+// appRun is the state of one app's loop in one config generation.
 type appRun struct {
 	d        *Daemon
 	app      config.App
 	notifier *alert.Notifier
-	watcher  *drift.Watcher
-	// norm is how the watcher asks the API server what it stores for the
-	// app's declared values: the dry-run apply through the app's own
-	// client (its serviceAccountName), so drift reads never need more
-	// than the app's applies have.
-	norm drift.Normalizer
-	// dyn is the app's own client (its serviceAccountName), which the
-	// drift watcher lists and watches through: a tenant's watch needs
-	// the tenant's permission, never syncd's.
-	dyn dynamic.Interface
-	// target is the app's cluster the watcher watches; a new one (a
-	// rotated kubeconfig) restarts the watcher (retarget).
-	target      *Target
-	stopWatcher context.CancelFunc
-	flaps       *drift.FlapDetector
-	failing     bool
+	// rc reconciles the app and runs its drift watcher (app.go); it
+	// inherits from the previous generation's the cluster the app
+	// applied to, so a move made by a config change is seen.
+	rc      *Reconciler
+	failing bool
 	// rewind is the rewind last reported ("from..to"), so each is
 	// alerted once.
 	rewind string
@@ -794,11 +783,11 @@ func (d *Daemon) appBackoff() wait.Backoff {
 	return wait.Backoff{Duration: min(5*time.Second, d.opts.MaxBackoff), Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: d.opts.MaxBackoff}
 }
 
-// reconcile renders and applies one app at one revision, then points the
-// drift watcher at what was applied and sends the alerts.
+// reconcile renders and applies one app at one revision (Reconciler),
+// reports how it ended, and sends the alerts.
 func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revision) error {
 	d, app := a.d, a.app
-	err := a.d.reconcile(ctx, runner, app, rev, a)
+	err := a.run(ctx, runner, rev)
 	now := d.opts.Clock.Now()
 	errEvent := alert.Event{Type: alert.EventError, App: app.Name, Revision: rev.SHA, Time: now}
 	switch {
@@ -815,104 +804,39 @@ func (a *appRun) reconcile(ctx context.Context, runner *Runner, rev source.Revis
 	return err
 }
 
-// pauseDrift stops the drift watcher's evaluation while the app is
-// applied, so that syncd's own writes are never judged against the
-// previous plan; watch (or resumeDrift, when nothing was applied) ends it.
-func (a *appRun) pauseDrift() {
-	if a.watcher != nil {
-		a.watcher.Pause()
-	}
+// newAppRun makes an app's loop state for a generation. Its Reconciler
+// inherits what the previous generation's knew of the app's clusters.
+func (d *Daemon) newAppRun(ctx context.Context, app config.App, notifier *alert.Notifier, deps *dependencies) *appRun {
+	ar := &appRun{d: d, app: app, notifier: notifier, waits: dependencyHold{graph: deps}}
+	ar.rc = NewReconciler(ReconcilerOptions{
+		Context:       ctx,
+		Logger:        d.log.With("app", app.Name),
+		DriftDebounce: d.opts.DriftDebounce,
+		OnDrift:       ar.onDrift,
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ar.rc.Inherit(d.reconcilers[app.Name])
+	d.reconcilers[app.Name] = ar.rc
+	return ar
 }
 
-// resumeDrift ends a pause when nothing was applied.
-func (a *appRun) resumeDrift() {
-	if a.watcher != nil {
-		a.watcher.Resume()
-	}
-}
-
-// watch points the app's drift watcher at the plan just applied: it tells
-// the watcher the resourceVersions the apply left (so a lagging watch is
-// not mistaken for drift), sets the plan (which ends the pause) and lets it
-// re-evaluate every object from its cache. cs is nil in drift mode detect,
-// where nothing was applied.
-func (a *appRun) watch(ctx context.Context, plan *planner.Plan, cs *applier.ChangeSet, opts drift.Options) {
-	d := a.d
-	if a.watcher == nil {
-		opts := drift.WatcherOptions{
-			Normalizer: a.norm,
-			Debounce:   d.opts.DriftDebounce,
-			OnChange:   func(ch drift.Delta) { a.onDrift(ch) },
-			OnError: func(err error) {
-				d.log.Warn("drift watch", "app", a.app.Name, "as", identity.Name(TenantOf(a.app)), "error", err)
-			},
-			Reader: identity.Name(TenantOf(a.app)),
-			User:   identity.User(TenantOf(a.app)),
-		}
-		// The app's cluster: its inventory's live cache and its
-		// mapper (a remote app's watch runs on the remote cluster).
-		inv := a.target.Inventory
-		if inv != nil {
-			// One live cache per app: the watcher shares the
-			// inventory's informers (the applier's live reads and
-			// no-op skip), so each member is listed, watched and
-			// kept in memory once.
-			opts.Cache = inv.LiveCache()
-		}
-		if inv != nil && !a.app.DetectOnly() {
-			// Watch only the app's members, not every object of the
-			// kind in the namespaces it shares with other apps. In
-			// detect mode syncd never labels the objects, so the watch
-			// is by name and namespace only.
-			opts.LabelSelector = inventory.LabelPartOf + "=" + inventory.AppID(a.app.Name, inv.Namespace())
-		}
-		w, err := drift.NewWatcher(a.dyn, a.target.Cluster.Mapper, opts)
-		if err != nil {
-			d.log.Error("drift watcher cannot start", "app", a.app.Name, "cluster", a.target.Name, "error", err)
-			return
-		}
-		a.watcher = w
-		wctx, cancel := context.WithCancel(ctx)
-		a.stopWatcher = cancel
-		go func() { _ = w.Run(wctx) }()
-	}
-	// One change per slice: an object split between managers was written
-	// once per slice, and its newest version counts.
-	versions := map[planner.ObjectRef]string{}
-	if cs != nil {
-		for _, c := range cs.Changes {
-			if c.ResourceVersion != "" && NewerResourceVersion(c.ResourceVersion, versions[c.Object]) {
-				versions[c.Object] = c.ResourceVersion
-			}
-		}
-	}
-	a.watcher.Applied(versions)
-	opts.Flaps = a.flaps
-	if err := a.watcher.SetPlan(plan, opts); err != nil {
-		a.watcher.Resume()
-		d.log.Error("drift watcher cannot follow the plan", "app", a.app.Name, "error", err)
-	}
-	a.publishFindings()
-}
-
+// onDrift alerts a change of the app's drift findings (the Reconciler
+// logged the new ones) and publishes their count.
 func (a *appRun) onDrift(ch drift.Delta) {
-	for _, f := range ch.New {
-		if f.Class.IsDrift() {
-			a.d.log.Warn("drift: "+f.Sentence(), "app", a.app.Name, "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)
-		}
-	}
 	a.notify(a.alerts.events(ch)...)
 	a.publishFindings()
 }
 
 // publishFindings sets the findings count in /status and the metric.
 func (a *appRun) publishFindings() {
-	if a.watcher == nil {
+	report := a.rc.Report()
+	if report == nil {
 		return
 	}
 	counts := map[drift.Class]int{}
 	n := 0
-	for _, f := range a.watcher.Report().Findings {
+	for _, f := range report.Findings {
 		counts[f.Class]++
 		if f.Class.IsDrift() {
 			n++
@@ -925,102 +849,43 @@ func (a *appRun) publishFindings() {
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings = n })
 }
 
-// reconcile renders and applies one app at one revision.
-func (d *Daemon) reconcile(ctx context.Context, runner *Runner, app config.App, rev source.Revision, ar *appRun) error {
+// run reconciles the app at one revision and reports the outcome in
+// /status, the metrics, Events, alerts and the log.
+func (a *appRun) run(ctx context.Context, runner *Runner, rev source.Revision) error {
+	d, app := a.d, a.app
 	start := d.opts.Clock.Now()
 	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
-	rendered, err := runner.RenderAt(ctx, app, rev)
-	if err != nil {
-		// The source was polled by the scheduler: a failure here is the
-		// render's, or the app's cluster's.
-		reason := inventory.ReasonRenderFailed
-		if errors.Is(err, ErrClusterUnreachable) {
-			reason = inventory.ReasonClusterUnreachable
-		}
-		d.m.countError(app, stageOf(reason))
-		if d.opts.Inventory != nil {
-			d.opts.Inventory.Refuse(app.Name, reason, err)
-		}
-		d.finish(app, rev, start, ResultFailed, err, nil)
-		log.Error(string(stageOf(reason))+" failed; nothing applied, nothing pruned", "error", err)
-		return err
-	}
-	dopts, err := DriftOptions(app)
+	compiled, err := runner.Spec(app)
 	if err != nil {
 		d.finish(app, rev, start, ResultFailed, err, nil)
-		log.Error("drift settings invalid; nothing applied", "error", err)
+		log.Error("render failed; nothing applied, nothing pruned", "error", err)
 		return err
 	}
-	dopts.Sensitive = rendered.Plan.Sensitive(dopts.Sensitive)
-	if ar.norm, err = runner.Normalizer(app); err == nil {
-		ar.dyn, err = runner.Dynamic(app)
+	out, err := a.rc.Reconcile(ctx, runner, compiled, rev)
+	if out.Stage != "" {
+		d.m.countError(app, out.Stage)
 	}
-	if err == nil {
-		err = ar.retarget(ctx, runner)
-	}
-	if err != nil {
-		d.finish(app, rev, start, ResultFailed, err, nil)
-		log.Error("drift normalizer cannot be made; nothing applied", "error", err)
-		return err
-	}
-	if app.DetectOnly() {
-		// Never written: no apply, no prune, no handoff, no inventory.
-		// The watcher reports every difference, objects Git declares
-		// that do not exist included.
-		log.Info("drift mode detect: watching, not applying", "objects", len(rendered.Plan.Objects))
-		d.finish(app, rev, start, ResultOK, nil, nil)
+	d.finish(app, rev, start, out.Result, err, out.ChangeSet)
+	if out.Detect {
 		d.setStatus(app.Name, func(s *AppStatus) {
-			s.Mode, s.Objects, s.Changed, s.Conflicts = ModeDetect, len(rendered.Plan.Objects), 0, 0
+			s.Mode, s.Objects, s.Changed, s.Conflicts = ModeDetect, len(out.Rendered.Plan.Objects), 0, 0
 		})
-		ar.watch(ctx, rendered.Plan, nil, dopts)
-		return nil
 	}
-	log.Info("applying", "objects", len(rendered.Plan.Objects))
-	ar.pauseDrift()
-	cs, err := runner.ApplyRendered(ctx, app, rendered, false)
-	if cs == nil {
-		ar.resumeDrift()
+	if out.Rendered != nil {
+		a.reportRewind(out.Rendered)
 	}
-	result, err := Outcome(rendered, cs, err)
-	if err != nil {
-		d.m.countError(app, StageApply)
+	if out.ChangeSet != nil {
+		a.notify(changeSetEvents(app.Name, out.ChangeSet, d.opts.Clock.Now())...)
 	}
-	d.finish(app, rev, start, result, err, cs)
-	ar.reportRewind(rendered)
-	if cs != nil {
-		ar.notify(changeSetEvents(app.Name, cs, d.opts.Clock.Now())...)
-		ar.watch(ctx, rendered.Plan, cs, dopts)
-	}
-	ar.reportPrune(log, rev, rendered.Prune)
-	if cs != nil {
-		for _, c := range cs.Changes {
-			if c.Action == applier.Unchanged || c.Action == applier.Skipped || c.Action == applier.Excluded {
-				continue
-			}
-			log.Info("object "+string(c.Action), "object", c.Object.String(), "manager", string(c.Manager))
-		}
+	a.publishFindings()
+	if out.Rendered != nil && !out.Detect {
+		a.reportPrune(log, rev, out.Rendered.Prune)
 	}
 	if err != nil {
-		log.Error("reconcile failed", "result", string(result), "error", err)
+		log.Error("reconcile failed", "result", string(out.Result), "error", err)
 		return err
 	}
 	log.Info("reconciled", "duration", d.opts.Clock.Since(start).String())
-	return nil
-}
-
-// retarget points the app's run at its cluster's current target; a
-// watcher following another target (the kubeconfig changed) is stopped
-// so that the next watch starts on the new one.
-func (a *appRun) retarget(ctx context.Context, runner *Runner) error {
-	t, err := runner.Target(ctx, a.app)
-	if err != nil {
-		return err
-	}
-	if a.target != nil && a.target != t && a.watcher != nil {
-		a.stopWatcher()
-		a.watcher = nil
-	}
-	a.target = t
 	return nil
 }
 

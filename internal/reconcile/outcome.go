@@ -6,11 +6,11 @@ import (
 	"syncd.dev/syncd/internal/applier"
 )
 
-// Outcome is how an apply of a rendered app ended, as one Result and the
+// ResultOf is how an apply of a rendered app ended, as one Result and the
 // error a user sees: the apply's own error, else the first failed,
 // conflicting or unhealthy object, else an incomplete prune. The file
 // daemon and the App controller both report through it.
-func Outcome(rendered *Rendered, cs *applier.ChangeSet, err error) (Result, error) {
+func ResultOf(rendered *Rendered, cs *applier.ChangeSet, err error) (Result, error) {
 	switch {
 	case err != nil:
 		return ResultFailed, err

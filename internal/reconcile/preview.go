@@ -44,10 +44,7 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 	if err != nil {
 		return nil, nil, err
 	}
-	ao, err := r.previewApplyOptions(target, app)
-	if err != nil {
-		return nil, nil, err
-	}
+	ao := r.previewApplyOptions(target, spec)
 	dyn, err := target.Dynamic(app)
 	if err != nil {
 		return nil, nil, err
@@ -71,12 +68,12 @@ func (r *Runner) Preview(ctx context.Context, app config.App, dir string) (*prev
 // previewApplyOptions are the applier settings Apply would use, with the
 // part-of label of the app's ApplySet that Apply's inventory run adds:
 // without it the preview would show the label being removed.
-func (r *Runner) previewApplyOptions(t *Target, app config.App) (applier.ApplyOptions, error) {
-	ao, err := r.applyOptions(app)
-	if err != nil || t.Inventory == nil {
-		return ao, err
+func (r *Runner) previewApplyOptions(t *Target, a *App) applier.ApplyOptions {
+	ao := r.applyOptions(a)
+	if t.Inventory == nil {
+		return ao
 	}
-	return inventory.WithPartOf(ao, t.Inventory.ID(app.Name)), nil
+	return inventory.WithPartOf(ao, t.Inventory.ID(a.Config.Name))
 }
 
 // previewBasis is what the app's inventory says about a plan before any

@@ -14,6 +14,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/source"
@@ -78,21 +79,23 @@ type Runner struct {
 	// section (target.go).
 	local *Target
 
-	mu       sync.Mutex
-	flapping map[string]func(planner.ObjectRef, string) bool
+	mu sync.Mutex
+	// flaps are the apps' flap detectors (SetFlapping).
+	flaps map[string]*drift.FlapDetector
 	// remote is the target each remote app's last render resolved.
 	remote map[string]*Target
 }
 
-// SetFlapping makes the app's applies stop forcing fields f reports as
-// flapping (ping-pong with another forcing writer).
-func (r *Runner) SetFlapping(app string, f func(planner.ObjectRef, string) bool) {
+// SetFlapping makes the app's applies stop forcing the fields det finds
+// flapping (ping-pong with another forcing writer), and its drift
+// watcher feed det.
+func (r *Runner) SetFlapping(app string, det *drift.FlapDetector) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.flapping == nil {
-		r.flapping = map[string]func(planner.ObjectRef, string) bool{}
+	if r.flaps == nil {
+		r.flaps = map[string]*drift.FlapDetector{}
 	}
-	r.flapping[app] = f
+	r.flaps[app] = det
 }
 
 // New builds a Runner and a Source for every source of the config.
@@ -190,7 +193,11 @@ type Rendered struct {
 // comes from the app's source, which is polled.
 func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rendered, error) {
 	if dir != "" && valuesSourceOf(app) == "" {
-		return r.renderDir(ctx, app, dir, source.Revision{}, "local:"+dir)
+		a, err := r.Spec(app)
+		if err != nil {
+			return nil, err
+		}
+		return r.renderDir(ctx, a, dir, source.Revision{}, "local:"+dir)
 	}
 	rev, release, err := r.pollApp(ctx, app, dir)
 	if err != nil {
@@ -198,6 +205,18 @@ func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rende
 	}
 	defer release()
 	return r.RenderAt(ctx, app, rev)
+}
+
+// Poll polls the app's source (and its helm.valuesSource) and holds the
+// revision's trees until release is called: the App controller's driver
+// polls on each reconcile. A failure is recorded as the inventory's
+// refusal to prune (nothing is pruned while the source fails).
+func (r *Runner) Poll(ctx context.Context, app config.App) (source.Revision, func(), error) {
+	rev, release, err := r.pollApp(ctx, app, "")
+	if err != nil && r.opts.Inventory != nil {
+		r.opts.Inventory.Refuse(app.Name, RefusalOf(err), err)
+	}
+	return rev, release, err
 }
 
 // pollApp polls the app's source, and its values source (helm.
@@ -231,11 +250,21 @@ func (r *Runner) pollApp(ctx context.Context, app config.App, dir string) (sourc
 // resolved (the daemon's scheduler polls the sources). The caller holds
 // the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
-	dir, label, err := appDirAt(app, rev)
+	a, err := r.Spec(app)
 	if err != nil {
 		return nil, err
 	}
-	return r.renderDir(ctx, app, dir, rev, label)
+	return r.renderAt(ctx, a, rev)
+}
+
+// renderAt renders and plans a compiled app at a revision its source
+// resolved (RenderAt).
+func (r *Runner) renderAt(ctx context.Context, a *App, rev source.Revision) (*Rendered, error) {
+	dir, label, err := appDirAt(a.Config, rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.renderDir(ctx, a, dir, rev, label)
 }
 
 // FetchTree polls the app's source (and its helm.valuesSource, dir
@@ -294,7 +323,8 @@ func appDirAt(app config.App, rev source.Revision) (dir, label string, err error
 	return dir, label, nil
 }
 
-func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev source.Revision, label string) (*Rendered, error) {
+func (r *Runner) renderDir(ctx context.Context, spec *App, dir string, rev source.Revision, label string) (*Rendered, error) {
+	app := spec.Config
 	out := &Rendered{Revision: rev}
 	tree, err := renderTree(dir, rev)
 	if err != nil {
@@ -315,10 +345,6 @@ func (r *Runner) renderDir(ctx context.Context, app config.App, dir string, rev 
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}
 	subst, err := r.substitution(ctx, app)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := r.Spec(app)
 	if err != nil {
 		return nil, err
 	}
@@ -393,17 +419,16 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 	return ao, nil
 }
 
-// applyOptions are the app's applier settings (ApplyOptions) with the
+// applyOptions are the app's applier settings (App.Apply) with the
 // fields SetFlapping reports left unforced.
-func (r *Runner) applyOptions(app config.App) (applier.ApplyOptions, error) {
-	ao, err := ApplyOptions(app)
-	if err != nil {
-		return ao, err
-	}
+func (r *Runner) applyOptions(a *App) applier.ApplyOptions {
+	ao := a.Apply
 	r.mu.Lock()
-	ao.Flapping = r.flapping[app.Name]
+	if det := r.flaps[a.Config.Name]; det != nil {
+		ao.Flapping = det.Flapping
+	}
 	r.mu.Unlock()
-	return ao, nil
+	return ao
 }
 
 // Apply renders the app and applies it. The plan is returned even when the
@@ -430,7 +455,7 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err := r.detectOnly(app); err != nil && !dryRun {
 		return nil, err
 	}
-	ao, err := r.applyOptions(app)
+	a, err := r.Spec(app)
 	if err != nil {
 		return nil, err
 	}
@@ -438,6 +463,15 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err != nil {
 		return nil, err
 	}
+	return r.applyOn(ctx, a, target, rendered, dryRun)
+}
+
+// applyOn applies a rendered plan of a compiled app to a target under the
+// app's settings, and prunes there what its inventory holds and the plan
+// does not.
+func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *Rendered, dryRun bool) (*applier.ChangeSet, error) {
+	app := a.Config
+	ao := r.applyOptions(a)
 	dyn, err := target.Dynamic(app)
 	if err != nil {
 		return nil, err
@@ -448,11 +482,7 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	}
 	var run *inventory.Run
 	if target.Inventory != nil {
-		spec, err := r.Spec(app)
-		if err != nil {
-			return nil, err
-		}
-		if run, err = target.Inventory.Begin(ctx, spec.Inventory, rendered.Plan, dryRun); err != nil {
+		if run, err = target.Inventory.Begin(ctx, a.Inventory, rendered.Plan, dryRun); err != nil {
 			return nil, err
 		}
 		if !dryRun && rendered.Revision.SHA != "" {
