@@ -60,7 +60,8 @@ func (rc *Reconciler) pruneLeft(ctx context.Context, log *slog.Logger, r *Runner
 // need syncd.dev/prune: allow, syncd's own objects stay); the whole-prune
 // guards are lifted, the deletion being the request to empty the app
 // (allowEmpty) and to go past its budget. An app in drift mode detect,
-// for which syncd never wrote, prunes nothing.
+// for which syncd never wrote, and one whose prune is disabled prune
+// nothing.
 func (rc *Reconciler) PruneAll(ctx context.Context, r *Runner, a *App) (*inventory.Report, error) {
 	rc.mu.Lock()
 	left := rc.left
@@ -80,7 +81,7 @@ func (rc *Reconciler) PruneAll(ctx context.Context, r *Runner, a *App) (*invento
 // pruneAllOn runs the app's inventory on t with an empty plan: every
 // member goes, through the per-object guards, as PruneAll says.
 func (r *Runner) pruneAllOn(ctx context.Context, a *App, t *Target) (*inventory.Report, error) {
-	if t.Inventory == nil || a.Config.DetectOnly() {
+	if t.Inventory == nil || a.Config.DetectOnly() || !a.Inventory.Prune {
 		return nil, nil
 	}
 	all := *a
