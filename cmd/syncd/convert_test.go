@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -166,20 +165,6 @@ func TestConvertRoundTrip(t *testing.T) {
 // TestConvertRefuses: fields without an App equivalent are errors naming
 // the app and the fields, and nothing is printed; alerts are a warning.
 func TestConvertRefuses(t *testing.T) {
-	candidates := map[string]string{
-		"dependsOn":  "    dependsOn: [other]\n",
-		"substitute": "    substitute: {cluster: prod}\n",
-		"ignore":     "    ignore: [{paths: [.spec.replicas]}]\n",
-	}
-	known := jsonFieldNames(reflect.TypeFor[v1alpha1.AppSpec]())
-	var missing []string
-	extra := ""
-	for _, name := range sortedFieldNames(map[string]any{"dependsOn": 0, "substitute": 0, "ignore": 0}) {
-		if !slices.Contains(known, name) {
-			missing = append(missing, name)
-			extra += candidates[name]
-		}
-	}
 	base := "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\napps:\n  - name: other\n    source: repo\n"
 	tests := map[string]struct {
 		config  string
@@ -213,14 +198,6 @@ func TestConvertRefuses(t *testing.T) {
 			stderr: "warning: " + "", // filled below
 		},
 	}
-	if len(missing) > 0 {
-		tests["no equivalent"] = struct {
-			config  string
-			code    int
-			stderr  string
-			nothing bool
-		}{config: base + "  - name: web\n    source: repo\n" + extra, code: exitError, nothing: true, stderr: "apps[1] (web): no App equivalent yet for " + strings.Join(missing, ", ") + "; keep this app in the config file"}
-	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"syncd.yaml": tc.config, "url": "https://hooks.example.com/x\n"})
@@ -231,24 +208,6 @@ func TestConvertRefuses(t *testing.T) {
 			}
 			if r.code != tc.code || !strings.Contains(r.stderr, want) || (tc.nothing && r.stdout != "") {
 				t.Errorf("code %d, want %d and %q on stderr (stdout empty: %v):\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, want, tc.nothing, r.stdout, r.stderr)
-			}
-		})
-	}
-}
-
-// TestConvertAppName: a file app named <namespace>-<name> becomes App
-// <name>, so the controller runs it under the same app name.
-func TestConvertAppName(t *testing.T) {
-	tests := map[string]struct{ name, ns, want string }{
-		"prefixed":     {name: "team-a-web", ns: "team-a", want: "web"},
-		"not prefixed": {name: "web", ns: "team-a", want: "web"},
-		"prefix only":  {name: "team-a-", ns: "team-a", want: "team-a-"},
-		"other prefix": {name: "team-b-web", ns: "team-a", want: "team-b-web"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := appObjectName(tc.name, tc.ns); got != tc.want {
-				t.Errorf("appObjectName(%q, %q) = %q, want %q", tc.name, tc.ns, got, tc.want)
 			}
 		})
 	}

@@ -394,14 +394,15 @@ func (a App) DefaultManager() string {
 	return "syncd-" + a.Name
 }
 
-// PruneEnabled reports whether the app prunes (default true).
-func (a App) PruneEnabled() bool {
+// PruneEnabled reports whether the app prunes (default true); for an App
+// object, also whether deleting the App prunes its objects.
+func (a AppSpec) PruneEnabled() bool {
 	return a.Prune == nil || *a.Prune
 }
 
 // Validates reports whether the app validates each stage with a
 // server-side dry run before writing it (default true).
-func (a App) Validates() bool {
+func (a AppSpec) Validates() bool {
 	return a.Validate == nil || *a.Validate
 }
 
@@ -413,7 +414,7 @@ func (a App) Substitutes() bool {
 
 // StrictSubstitution reports whether a variable set nowhere and without a
 // default fails the object (default true).
-func (a App) StrictSubstitution() bool {
+func (a AppSpec) StrictSubstitution() bool {
 	return a.SubstituteStrict == nil || *a.SubstituteStrict
 }
 
@@ -429,7 +430,7 @@ const (
 
 // PruneBudgetPercent returns the app's prune budget in percent (default
 // DefaultPruneBudget).
-func (a App) PruneBudgetPercent() int {
+func (a AppSpec) PruneBudgetPercent() int {
 	if a.PruneBudget == nil {
 		return DefaultPruneBudget
 	}
@@ -444,18 +445,18 @@ const (
 
 // DeleteAdopted reports whether prune deletes adopted objects instead of
 // orphaning them (default false).
-func (a App) DeleteAdopted() bool {
+func (a AppSpec) DeleteAdopted() bool {
 	return a.Adopted == AdoptedDelete
 }
 
 // DetectOnly reports whether the app's drift mode is DriftDetect: syncd
 // never writes to the cluster for it.
-func (a App) DetectOnly() bool {
+func (a AppSpec) DetectOnly() bool {
 	return a.Drift.Mode == DriftDetect
 }
 
 // DriftMode returns the app's drift mode (default DriftCorrect).
-func (a App) DriftMode() string {
+func (a AppSpec) DriftMode() string {
 	if a.Drift.Mode == "" {
 		return DriftCorrect
 	}
@@ -506,7 +507,7 @@ func (a GitAuth) BasicUsername() string {
 
 // TreePath returns the app's directory in the source's tree ("." when
 // unset). It is slash-separated and relative to the repository root.
-func (a App) TreePath() string {
+func (a AppSpec) TreePath() string {
 	if a.Path == "" {
 		return "."
 	}

@@ -186,10 +186,6 @@ type Decryption struct {
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
-// PruneEnabled reports whether the App prunes (default true), and so
-// whether deleting it prunes its objects.
-func (s AppSpec) PruneEnabled() bool { return s.Prune == nil || *s.Prune }
-
 // AppStatus is what the controller last did for an App.
 type AppStatus struct {
 	ObservedGeneration    int64              `json:"observedGeneration,omitempty"`

@@ -1,0 +1,63 @@
+package appconvert
+
+import (
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/controller"
+)
+
+// Conversion is the objects of a config file and what the user must do
+// besides applying them.
+type Conversion struct {
+	Sources []*v1alpha1.GitSource
+	Apps    []*v1alpha1.App
+	// Comments go above an object's document, by "Kind/name".
+	Comments map[string][]string
+	// Warnings say what the user must do or know: Secrets to create,
+	// names that change, what is not converted.
+	Warnings []string
+}
+
+// Convert converts every source and app of cfg into objects of
+// namespace ns; the errors of every source and app are returned
+// together, and the Conversion holds what did convert.
+func Convert(cfg *config.Config, ns string) (*Conversion, error) {
+	c := &Conversion{Comments: map[string][]string{}}
+	creds := map[string]controller.Credentials{}
+	sources := map[string]*v1alpha1.GitSource{}
+	var errs []error
+	for i, s := range cfg.Sources {
+		if kind := s.Kind(); kind != config.SourceGit {
+			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): %s sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name, kind))
+			continue
+		}
+		src, sc := c.source(s, ns)
+		c.Sources = append(c.Sources, src)
+		creds[s.Name], sources[s.Name] = sc, src
+	}
+	for i, a := range cfg.Apps {
+		app, err := c.app(a, ns)
+		if err == nil {
+			err = checkRoundTrip(a, app, sources[a.Source], creds[a.Source])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: apps[%d] (%s): %w", cfg.File, i, a.Name, err))
+			continue
+		}
+		c.Apps = append(c.Apps, app)
+	}
+	if len(cfg.Alerts) > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: alerts[] (%d) have no App or GitSource equivalent and are not converted; keep them in the config file of syncd run", cfg.File, len(cfg.Alerts)))
+	}
+	return c, errors.Join(errs...)
+}
+
+// typeMeta is the apiVersion and kind of an object of this API version.
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
+}

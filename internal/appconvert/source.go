@@ -1,0 +1,97 @@
+package appconvert
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/controller"
+)
+
+// Suffixes of the names of the Secrets converted objects name.
+const (
+	authSecretSuffix       = "-git-auth"
+	verifySecretSuffix     = "-git-verify"
+	decryptionSecretSuffix = "-sops-keys"
+	kubeconfigSecretSuffix = "-kubeconfig"
+)
+
+// decryptionSecretKey is the key convert gives the SOPS keys in the
+// Secret an App's decryption names (the controller reads every key).
+const decryptionSecretKey = "keys"
+
+// source converts one source; its credentials become secretRefs, and the
+// file paths they came from are returned for the round trip.
+func (c *Conversion) source(s config.Source, ns string) (*v1alpha1.GitSource, controller.Credentials) {
+	g := s.Git
+	src := &v1alpha1.GitSource{
+		TypeMeta:   typeMeta(v1alpha1.KindGitSource),
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns},
+		Spec:       v1alpha1.GitSourceSpec{URL: g.URL, GitRef: g.GitRef},
+	}
+	var creds controller.Credentials
+	if a := g.Auth; a != nil {
+		name := s.Name + authSecretSuffix
+		src.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
+		creds = controller.Credentials{Username: a.Username, TokenFile: a.TokenFile, SSHKeyFile: a.SSHKeyFile, KnownHosts: a.KnownHostsFile}
+		c.secretNote(v1alpha1.KindGitSource, src.ObjectMeta, name, authKeys(a))
+	}
+	if v := g.Verify; v != nil {
+		name := s.Name + verifySecretSuffix
+		src.Spec.Verify = &v1alpha1.GitVerify{Mode: v.Mode, SecretRef: v1alpha1.LocalObjectReference{Name: name}, AllowRewrites: v.AllowRewrites}
+		creds.KeysFile = v.KeysFile
+		c.secretNote(v1alpha1.KindGitSource, src.ObjectMeta, name, []secretKey{{key: v1alpha1.SecretKeyKeys, file: v.KeysFile}})
+	}
+	return src, creds
+}
+
+// secretKey is one key of a Secret to create: from a file, or (file
+// "") from a config value that is not printed.
+type secretKey struct {
+	key, file, value string
+}
+
+// authKeys are the Secret keys of a source's auth.
+func authKeys(a *config.GitAuth) []secretKey {
+	var keys []secretKey
+	for _, k := range []secretKey{
+		{key: v1alpha1.SecretKeyToken, file: a.TokenFile},
+		{key: v1alpha1.SecretKeyIdentity, file: a.SSHKeyFile},
+		{key: v1alpha1.SecretKeyKnownHosts, file: a.KnownHostsFile},
+	} {
+		if k.file != "" {
+			keys = append(keys, k)
+		}
+	}
+	if a.Username != "" {
+		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: "<auth.username>"})
+	}
+	return keys
+}
+
+// secretNote records a Secret an object names: a comment above the
+// object and a warning with the command that creates it. Only file
+// paths are printed, never what the files hold.
+func (c *Conversion) secretNote(kind string, obj metav1.ObjectMeta, name string, keys []secretKey) {
+	cmd := createSecretCommand(obj.Namespace, name, keys)
+	ref := kind + "/" + obj.Name
+	c.Comments[ref] = append(c.Comments[ref], fmt.Sprintf("Secret %s/%s must exist before this %s is used: %s", obj.Namespace, name, kind, cmd))
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s %s/%s names Secret %s/%s, which syncd convert does not create (it never reads credential files): %s", kind, obj.Namespace, obj.Name, obj.Namespace, name, cmd))
+}
+
+// createSecretCommand is the kubectl command line that creates Secret
+// ns/name with keys.
+func createSecretCommand(ns, name string, keys []secretKey) string {
+	args := []string{"kubectl", "-n", ns, "create", "secret", "generic", name}
+	for _, k := range keys {
+		if k.file != "" {
+			args = append(args, "--from-file="+k.key+"="+k.file)
+		} else {
+			args = append(args, "--from-literal="+k.key+"="+k.value)
+		}
+	}
+	return strings.Join(args, " ")
+}
