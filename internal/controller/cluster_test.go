@@ -26,7 +26,8 @@ import (
 // status.drift and as a DriftDetected Event. With spec.cluster removed
 // the App applies to syncd's own cluster, watches drift there (a hand
 // edit there is reported), and its objects on the second cluster are
-// pruned under its prune rules (on by default).
+// pruned under its prune rules: deleted by default, kept by an App with
+// prune: false.
 func TestAppMovesBetweenClusters(t *testing.T) {
 	second := testenv.StartT(t, testenv.Options{})
 	local, err := dynamic.NewForConfig(env.Config)
@@ -51,8 +52,12 @@ func TestAppMovesBetweenClusters(t *testing.T) {
 	if _, err := first.CoreV1().Secrets(r.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.app("mover", "web", fmt.Sprintf(", cluster: {name: second, context: testenv, inventoryNamespace: %s, kubeConfig: {secretRef: {name: second-kubeconfig}}}", remoteInv))
+	onSecond := fmt.Sprintf(", cluster: {name: second, context: testenv, inventoryNamespace: %s, kubeConfig: {secretRef: {name: second-kubeconfig}}}", remoteInv)
+	r.app("mover", "web", onSecond)
+	// keeper moves too, but does not prune: its object stays behind.
+	r.app("keeper", "api", onSecond+", prune: false")
 	r.waitReady("mover", r.sha)
+	r.waitReady("keeper", r.sha)
 
 	t.Run("applied to the second cluster", func(t *testing.T) {
 		if got := cmValue(t, far, r.ns, "web"); got != "1" {
@@ -69,8 +74,10 @@ func TestAppMovesBetweenClusters(t *testing.T) {
 	})
 
 	patch := []byte(`{"spec":{"cluster":null}}`)
-	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "mover", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"mover", "keeper"} {
+		if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Run("applied to syncd's own cluster", func(t *testing.T) {
 		eventually(t, "ConfigMap web on syncd's own cluster", func() (bool, string) {
@@ -87,6 +94,15 @@ func TestAppMovesBetweenClusters(t *testing.T) {
 			got := cmValue(t, far, r.ns, "web")
 			return got == "<absent>", got
 		})
+	})
+	t.Run("an App that does not prune leaves its objects behind", func(t *testing.T) {
+		eventually(t, "ConfigMap api on syncd's own cluster", func() (bool, string) {
+			got := cmValue(t, first, r.ns, "api")
+			return got == "1", got
+		})
+		if got := cmValue(t, far, r.ns, "api"); got != "1" {
+			t.Errorf("ConfigMap api of the App with prune: false on the second cluster = %s, want it kept (1)", got)
+		}
 	})
 	t.Run("drift watched on syncd's own cluster", func(t *testing.T) {
 		r.waitDrift("mover", func(n int) bool { return n == 0 })
