@@ -43,6 +43,8 @@ type rig struct {
 	repo *gitserver.Repo
 	sha  string
 	c    *Controller
+	// invNS holds the inventories of syncd's own cluster.
+	invNS string
 }
 
 // newRig starts a Controller over a repository whose directories web/
@@ -53,8 +55,8 @@ func newRig(t *testing.T, interval string) *rig {
 	return newRigWith(t, interval, Options{})
 }
 
-// newRigWith is newRig with a controller whose Tenancy (and, later,
-// other policy options) are those of extra.
+// newRigWith is newRig with a controller whose Tenancy and remote
+// targets (Runner.Targets) are those of extra.
 func newRigWith(t *testing.T, interval string, extra Options) *rig {
 	t.Helper()
 	dyn := installCRDs(t)
@@ -95,7 +97,8 @@ func (r *rig) start(extra Options) *Controller {
 		t.Fatal(err)
 	}
 	cl := reconcile.Cluster{Dynamic: r.dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t), Config: env.Config})
+	r.invNS = env.Namespace(t)
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: r.invNS, Config: env.Config})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/livecache"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -93,10 +94,15 @@ type WatcherOptions struct {
 	// whose list or watch the API server forbids (Unreadable): the
 	// watcher never reads it any other way. Default "syncd".
 	Reader string
+	// Cluster is the name of the cluster the client talks to, the
+	// Cluster of the live cache's keys (livecache.Key); default
+	// config.LocalCluster, syncd's own.
+	Cluster string
 	// Cache is the live cache the informers are taken from, shared with
 	// the inventory of the same app (inventory.Manager.LiveCache), so its
-	// members are listed, watched and kept in memory once. Default: a
-	// cache of the watcher's own, stopped when Run returns.
+	// members are listed, watched and kept in memory once; it must be
+	// Cluster's. Default: a cache of the watcher's own, stopped when Run
+	// returns.
 	Cache livecache.Informers
 	// User is the user the client acts as (identity.User: "" for
 	// syncd's own), part of the live cache's key so that informers of
@@ -232,9 +238,15 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 		}
 		opts.Normalizer = ap
 	}
+	if opts.Cluster == "" {
+		opts.Cluster = config.LocalCluster
+	}
+	if opts.Cache != nil && opts.Cache.Cluster() != opts.Cluster {
+		return nil, fmt.Errorf("drift watcher: Cache is the live cache of cluster %q, but the watcher watches cluster %q: give it its own cluster's cache", opts.Cache.Cluster(), opts.Cluster)
+	}
 	var own *livecache.Cache
 	if opts.Cache == nil {
-		own = livecache.New()
+		own = livecache.New(opts.Cluster)
 		opts.Cache = own
 	}
 	var sel labels.Selector
@@ -562,6 +574,7 @@ func (w *Watcher) syncGroups(ctx context.Context) {
 // OnError; its objects wait, unsynced, for the next SetPlan. w.mu is held.
 func (w *Watcher) startGroup(ctx context.Context, k groupKey) {
 	inf, err := w.opts.Cache.Acquire(livecache.Key{
+		Cluster:  w.opts.Cluster,
 		Resource: k.gvr, Namespace: k.namespace,
 		LabelSelector: w.opts.LabelSelector, FieldSelector: k.selector,
 		User: w.opts.User,

@@ -27,10 +27,11 @@ type watchKey struct {
 	user      string
 }
 
-// cacheKey is the live cache's key of k: the members are selected by
-// their part-of label.
-func (k watchKey) cacheKey() livecache.Key {
+// cacheKey is the live cache's key of k on cluster: the members are
+// selected by their part-of label.
+func (k watchKey) cacheKey(cluster string) livecache.Key {
 	return livecache.Key{
+		Cluster:       cluster,
 		Resource:      k.gvr,
 		Namespace:     k.namespace,
 		LabelSelector: labels.Set{LabelPartOf: k.id}.AsSelector().String(),
@@ -52,6 +53,7 @@ type watch struct {
 // request. Each informer lists and watches through the client of the app
 // it is for, so a tenant's watch needs the tenant's own permission.
 type tracker struct {
+	cluster     string // the cache's keys' Cluster
 	syncTimeout time.Duration
 	cache       livecache.Informers
 	// own is set when the tracker made the cache itself and stops it.
@@ -62,12 +64,12 @@ type tracker struct {
 	done    bool
 }
 
-// newTracker returns a tracker over c, or over a cache of its own when c
-// is nil.
-func newTracker(syncTimeout time.Duration, c livecache.Informers) *tracker {
-	t := &tracker{syncTimeout: syncTimeout, cache: c, watches: map[watchKey]*watch{}}
+// newTracker returns a tracker of cluster's members over c, or over a
+// cache of its own when c is nil.
+func newTracker(cluster string, syncTimeout time.Duration, c livecache.Informers) *tracker {
+	t := &tracker{cluster: cluster, syncTimeout: syncTimeout, cache: c, watches: map[watchKey]*watch{}}
 	if c == nil {
-		t.own = livecache.New()
+		t.own = livecache.New(cluster)
 		t.cache = t.own
 	}
 	return t
@@ -83,7 +85,7 @@ func (t *tracker) ensure(ctx context.Context, k watchKey, client dynamic.Interfa
 		t.mu.Unlock()
 		return w
 	}
-	inf, err := t.cache.Acquire(k.cacheKey(), client)
+	inf, err := t.cache.Acquire(k.cacheKey(t.cluster), client)
 	w := &watch{inf: inf, failed: err}
 	t.watches[k] = w
 	t.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/livecache"
 )
 
@@ -28,6 +29,10 @@ type Options struct {
 	// Namespace holds the apps' parent Secrets (syncd's own namespace);
 	// required.
 	Namespace string
+	// Cluster is the name of the cluster the Manager's clients talk to,
+	// the Cluster of its live cache's keys (livecache.Key); default
+	// config.LocalCluster, syncd's own.
+	Cluster string
 	// Version is syncd's version for the tooling annotation
 	// ("syncd/<version>"); default "v0".
 	Version string
@@ -46,8 +51,9 @@ type Options struct {
 	// DefaultSyncTimeout).
 	SyncTimeout time.Duration
 	// Cache is the live cache the members are watched in (package
-	// livecache), shared with whoever else watches them (the daemon's
-	// drift watchers); nil: a cache of the Manager's own, stopped by Stop.
+	// livecache), shared with whoever else watches them (the drift
+	// watchers of the same cluster); it must be Cluster's. Nil: a cache of
+	// the Manager's own, stopped by Stop.
 	Cache livecache.Informers
 	// Reserved are syncd's own objects, which prune never deletes; its
 	// InventoryNamespace is always Namespace.
@@ -90,6 +96,12 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 	case opts.PruneBudget != nil && (*opts.PruneBudget < 0 || *opts.PruneBudget > 100):
 		return nil, fmt.Errorf("inventory: PruneBudget must be a percentage from 0 to 100, got %d", *opts.PruneBudget)
 	}
+	if opts.Cluster == "" {
+		opts.Cluster = config.LocalCluster
+	}
+	if opts.Cache != nil && opts.Cache.Cluster() != opts.Cluster {
+		return nil, fmt.Errorf("inventory: Cache is the live cache of cluster %q, but Cluster is %q: give the Manager its own cluster's cache", opts.Cache.Cluster(), opts.Cluster)
+	}
 	if opts.Version == "" {
 		opts.Version = "v0"
 	}
@@ -114,7 +126,7 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 		mapper:  mapper,
 		opts:    opts,
 		store:   &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
-		tracker: newTracker(opts.SyncTimeout, opts.Cache),
+		tracker: newTracker(opts.Cluster, opts.SyncTimeout, opts.Cache),
 		metrics: m,
 	}, nil
 }
@@ -123,10 +135,13 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 func (m *Manager) Stop() { m.tracker.stop() }
 
 // LiveCache returns the live cache the members are watched in
-// (Options.Cache, or the Manager's own), for the drift watchers of the
-// same apps to share its informers: one list and watch, one copy of each
-// member in memory.
+// (Options.Cache, or the Manager's own), the one of the Manager's
+// cluster, for the drift watchers of the same apps to share its
+// informers: one list and watch, one copy of each member in memory.
 func (m *Manager) LiveCache() livecache.Informers { return m.tracker.cache }
+
+// Cluster returns the name of the Manager's cluster (Options.Cluster).
+func (m *Manager) Cluster() string { return m.opts.Cluster }
 
 // ID returns the ApplySet ID of an app.
 func (m *Manager) ID(app string) string { return AppID(app, m.opts.Namespace) }

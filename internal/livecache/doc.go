@@ -1,9 +1,16 @@
 // Package livecache keeps the one watch cache of an app's live objects
-// that every stage reads: one informer per resource, namespace, selector
-// and user (the identity it lists and watches as), shared by the
+// that every stage reads: one Cache per cluster, holding one informer per
+// resource, namespace, selector and user (the identity it lists and
+// watches as) of that cluster, shared by the
 // inventory (the applier's live reads and no-op skip) and the drift
 // watcher (its events and the copies it judges), the way
 // controller-runtime's cache is both a reader and an informer source.
+//
+// The cluster is part of every Key, and a Cache refuses the keys of
+// another cluster: an app that moves between clusters, or two apps of one
+// name on two clusters, never read one cluster's objects from the other's
+// informer. The package cannot tell which cluster a client talks to: the
+// holder that names a Key's cluster must pass that cluster's client.
 //
 // Each informer stores an Object: the object's metadata, typed as a
 // metadata-only informer keeps it (managedFields as raw bytes), and its

@@ -3,6 +3,7 @@ package livecache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,10 +19,20 @@ import (
 // ErrStopped is returned by Acquire once the Cache has stopped.
 var ErrStopped = errors.New("live cache: stopped")
 
+// ErrOtherCluster is wrapped by the error of an Acquire whose Key names
+// another cluster than the Cache's.
+var ErrOtherCluster = errors.New("live cache: key of another cluster")
+
 // Key names one informer: the objects of one resource in one namespace
-// ("" for a cluster-scoped resource or every namespace) that match the
-// selectors, as listed and watched by User ("" for syncd's own identity).
+// ("" for a cluster-scoped resource or every namespace) of Cluster that
+// match the selectors, as listed and watched by User ("" for syncd's own
+// identity).
 type Key struct {
+	// Cluster is the name of the cluster the informer lists and watches,
+	// as the target that owns the Cache calls it ("local",
+	// config.LocalCluster, for syncd's own). A Cache holds the informers
+	// of one cluster and refuses keys of another.
+	Cluster       string
 	Resource      schema.GroupVersionResource
 	Namespace     string
 	LabelSelector string
@@ -39,25 +50,42 @@ type Key struct {
 type Informers interface {
 	Acquire(k Key, client dynamic.Interface) (*Informer, error)
 	Release(i *Informer)
+	// Cluster returns the name of the cluster whose informers it holds.
+	Cluster() string
 }
 
 var _ Informers = (*Cache)(nil)
 
-// Cache holds the informers. The zero value is not ready; use New.
+// Cache holds the informers of one cluster, the way gitops-engine keeps
+// one cluster cache per cluster. The zero value is not ready; use New.
 type Cache struct {
+	cluster string
+
 	mu        sync.Mutex
 	informers map[Key]*Informer
 	stopped   bool
 }
 
-// New returns an empty Cache.
-func New() *Cache { return &Cache{informers: map[Key]*Informer{}} }
+// New returns an empty Cache of the informers of cluster (its name, see
+// Key.Cluster).
+func New(cluster string) *Cache {
+	return &Cache{cluster: cluster, informers: map[Key]*Informer{}}
+}
+
+// Cluster returns the name of the Cache's cluster.
+func (c *Cache) Cluster() string { return c.cluster }
 
 // Acquire returns the informer of k, started (listing and watching through
 // client) unless it runs already; it does not wait for it to sync. Every
-// Acquire is paired with a Release. client is only used to start it: the
-// holders of one Key must share its User.
+// Acquire is paired with a Release. client is only used to start it: it
+// must talk to k.Cluster, and the holders of one Key must share its User.
+// A Key of another cluster than the Cache's is refused (ErrOtherCluster):
+// its holder must take that cluster's Cache, so that informers of two
+// clusters are never shared.
 func (c *Cache) Acquire(k Key, client dynamic.Interface) (*Informer, error) {
+	if k.Cluster != c.cluster {
+		return nil, fmt.Errorf("%w: %s in namespace %q of cluster %q asked of the live cache of cluster %q", ErrOtherCluster, k.Resource, k.Namespace, k.Cluster, c.cluster)
+	}
 	if sel, err := labels.Parse(k.LabelSelector); err == nil {
 		// One spelling per selector, so that holders who write it
 		// differently share the informer.

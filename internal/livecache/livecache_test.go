@@ -19,14 +19,14 @@ func TestAcquireShares(t *testing.T) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cm := mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: x, tier: web}}, data: {k: v}}`)
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"}, cm)
-	c := New()
+	c := New("local")
 	defer c.Stop()
 
-	a, err := c.Acquire(Key{Resource: gvr, Namespace: "ns", LabelSelector: "tier=web,app=x"}, client)
+	a, err := c.Acquire(Key{Cluster: "local", Resource: gvr, Namespace: "ns", LabelSelector: "tier=web,app=x"}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := c.Acquire(Key{Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client)
+	b, err := c.Acquire(Key{Cluster: "local", Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +43,13 @@ func TestAcquireShares(t *testing.T) {
 	}
 
 	c.Release(a)
-	if again, _ := c.Acquire(Key{Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client); again != a {
+	if again, _ := c.Acquire(Key{Cluster: "local", Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client); again != a {
 		t.Error("the informer stopped while it was still held")
 	} else {
 		c.Release(again)
 	}
 	c.Release(b)
-	fresh, err := c.Acquire(Key{Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client)
+	fresh, err := c.Acquire(Key{Cluster: "local", Resource: gvr, Namespace: "ns", LabelSelector: "app=x,tier=web"}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,34 @@ func TestAcquireShares(t *testing.T) {
 	c.Release(fresh)
 
 	c.Stop()
-	if _, err := c.Acquire(Key{Resource: gvr}, client); !errors.Is(err, ErrStopped) {
+	if _, err := c.Acquire(Key{Cluster: "local", Resource: gvr}, client); !errors.Is(err, ErrStopped) {
 		t.Errorf("Acquire after Stop: %v, want ErrStopped", err)
+	}
+}
+
+// TestAcquireRefusesOtherCluster: a Cache hands out informers of its own
+// cluster only; a key of another cluster is refused before anything is
+// listed, even when the cache runs the same resource, namespace and
+// selector for its own cluster.
+func TestAcquireRefusesOtherCluster(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"})
+	c := New("local")
+	defer c.Stop()
+	own := Key{Cluster: "local", Resource: gvr, Namespace: "ns", LabelSelector: "app=x"}
+	held, err := c.Acquire(own, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release(held)
+
+	other := own
+	other.Cluster = "second"
+	got, err := c.Acquire(other, client)
+	if !errors.Is(err, ErrOtherCluster) || got != nil {
+		t.Fatalf("Acquire(key of cluster second) = %v, %v; want no informer and ErrOtherCluster", got, err)
+	}
+	if c.Cluster() != "local" {
+		t.Errorf("Cluster() = %q, want local", c.Cluster())
 	}
 }

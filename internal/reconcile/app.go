@@ -335,8 +335,9 @@ func (rc *Reconciler) newWatcher(t *Target, a *App) (*drift.Watcher, error) {
 		OnError: func(err error) {
 			rc.log.Warn("drift watch", "as", identity.Name(a.Tenant), "error", redact.Error(err))
 		},
-		Reader: identity.Name(a.Tenant),
-		User:   identity.User(a.Tenant),
+		Reader:  identity.Name(a.Tenant),
+		User:    identity.User(a.Tenant),
+		Cluster: t.Name,
 	}
 	if inv := t.Inventory; inv != nil {
 		opts.Cache = inv.LiveCache()

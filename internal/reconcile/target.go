@@ -42,8 +42,13 @@ type Target struct {
 	probe discovery.ServerVersionInterface
 }
 
-// newTarget returns the target of a cluster's clients and inventory.
+// newTarget returns the target of a cluster's clients and inventory; the
+// inventory must be the cluster's (its live cache holds that cluster's
+// informers).
 func newTarget(name string, cl Cluster, inv *inventory.Manager) (*Target, error) {
+	if inv != nil && inv.Cluster() != name {
+		return nil, fmt.Errorf("cluster %s: the inventory given is cluster %s's: each cluster's target keeps its own inventory and live cache", name, inv.Cluster())
+	}
 	t := &Target{Name: name, Cluster: cl, Inventory: inv}
 	if cl.Config == nil {
 		return t, nil

@@ -156,7 +156,7 @@ func (ts *Targets) build(name string, cfg *rest.Config, spec *config.ClusterSpec
 		return nil, err
 	}
 	cl := Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), Config: cfg}
-	inv, err := ts.inventory(cl, spec)
+	inv, err := ts.inventory(name, cl, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -174,8 +174,9 @@ func (ts *Targets) build(name string, cfg *rest.Config, spec *config.ClusterSpec
 
 // inventory makes the remote cluster's inventory (nil when syncd runs
 // without one): the parent Secrets live on that cluster, in the app's
-// cluster.inventoryNamespace or syncd's inventory namespace.
-func (ts *Targets) inventory(cl Cluster, spec *config.ClusterSpec) (*inventory.Manager, error) {
+// cluster.inventoryNamespace or syncd's inventory namespace, and its
+// members are watched in a live cache of that cluster's own (name).
+func (ts *Targets) inventory(name string, cl Cluster, spec *config.ClusterSpec) (*inventory.Manager, error) {
 	if ts.opts.Inventory == nil {
 		return nil, nil
 	}
@@ -187,7 +188,7 @@ func (ts *Targets) inventory(cl Cluster, spec *config.ClusterSpec) (*inventory.M
 	if spec.InventoryNamespace != "" {
 		opts.Namespace = spec.InventoryNamespace
 	}
-	opts.Config, opts.Cache = cl.Config, nil
+	opts.Config, opts.Cluster, opts.Cache = cl.Config, name, nil
 	return inventory.New(cl.Dynamic, md, cl.Mapper, opts)
 }
 
