@@ -46,7 +46,7 @@ go test -count=1 -race ./internal/config/... ./internal/paths/... ./internal/ale
 # (informers, debounce, hold/release, flap detector), applies fanned out and
 # cancelled, health waits and retried writes (applier), the inventory's
 # member watch, two fenced writers and prunes (inventory), and the daemon's
-# app loops, scheduler, alerts, Events and /status (reconcile; an API server
+# app loops, scheduler, alerts, Events and /status (daemon; an API server
 # restart mid-prune included). Left out: the rest of those packages, which
 # drive the same code serially, and TestInterruptedChunkedWrite (83 s alone
 # under -race). 44 tests; measured on a shared 2-core machine
@@ -58,7 +58,7 @@ race_tests+='|DaemonEndToEnd|DaemonEvents|DaemonPruneVisible|DaemonDriftResolved
 race_tests+='|DaemonAppRetriesSpread|DaemonSourceRetryStatus|DaemonGitServerDown|DaemonKustomizePanicFailsOneApp|DaemonUnhealthy'
 race_tests+='|DaemonYieldedNotAlerted|TenantDriftWatch|FaultAPIServerRestartMidPrune)$'
 go test -count=1 -race -timeout 10m -run "$race_tests" \
-  ./internal/drift/ ./internal/applier/ ./internal/inventory/ ./internal/reconcile/
+  ./internal/drift/ ./internal/applier/ ./internal/inventory/ ./internal/daemon/
 go test -count=1 -timeout 20m ./...
 
 echo "--- fuzz (bounded)"

@@ -19,6 +19,7 @@ import (
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -104,7 +105,7 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		Names:    names,
 		Events:   events,
 		Tenancy:  f.apps.tenancy(),
-		InShard:  func(app string) bool { return reconcile.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
+		InShard:  func(app string) bool { return daemon.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
 		Logger:   log.With("controller", "apps"),
 	}
 	if _, err := controller.New(copts); err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/leader"
-	"syncd.dev/syncd/internal/reconcile"
 )
 
 // Leader election of `syncd run` is package leader: client-go's
@@ -119,7 +119,7 @@ func logElection(log *slog.Logger, f *runFlags) func(leader.Event) {
 }
 
 // readiness is /readyz's answer. el is nil without leader election.
-func readiness(el *leader.Elector, d *reconcile.Daemon, f *runFlags) (int, string) {
+func readiness(el *leader.Elector, d *daemon.Daemon, f *runFlags) (int, string) {
 	if el != nil {
 		switch st := el.Status(); st.Phase {
 		case leader.CannotRun:

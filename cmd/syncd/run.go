@@ -16,6 +16,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
@@ -160,7 +161,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace(), Targets: targets}
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	names := controller.NewNames() // app names shared by the file's apps and App objects
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d, err := daemon.New(daemon.Options{
 		Collision:   names.Collision,
 		Events:      recorder,
 		ConfigPath:  f.config,
@@ -168,7 +169,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Options:     ropts,
 		Shards:      f.shards,
 		Shard:       f.shard,
-		Metrics:     reconcile.NewMetrics(reg),
+		Metrics:     daemon.NewMetrics(reg),
 		Registerer:  reg,
 		Logger:      log,
 		AlertClient: egress.Client(),

@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
-	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
@@ -131,8 +131,8 @@ func (p *syncdProcess) listenAddr() (string, bool) {
 
 // runStatus is what /status answers.
 type runStatus struct {
-	Apps        []reconcile.AppStatus `json:"apps"`
-	ConfigError string                `json:"configError"`
+	Apps        []daemon.AppStatus `json:"apps"`
+	ConfigError string             `json:"configError"`
 }
 
 func getStatus(addr string) (runStatus, error) {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
@@ -217,7 +218,7 @@ func TestRunLeaderLostLeaseExitsNonZero(t *testing.T) {
 	fx := newLeaderFixture(t, configMaps(2, "1"))
 	cs := env.Clientset(t)
 	ctx := context.Background()
-	shard := reconcile.ShardOf("web", 2)
+	shard := daemon.ShardOf("web", 2)
 	name := fmt.Sprintf("syncd-shard-%d-of-2", shard)
 	p := startSyncd(t, fx.runArgs(t, writeConfigFile(t, fx.config), "--shards", "2", "--shard", fmt.Sprint(shard))...)
 	poll(t, "the shard's replica applies", func() (bool, string) {
@@ -298,7 +299,7 @@ func (w *timedWrites) list() []timedWrite {
 // writes are timed (timedWrites).
 type slowReplica struct {
 	writes *timedWrites
-	d      *reconcile.Daemon
+	d      *daemon.Daemon
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -331,7 +332,7 @@ func startSlowReplica(t *testing.T, fx *leaderFixture, cfgPath string, f *runFla
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d, err := daemon.New(daemon.Options{
 		ConfigPath: cfgPath,
 		Cluster:    reconcile.Cluster{Dynamic: dyn, Mapper: cl.mapper, Config: cfg},
 		Options:    reconcile.Options{CacheDir: t.TempDir(), Inventory: inv, Concurrency: 2},
@@ -530,7 +531,7 @@ func TestRunShardLayoutsExcludeEachOther(t *testing.T) {
 			}
 		}
 	}()
-	shard := reconcile.ShardOf("web", 3)
+	shard := daemon.ShardOf("web", 3)
 	name := leader.LeaseName("syncd", 3, shard)
 	f := &runFlags{leaderElect: true, leaseNamespace: fx.sysNS, leaseName: "syncd", leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond, shards: 3, shard: shard, shutdownGrace: 20 * time.Second}
 	r := startSlowReplica(t, fx, writeConfigFile(t, fx.config), f, 0)

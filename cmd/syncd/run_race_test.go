@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
@@ -64,7 +65,7 @@ func (c *writeCounter) counts() (lease, other int, paths []string) {
 type replica struct {
 	name   string
 	writes *writeCounter
-	d      *reconcile.Daemon
+	d      *daemon.Daemon
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -96,7 +97,7 @@ func startReplica(t *testing.T, name, cfgPath, ns string, f *runFlags) *replica 
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{
+	d, err := daemon.New(daemon.Options{
 		ConfigPath: cfgPath,
 		Cluster:    reconcile.Cluster{Dynamic: dyn, Mapper: cl.mapper, Config: cfg},
 		Options:    reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},

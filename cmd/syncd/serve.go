@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/kubernetes"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/httpauth"
 	"syncd.dev/syncd/internal/leader"
-	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/webhook"
 )
 
@@ -40,7 +40,7 @@ import (
 
 // serve starts the listeners of f for d (and el, nil without leader
 // election).
-func serve(f *runFlags, d *reconcile.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, log *slog.Logger) (*httpServers, error) {
+func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, log *slog.Logger) (*httpServers, error) {
 	guard, err := statusGuard(f, cs, log)
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func checkHTTPFlags(f *runFlags, log *slog.Logger) error {
 
 // statusRoutes serves health, metrics and status. guard, when not nil,
 // protects /metrics and /status; el is nil without leader election.
-func statusRoutes(d *reconcile.Daemon, el *leader.Elector, reg *prometheus.Registry, f *runFlags, guard *httpauth.Guard) http.Handler {
+func statusRoutes(d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, f *runFlags, guard *httpauth.Guard) http.Handler {
 	protect := func(h http.Handler) http.Handler {
 		if guard == nil {
 			return h
@@ -223,7 +223,7 @@ func statusRoutes(d *reconcile.Daemon, el *leader.Elector, reg *prometheus.Regis
 }
 
 // webhookRoutes serves the push webhooks and nothing else.
-func webhookRoutes(d *reconcile.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
+func webhookRoutes(d *daemon.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
 	secret := func() ([]byte, error) {
 		b, err := os.ReadFile(f.webhookSecret)
 		return []byte(strings.TrimSpace(string(b))), err

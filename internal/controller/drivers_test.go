@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -142,7 +143,7 @@ func syncdFields(t *testing.T, ns, app string) string {
 
 // startFileDaemon runs a file daemon on cfg against the test cluster,
 // with an inventory, until the test ends.
-func startFileDaemon(t *testing.T, cfg string) *reconcile.Daemon {
+func startFileDaemon(t *testing.T, cfg string) *daemon.Daemon {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "syncd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -162,7 +163,7 @@ func startFileDaemon(t *testing.T, cfg string) *reconcile.Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := reconcile.NewDaemon(reconcile.DaemonOptions{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

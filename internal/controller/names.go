@@ -31,7 +31,7 @@ func (n *Names) SetFile(names []string) {
 }
 
 // Collision says which App object was refused because it has the file
-// app's name, or "" (for reconcile.DaemonOptions.Collision).
+// app's name, or "" (for daemon.Options.Collision).
 func (n *Names) Collision(fileApp string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -419,9 +420,17 @@ func appliedVersions(cs *applier.ChangeSet) map[planner.ObjectRef]string {
 		return versions
 	}
 	for _, c := range cs.Changes {
-		if c.ResourceVersion != "" && NewerResourceVersion(c.ResourceVersion, versions[c.Object]) {
+		if c.ResourceVersion != "" && newerResourceVersion(c.ResourceVersion, versions[c.Object]) {
 			versions[c.Object] = c.ResourceVersion
 		}
 	}
 	return versions
+}
+
+// newerResourceVersion reports whether resourceVersion a is newer than b
+// ("" is oldest; versions that are not numbers count as newer).
+func newerResourceVersion(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return b == "" || errA != nil || errB != nil || x > y
 }

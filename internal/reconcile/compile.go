@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 
-	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
@@ -226,13 +225,4 @@ func ChartRefOf(app config.App) (source.ChartRef, bool) {
 		return source.ChartRef{}, false
 	}
 	return source.ChartRef{Chart: app.Helm.Chart, Version: app.Helm.Version}, true
-}
-
-// AlertSinks is the config's alerts as the alert stage takes them.
-func AlertSinks(alerts []config.Alert) []alert.Sink {
-	out := make([]alert.Sink, 0, len(alerts))
-	for _, a := range alerts {
-		out = append(out, alert.Sink{Name: a.Name, Type: alert.SinkType(a.Type), URLFile: a.URLFile, HMACKeyFile: a.HMACKeyFile, Events: a.Events})
-	}
-	return out
 }

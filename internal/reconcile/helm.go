@@ -67,9 +67,9 @@ func HelmOptionsAt(app config.App, rev source.Revision, dir string) (planner.Hel
 func chartDirAt(app config.App, rev source.Revision, ref source.ChartRef) (dir, label string, err error) {
 	cr, ok := rev.Chart(ref)
 	if !ok {
-		return "", "", fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, shortSHA(rev.SHA))
+		return "", "", fmt.Errorf("app %s: chart %s: source %q did not resolve it at revision %s; the next poll of the source fetches it", app.Name, ref, app.Source, ShortSHA(rev.SHA))
 	}
-	return cr.ChartDir, fmt.Sprintf("%s-%s@sha256:%s%s", ref.Chart, cr.Version, shortSHA(cr.Digest), valuesLabel(rev)), nil
+	return cr.ChartDir, fmt.Sprintf("%s-%s@sha256:%s%s", ref.Chart, cr.Version, ShortSHA(cr.Digest), valuesLabel(rev)), nil
 }
 
 // renderWhat names what an app renders in errors: its chart and source,

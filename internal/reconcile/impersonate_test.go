@@ -2,13 +2,11 @@ package reconcile_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -24,6 +21,7 @@ import (
 	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/reconcile/reconciletest"
 )
 
 // TestImpersonation: an app with serviceAccountName runs as that account:
@@ -51,10 +49,10 @@ func TestImpersonation(t *testing.T) {
 			}}); err != nil {
 				t.Fatal(err)
 			}
-			repo := newRepo(t)
-			repo.commit("two namespaces", map[string]string{
-				"app/ok.yaml":     configMap(allowed, "blue"),
-				"app/denied.yaml": configMap(denied, "blue"),
+			repo := reconciletest.NewRepo(t)
+			repo.Commit("two namespaces", map[string]string{
+				"app/ok.yaml":     reconciletest.ConfigMap(allowed, "blue"),
+				"app/denied.yaml": reconciletest.ConfigMap(denied, "blue"),
 			})
 			cl := cluster(t)
 			cl.Config = env.Config
@@ -65,7 +63,7 @@ func TestImpersonation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, cs, err := runner.Apply(ctx, app, repo.dir+"/app", false)
+			_, cs, err := runner.Apply(ctx, app, repo.Dir+"/app", false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,64 +85,22 @@ func TestImpersonation(t *testing.T) {
 	}
 }
 
-// tenant is a service account in its own namespace with rules there, and
-// the clients syncd uses for an app running as it.
-type tenant struct {
-	ns, sa string
-	cl     reconcile.Cluster
-	inv    *inventory.Manager
-	// invNS is syncd's own namespace, holding the inventory Secrets; the
-	// account has no permission in it.
-	invNS string
-}
-
-// newTenant makes the account, grants it rules in its namespace, and an
-// inventory manager on syncd's identity whose Config lets tenants' member
-// reads, watches and deletes run as them.
-func newTenant(t *testing.T, rules ...rbacv1.PolicyRule) *tenant {
-	t.Helper()
-	ctx := context.Background()
-	tn := &tenant{ns: env.Namespace(t), sa: "deployer", invNS: env.Namespace(t)}
-	if _, err := env.ServiceAccountConfig(ctx, tn.ns, tn.sa); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Grant(ctx, tn.ns, tn.sa, tn.ns, rules); err != nil {
-		t.Fatal(err)
-	}
-	tn.cl = cluster(t)
-	tn.cl.Config = env.Config
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn.inv, err = inventory.New(tn.cl.Dynamic, md, tn.cl.Mapper, inventory.Options{Namespace: tn.invNS, Config: env.Config, SyncTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tn.inv.Stop)
-	return tn
-}
-
-// app is the tenant's app, rendered from dir.
-func (tn *tenant) app() config.App {
+// tenantApp is the tenant's app, rendered from its repository's app
+// directory.
+func tenantApp(tn *reconciletest.Tenant) config.App {
 	all := 100 // the tests prune one of two objects
-	return config.App{Name: "tenant", Source: "repo", Namespace: tn.ns, AppSpec: config.AppSpec{Path: "app", ServiceAccountName: tn.sa, PruneBudget: &all}}
+	return config.App{Name: "tenant", Source: "repo", Namespace: tn.NS, AppSpec: config.AppSpec{Path: "app", ServiceAccountName: tn.SA, PruneBudget: &all}}
 }
 
-func (tn *tenant) user() string { return "system:serviceaccount:" + tn.ns + ":" + tn.sa }
-
-func (tn *tenant) runner(t *testing.T) *reconcile.Runner {
+// tenantRunner is a Runner of the tenant's app alone.
+func tenantRunner(t *testing.T, tn *reconciletest.Tenant) *reconcile.Runner {
 	t.Helper()
-	cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "test", Apps: []config.App{tn.app()}}
-	r, err := reconcile.New(cfg, tn.cl, reconcile.Options{CacheDir: t.TempDir(), Inventory: tn.inv})
+	cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "test", Apps: []config.App{tenantApp(tn)}}
+	r, err := reconcile.New(cfg, tn.Cluster, reconcile.Options{CacheDir: t.TempDir(), Inventory: tn.Inventory})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func namedConfigMap(ns, name, color string) string {
-	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  color: %s\n", name, ns, color)
 }
 
 var configMapVerbs = []string{"get", "list", "watch", "create", "patch"}
@@ -166,8 +122,8 @@ func TestTenantPrune(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			tn := newTenant(t, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: tc.verbs})
-			runner := tn.runner(t)
+			tn := reconciletest.NewTenant(t, env, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: tc.verbs})
+			runner := tenantRunner(t, tn)
 			dir := t.TempDir()
 			write := func(files map[string]string) {
 				t.Helper()
@@ -180,12 +136,12 @@ func TestTenantPrune(t *testing.T) {
 					}
 				}
 			}
-			write(map[string]string{"keep.yaml": namedConfigMap(tn.ns, "keep", "blue"), "gone.yaml": namedConfigMap(tn.ns, "gone", "blue")})
-			if _, cs, err := runner.Apply(ctx, tn.app(), dir, false); err != nil || !cs.OK() {
+			write(map[string]string{"keep.yaml": reconciletest.NamedConfigMap(tn.NS, "keep", "blue"), "gone.yaml": reconciletest.NamedConfigMap(tn.NS, "gone", "blue")})
+			if _, cs, err := runner.Apply(ctx, tenantApp(tn), dir, false); err != nil || !cs.OK() {
 				t.Fatalf("first apply: %v %v", err, cs)
 			}
 			write(map[string]string{"gone.yaml": ""})
-			rendered, _, err := runner.Apply(ctx, tn.app(), dir, false)
+			rendered, _, err := runner.Apply(ctx, tenantApp(tn), dir, false)
 			if err != nil {
 				t.Fatalf("second apply: %v", err)
 			}
@@ -197,12 +153,12 @@ func TestTenantPrune(t *testing.T) {
 			if diff := cmp.Diff(tc.wantReason, gotReason); diff != "" {
 				t.Fatalf("prune refusal (-want +got):\n%s\nreport: %s", diff, rep)
 			}
-			_, err = env.Clientset(t).CoreV1().ConfigMaps(tn.ns).Get(ctx, "gone", metav1.GetOptions{})
+			_, err = env.Clientset(t).CoreV1().ConfigMaps(tn.NS).Get(ctx, "gone", metav1.GetOptions{})
 			if stays := err == nil; stays != tc.wantStays {
 				t.Fatalf("ConfigMap gone still there = %v (get error %v), want %v", stays, err, tc.wantStays)
 			}
 			if tc.wantReason != "" {
-				for _, want := range []string{tn.user(), "delete ConfigMap " + tn.ns + "/gone"} {
+				for _, want := range []string{tn.User(), "delete ConfigMap " + tn.NS + "/gone"} {
 					if !strings.Contains(rep.Refused.Message, want) {
 						t.Errorf("refusal %q does not name %q", rep.Refused.Message, want)
 					}
@@ -215,7 +171,7 @@ func TestTenantPrune(t *testing.T) {
 			}
 			// The account may not touch syncd's namespace: the
 			// inventory Secret there was written as syncd.
-			sa, err := env.ServiceAccountConfig(ctx, tn.ns, tn.sa)
+			sa, err := env.ServiceAccountConfig(ctx, tn.NS, tn.SA)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,11 +179,11 @@ func TestTenantPrune(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parent := inventory.ParentName(tn.app().Name)
-			if _, err := saClient.CoreV1().Secrets(tn.invNS).Get(ctx, parent, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+			parent := inventory.ParentName(tenantApp(tn).Name)
+			if _, err := saClient.CoreV1().Secrets(tn.InventoryNS).Get(ctx, parent, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 				t.Fatalf("the account's read of the inventory Secret: %v, want forbidden", err)
 			}
-			inv, err := tn.inv.Load(ctx, tn.app().Name)
+			inv, err := tn.Inventory.Load(ctx, tenantApp(tn).Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +204,7 @@ func TestTenantPrune(t *testing.T) {
 // usual.
 func TestTenantDriftUnreadable(t *testing.T) {
 	ctx := context.Background()
-	tn := newTenant(t, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMapVerbs})
+	tn := reconciletest.NewTenant(t, env, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMapVerbs})
 	other := env.Namespace(t)
 	admin := env.Clientset(t)
 	// Another tenant's object, with a value this tenant must not learn.
@@ -259,18 +215,18 @@ func TestTenantDriftUnreadable(t *testing.T) {
 	}
 	// Its own object, changed out of band afterwards: real drift.
 	dir := t.TempDir()
-	for f, text := range map[string]string{"own.yaml": namedConfigMap(tn.ns, "own", "blue"), "theirs.yaml": namedConfigMap(other, "settings", "blue")} {
+	for f, text := range map[string]string{"own.yaml": reconciletest.NamedConfigMap(tn.NS, "own", "blue"), "theirs.yaml": reconciletest.NamedConfigMap(other, "settings", "blue")} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	runner := tn.runner(t)
-	app := tn.app()
+	runner := tenantRunner(t, tn)
+	app := tenantApp(tn)
 	rendered, err := runner.Render(ctx, app, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.CoreV1().ConfigMaps(tn.ns).Create(ctx, &corev1.ConfigMap{
+	if _, err := admin.CoreV1().ConfigMaps(tn.NS).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "own"}, Data: map[string]string{"color": "green"},
 	}, metav1.CreateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
@@ -281,7 +237,7 @@ func TestTenantDriftUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, unreadable, err := drift.Live(ctx, dyn, tn.cl.Mapper, rendered.Plan)
+	live, unreadable, err := drift.Live(ctx, dyn, tn.Cluster.Mapper, rendered.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,10 +252,10 @@ func TestTenantDriftUnreadable(t *testing.T) {
 	for _, f := range rep.Findings {
 		objects = append(objects, f.Object.String())
 	}
-	if diff := cmp.Diff([]string{"ConfigMap " + tn.ns + "/own"}, slices.Compact(objects)); diff != "" {
+	if diff := cmp.Diff([]string{"ConfigMap " + tn.NS + "/own"}, slices.Compact(objects)); diff != "" {
 		t.Errorf("objects with findings (-want +got):\n%s", diff)
 	}
-	wantWarn := "ConfigMap " + other + "/settings: not readable by " + tn.user()
+	wantWarn := "ConfigMap " + other + "/settings: not readable by " + tn.User()
 	if len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], wantWarn) {
 		t.Errorf("warnings = %q, want one starting %q", rep.Warnings, wantWarn)
 	}
@@ -314,52 +270,8 @@ func TestTenantDriftUnreadable(t *testing.T) {
 		if strings.Contains(out, "other-tenants-secret-value") {
 			t.Errorf("%s report shows the unreadable object's value:\n%s", name, out)
 		}
-		if !strings.Contains(out, "not readable by "+tn.user()) {
+		if !strings.Contains(out, "not readable by "+tn.User()) {
 			t.Errorf("%s report does not say the object is not readable by the account:\n%s", name, out)
 		}
 	}
-}
-
-// TestTenantDriftWatch: the daemon's drift watch of a tenant app lists
-// and watches as its service account. The account may not watch
-// ConfigMaps: the error is logged for that app as the account, not
-// served by syncd's own identity.
-func TestTenantDriftWatch(t *testing.T) {
-	tn := newTenant(t, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "create", "patch"}})
-	repo := newRepo(t)
-	repo.commit("one", map[string]string{"app/cm.yaml": configMap(tn.ns, "blue")})
-	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
-	cfg := fmt.Sprintf(`apiVersion: syncd/v1alpha1
-kind: Config
-sources:
-- name: repo
-  git:
-    url: file://%s
-    branch: main
-    interval: 1h
-apps:
-- name: tenant
-  source: repo
-  path: app
-  namespace: %s
-  serviceAccountName: %s
-`, repo.dir, tn.ns, tn.sa)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, logs := runLoggedDaemon(t, cfgPath, tn.cl, reconcile.Options{Inventory: tn.inv}, nil)
-	eventually(t, "tenant app applied", func() (bool, string) {
-		st := d.Status()
-		return len(st) == 1 && st[0].Result == "ok", fmt.Sprintf("%+v", st)
-	})
-	eventually(t, "watch error logged for the tenant", func() (bool, string) {
-		for _, line := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(line, `msg="drift watch"`) && strings.Contains(line, "app=tenant") &&
-				strings.Contains(line, "as="+tn.user()) && strings.Contains(line, "forbidden") &&
-				strings.Contains(line, `cannot watch resource \"configmaps\"`) {
-				return true, ""
-			}
-		}
-		return false, logs.String()
-	})
 }

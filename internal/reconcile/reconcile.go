@@ -192,7 +192,7 @@ type Rendered struct {
 // source (a pull request of the values repository) and the chart still
 // comes from the app's source, which is polled.
 func (r *Runner) Render(ctx context.Context, app config.App, dir string) (*Rendered, error) {
-	if dir != "" && valuesSourceOf(app) == "" {
+	if dir != "" && ValuesSource(app) == "" {
 		a, err := r.Spec(app)
 		if err != nil {
 			return nil, err
@@ -235,7 +235,7 @@ func (r *Runner) pollApp(ctx context.Context, app config.App, dir string) (sourc
 	if err != nil {
 		return source.Revision{}, nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	if valuesSourceOf(app) == "" {
+	if ValuesSource(app) == "" {
 		return rev, release, nil
 	}
 	joined, releaseValues, err := r.pollValues(ctx, app, rev, dir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
@@ -15,13 +16,15 @@ import (
 // docs/helm.md (revision label).
 const valuesMark = "+values@"
 
-// errNoRevision: a source has resolved no revision yet. For an app's
-// chart source, its own first poll hands the app its work.
-var errNoRevision = errors.New("the source has resolved no revision yet")
+// ErrNoRevision is AppRevision's error when a source the app renders
+// from has resolved no revision yet. For an app's chart source, its own
+// first poll hands the app its work.
+var ErrNoRevision = errors.New("the source has resolved no revision yet")
 
-// valuesSourceOf is the Git source an app reads its values files from
-// (helm.valuesSource); "" for none.
-func valuesSourceOf(app config.App) string {
+// ValuesSource is the Git source an app reads its values files from
+// (helm.valuesSource); "" for none. A poll of it concerns the app as
+// much as a poll of the app's own source.
+func ValuesSource(app config.App) string {
 	if app.Helm == nil {
 		return ""
 	}
@@ -46,11 +49,11 @@ func joinValues(chart, values source.Revision) source.Revision {
 // helm.valuesSource; for one with it, the chart's and the values'
 // revisions joined (joinValues), the one polled did not resolve taken
 // from the revision its source has in force. Either source having
-// resolved nothing yet is errNoRevision: the app has no revision until
+// resolved nothing yet is ErrNoRevision: the app has no revision until
 // both did, and the first poll of the other hands it its work (a values
-// source whose polls fail tells the app why, see Daemon.onPoll).
+// source whose polls fail tells the app why: PollError).
 func (r *Runner) AppRevision(app config.App, polled source.Revision) (source.Revision, func(), error) {
-	vs := valuesSourceOf(app)
+	vs := ValuesSource(app)
 	chart, release, err := r.holdPart(app.Source, polled)
 	if err != nil || vs == "" {
 		return chart, release, err
@@ -74,7 +77,7 @@ func (r *Runner) holdPart(name string, polled source.Revision) (source.Revision,
 	if polled.Source != name {
 		var ok bool
 		if rev, ok = src.Last(); !ok {
-			return source.Revision{}, nil, errNoRevision
+			return source.Revision{}, nil, ErrNoRevision
 		}
 	}
 	release, err := src.Hold(rev)
@@ -88,7 +91,7 @@ func (r *Runner) holdPart(name string, polled source.Revision) (source.Revision,
 // checkout as its tree: a pull request of the values repository) and
 // joins its revision to chart, holding it until release is called.
 func (r *Runner) pollValues(ctx context.Context, app config.App, chart source.Revision, dir string) (source.Revision, func(), error) {
-	vs := valuesSourceOf(app)
+	vs := ValuesSource(app)
 	if dir != "" {
 		tree, err := planner.LocalTree(dir)
 		if err != nil {
@@ -111,19 +114,32 @@ func (r *Runner) pollValues(ctx context.Context, app config.App, chart source.Re
 	return joinValues(chart, rev), release, nil
 }
 
+// ShortSHA shortens a revision for messages: a commit or a chart
+// revision to 12 characters, each part of an app's revision joined with
+// its values source's (joinValues) alike.
+func ShortSHA(sha string) string {
+	if chart, values, ok := strings.Cut(sha, valuesMark); ok {
+		return ShortSHA(chart) + valuesMark + ShortSHA(values)
+	}
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
 // valuesLabel is what the plan's revision label adds for the values
 // source: "+values@<short commit>", nothing without one.
 func valuesLabel(rev source.Revision) string {
 	if rev.Values == nil {
 		return ""
 	}
-	return valuesMark + shortSHA(rev.Values.SHA)
+	return valuesMark + ShortSHA(rev.Values.SHA)
 }
 
 // checkValuesResolved refuses to render an app with helm.valuesSource
 // before that source resolved a revision.
 func checkValuesResolved(app config.App, rev source.Revision) error {
-	if valuesSourceOf(app) == "" || rev.Values != nil {
+	if ValuesSource(app) == "" || rev.Values != nil {
 		return nil
 	}
 	return valuesUnresolved(app, nil)
@@ -140,10 +156,11 @@ func valuesUnresolved(app config.App, cause error) error {
 	return fmt.Errorf("%w: %w", err, cause)
 }
 
-// pollError is a failed poll's error as an app of it sees it: the
+// PollError is a failed poll's error as an app of it sees it: the
 // source's, or, for an app whose values source it is and that has no
-// revision of it yet (so the app was never rendered), valuesUnresolved.
-func (r *Runner) pollError(app config.App, ev source.Event) error {
+// revision of it yet (so the app was never rendered), an error that
+// says the app's values files cannot be read until that source resolves.
+func (r *Runner) PollError(app config.App, ev source.Event) error {
 	if app.Source == ev.Source {
 		return ev.Err
 	}

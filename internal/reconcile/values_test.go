@@ -14,7 +14,7 @@ func TestJoinValues(t *testing.T) {
 	chart := source.Revision{Source: "charts", SHA: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Helm: &source.HelmRevision{}}
 	values := source.Revision{Source: "values", SHA: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Dir: "/cache/values/tree"}
 	joined := joinValues(chart, values)
-	got := []string{joined.SHA, shortSHA(joined.SHA), shortSHA(chart.SHA), valuesLabel(joined), valuesLabel(chart), joined.Values.Dir}
+	got := []string{joined.SHA, ShortSHA(joined.SHA), ShortSHA(chart.SHA), valuesLabel(joined), valuesLabel(chart), joined.Values.Dir}
 	want := []string{chart.SHA + "+values@" + values.SHA, "aaaaaaaaaaaa+values@bbbbbbbbbbbb", "aaaaaaaaaaaa", "+values@bbbbbbbbbbbb", "", "/cache/values/tree"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("joined revision (-want +got):\n%s", diff)

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/drift"
+)
+
+// TestDriftAlertsPairing: whatever way findings clear (one by one, several
+// alerted apart clearing together), the resolved events carry exactly the
+// fields of an alert sent before, so a sink can pair them; findings still
+// drifting are alerted anew. Events are written "open:paths" or
+// "resolved:paths@revision".
+func TestDriftAlertsPairing(t *testing.T) {
+	f := func(field string) drift.Finding {
+		return drift.Finding{App: "web", Object: drift.Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"},
+			Path: ".data." + field, Class: drift.TakenOver, Culprit: "operator"}
+	}
+	info := f("x")
+	info.Class = drift.Yielded
+	type step struct {
+		rev         string
+		added, gone []drift.Finding
+		want        []string
+	}
+	tests := map[string][]step{
+		"alerted apart, resolved together": {
+			{rev: "r1", added: []drift.Finding{f("color")}, want: []string{"open:.data.color"}},
+			{rev: "r1", added: []drift.Finding{f("size")}, want: []string{"open:.data.size"}},
+			{rev: "r2", gone: []drift.Finding{f("color"), f("size")}, want: []string{"resolved:.data.color@r2", "resolved:.data.size@r2"}},
+		},
+		"alerted together, resolved one by one": {
+			{rev: "r1", added: []drift.Finding{f("color"), f("size")}, want: []string{"open:.data.color,.data.size"}},
+			{rev: "r1", gone: []drift.Finding{f("color")}, want: []string{"resolved:.data.color,.data.size@r1", "open:.data.size"}},
+			{rev: "tag@r2", gone: []drift.Finding{f("size")}, want: []string{"resolved:.data.size@r2"}},
+		},
+		"information and never-alerted findings send nothing": {
+			{rev: "r1", added: []drift.Finding{info}},
+			{rev: "r1", gone: []drift.Finding{info, f("color")}},
+		},
+	}
+	for name, steps := range tests {
+		t.Run(name, func(t *testing.T) {
+			var a driftAlerts
+			for i, s := range steps {
+				var got []string
+				for _, ev := range a.events(drift.Delta{App: "web", Revision: s.rev, New: s.added, Resolved: s.gone}) {
+					var ps []string
+					for _, fd := range ev.Fields {
+						ps = append(ps, fd.Path)
+					}
+					e := "open:" + strings.Join(ps, ",")
+					if ev.Resolved {
+						e = "resolved:" + strings.Join(ps, ",") + "@" + ev.Revision
+					}
+					got = append(got, e)
+				}
+				if diff := cmp.Diff(s.want, got); diff != "" {
+					t.Errorf("step %d (-want +got):\n%s", i, diff)
+				}
+			}
+			if len(a.open) != 0 {
+				t.Errorf("open groups left: %+v", a.open)
+			}
+		})
+	}
+}

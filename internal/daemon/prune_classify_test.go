@@ -1,0 +1,58 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
+)
+
+// TestClassifyPrune: what a prune report is worth telling. A dry run, a
+// prune with nothing to do and a refusal with nothing that left Git are
+// quiet; prune: false is shown in /status only; a guard that keeps
+// objects is a refusal; deleted or orphaned objects are a removal.
+func TestClassifyPrune(t *testing.T) {
+	cm := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"}
+	refusal := func(r inventory.Reason) *inventory.Refusal {
+		return &inventory.Refusal{Reason: r, Message: "not pruning"}
+	}
+	spared := []inventory.Spared{{Object: cm, Reason: inventory.ReasonBudget}}
+	tests := map[string]struct {
+		rep  *inventory.Report
+		want pruneOutcome
+	}{
+		"not run":                 {rep: nil, want: pruneQuiet},
+		"nothing to do":           {rep: &inventory.Report{}, want: pruneQuiet},
+		"only gone":               {rep: &inventory.Report{Gone: []planner.ObjectRef{cm}}, want: pruneQuiet},
+		"dry run":                 {rep: &inventory.Report{DryRun: true, Deleted: []planner.ObjectRef{cm}}, want: pruneQuiet},
+		"source failed, no spare": {rep: &inventory.Report{Refused: refusal(inventory.ReasonSourceFailed)}, want: pruneQuiet},
+		"deleted":                 {rep: &inventory.Report{Deleted: []planner.ObjectRef{cm}}, want: pruneRemoved},
+		"orphaned":                {rep: &inventory.Report{Orphaned: []planner.ObjectRef{cm}}, want: pruneRemoved},
+		"budget":                  {rep: &inventory.Report{Refused: refusal(inventory.ReasonBudget), Spared: spared}, want: pruneRefused},
+		"forbidden":               {rep: &inventory.Report{Refused: refusal(inventory.ReasonForbidden), Spared: spared}, want: pruneRefused},
+		"disabled":                {rep: &inventory.Report{Refused: refusal(inventory.ReasonDisabled), Spared: spared}, want: pruneDisabled},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, classifyPrune(tc.rep)); diff != "" {
+				t.Errorf("classifyPrune (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRemovedTextNamesAtMostTen: an Event names ten objects and counts
+// the rest.
+func TestRemovedTextNamesAtMostTen(t *testing.T) {
+	var refs []planner.ObjectRef
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
+		refs = append(refs, planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: n})
+	}
+	got := removedText(&inventory.Report{Deleted: refs, Spared: []inventory.Spared{{Object: refs[0]}}})
+	want := "12 deleted (v1 ConfigMap ns/a, v1 ConfigMap ns/b, v1 ConfigMap ns/c, v1 ConfigMap ns/d, v1 ConfigMap ns/e, v1 ConfigMap ns/f, v1 ConfigMap ns/g, v1 ConfigMap ns/h, v1 ConfigMap ns/i, v1 ConfigMap ns/j, and 2 more), 1 spared"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("removedText (-want +got):\n%s", diff)
+	}
+}
