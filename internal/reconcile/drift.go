@@ -28,7 +28,7 @@ func (r *Runner) detectOnly(app config.App) error {
 }
 
 // DriftOptions returns the settings drift detection uses for an app, the
-// same for `syncd drift` and the daemon's watcher: the app's managers, its
+// same for `syncd drift` and the Reconciler's drift watcher: the app's managers, its
 // conflict policy (fields it yields are reported as yielded, not drift),
 // its ignore rules (fields set aside, not drift) and its sensitive fields
 // (redacted).

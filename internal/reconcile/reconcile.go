@@ -148,7 +148,7 @@ func (r *Runner) App(name string) (config.App, error) {
 	return config.App{}, fmt.Errorf("%s: no app named %q", r.cfg.File, name)
 }
 
-// Tracker is what the Runner and the daemon use of a source:
+// Tracker is what the Runner and the drivers use of a source:
 // *source.Source (Git) and *source.HelmRepo (Helm repository) are ones.
 type Tracker interface {
 	Name() string
@@ -247,7 +247,7 @@ func (r *Runner) pollApp(ctx context.Context, app config.App, dir string) (sourc
 }
 
 // RenderAt renders and plans the app at a revision its source already
-// resolved (the daemon's scheduler polls the sources). The caller holds
+// resolved (the drivers poll the sources). The caller holds
 // the revision's tree (source.Source.Hold) until RenderAt returns.
 func (r *Runner) RenderAt(ctx context.Context, app config.App, rev source.Revision) (*Rendered, error) {
 	a, err := r.Spec(app)
