@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The test command: builds (or reuses) the control plane, checks formatting
-# and vet, builds the binary exactly as the Dockerfile does, runs every test
-# against the real API server (the acceptance suite in test/e2e drives that
-# build of the binary), fuzzes the decoders for a bounded time, and runs
-# the demo.
+# The test command: builds (or reuses) the control plane, checks formatting,
+# vet and that the generated API files are current, builds the binary
+# exactly as the Dockerfile does, runs every test against the real API
+# server (the acceptance suite in test/e2e drives that build of the
+# binary), fuzzes the decoders for a bounded time, and runs the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,13 @@ go vet ./...
 # The benchmark module imports syncd's internal packages through a replace;
 # vet it so an internal API change cannot break it unnoticed.
 (cd bench && go vet ./...)
+
+echo "--- generated files"
+# The CRDs and deepcopy functions are generated from the Go types
+# (hack/generate.sh); a type or marker changed without regenerating fails
+# here, naming the stale files. The first run builds controller-gen from
+# the module proxy (about a minute) and keeps it in ~/.cache/syncd/tools.
+./hack/generate.sh --check
 
 echo "--- container build line"
 # Before the tests: test/e2e builds the binary with the same line, and

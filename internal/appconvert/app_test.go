@@ -58,7 +58,7 @@ var shared = config.AppSpec{
 	Conflicts:  config.ConflictPolicy{Default: config.ActionForce},
 	Drift:      config.DriftPolicy{Mode: config.DriftCorrect},
 	Ignore:     []config.IgnoreRule{{Paths: []string{".metadata.annotations"}}},
-	Substitute: map[string]string{"CLUSTER": "eu"}, SubstituteStrict: ptr(false),
+	Substitute: map[string]config.SubstituteValue{"CLUSTER": "eu"}, SubstituteStrict: ptr(false),
 }
 
 func TestConvertApp(t *testing.T) {

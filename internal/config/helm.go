@@ -10,23 +10,39 @@ import (
 // Chart.yaml in a Git source, or a chart of a Helm repository source
 // (Chart and Version). Every field but Chart (for a Helm repository
 // source) is optional.
+//
+// +kubebuilder:object:generate=true
 type HelmSpec struct {
 	// Chart is the chart's name in the Helm repository source's
-	// index.yaml; required for an app of a Helm repository source and
-	// refused for an app of a Git source.
+	// index.yaml (syncd.yaml's sources[].helm); required for an app of a
+	// Helm repository source and refused for an app of a Git source. An
+	// App's source is a GitSource, so an App may not set it (refused at
+	// admission); render a chart directory of the repository instead
+	// (path).
+	// +kubebuilder:validation:MaxLength=1024
 	Chart string `json:"chart,omitempty"`
-	// Version is an exact chart version ("1.2.3") or a semver range
-	// ("~1.2", ">=1.0.0 <2.0.0", Masterminds/semver as Helm reads it):
-	// the highest version index.yaml lists that matches is rendered;
-	// default: the highest version that is not a prerelease.
+	// Version goes with chart: an exact chart version ("1.2.3") or a
+	// semver range ("~1.2", ">=1.0.0 <2.0.0", Masterminds/semver as Helm
+	// reads it); the highest version index.yaml lists that matches is
+	// rendered; default: the highest version that is not a prerelease.
+	// An App may not set it.
+	// +kubebuilder:validation:MaxLength=1024
 	Version string `json:"version,omitempty"`
-	// ReleaseName is .Release.Name; default: the app's name.
+	// ReleaseName is .Release.Name in the chart's templates; default the
+	// app's name (an App's: <namespace>-<name>).
+	// +kubebuilder:validation:MaxLength=1024
 	ReleaseName string `json:"releaseName,omitempty"`
-	// Namespace is .Release.Namespace; default: the app's namespace. When
-	// both are set they must be equal (objects that set no namespace go
-	// to the app's namespace, as for every app).
+	// Namespace is .Release.Namespace; default the app's namespace (an
+	// App's target namespace). When both are set they must be equal
+	// (objects that set no namespace go to the app's namespace, as for
+	// every app).
+	// +kubebuilder:validation:MaxLength=1024
 	Namespace string `json:"namespace,omitempty"`
-	// Values are merged over the values files (inline values win).
+	// Values are chart values merged over the values files (inline values
+	// win). They often hold secrets: syncd never prints them.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Values HelmValues `json:"values,omitempty"`
 	// ValuesFiles are slash-separated paths merged in order over the
 	// chart's values.yaml, as helm's -f flags are. They are relative to:
@@ -35,12 +51,17 @@ type HelmSpec struct {
 	// else the chart package (the expanded chart of a Helm repository or
 	// OCI source, e.g. values-production.yaml), as Flux's HelmRelease
 	// valuesFiles are.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
 	ValuesFiles []string `json:"valuesFiles,omitempty"`
-	// ValuesSource names a Git source (sources[].git) whose tree holds
-	// ValuesFiles, for an app of a Helm repository or OCI chart source
-	// (Argo CD's ref: values with $values/...). The app renders at both
-	// sources' revisions and is reconciled when either moves. Default:
-	// none.
+	// ValuesSource names a Git source of syncd.yaml (sources[].git) whose
+	// tree holds ValuesFiles, for an app of a Helm repository or OCI
+	// chart source (Argo CD's ref: values with $values/...). The app
+	// renders at both sources' revisions and is reconciled when either
+	// moves. Default: none. An App's source is a GitSource, so an App may
+	// not set it (refused at admission).
+	// +kubebuilder:validation:MaxLength=1024
 	ValuesSource string `json:"valuesSource,omitempty"`
 	// IncludeCRDs renders the chart's crds/ directories (the chart's and
 	// its subcharts'); default true.
@@ -56,6 +77,36 @@ func (HelmValues) String() string { return redact.Marker }
 
 // GoString returns the redaction marker, for %#v.
 func (HelmValues) GoString() string { return redact.Marker }
+
+// DeepCopy returns a copy of the values that shares no map or slice with
+// in. It is written by hand: controller-gen's deepcopy (HelmSpec's, in
+// zz_generated.deepcopy.go) cannot copy values of type any.
+func (in HelmValues) DeepCopy() HelmValues {
+	if in == nil {
+		return nil
+	}
+	return HelmValues(copyValue(map[string]any(in)).(map[string]any))
+}
+
+// copyValue copies the maps and slices of a decoded YAML or JSON value;
+// anything else is a scalar and is returned as it is.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyValue(e)
+		}
+		return out
+	}
+	return v
+}
 
 // HelmReleaseName returns the chart's release name: helm.releaseName, or
 // the app's name.

@@ -149,7 +149,7 @@ func TestLoadValidFull(t *testing.T) {
 						{Kinds: []string{"ConfigMap"}, Paths: []string{".data.password"}},
 						{Paths: []string{".spec.template.spec.containers[*].env"}},
 					},
-					Substitute:       map[string]string{"CLUSTER": "prod-eu"},
+					Substitute:       map[string]SubstituteValue{"CLUSTER": "prod-eu"},
 					SubstituteStrict: ptr(true),
 				},
 			},

@@ -32,7 +32,7 @@ func TestSubstitutionAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := c.Apps[0]
-	if diff := cmp.Diff(map[string]string{"CLUSTER": "prod", "_replicas2": "3"}, a.Substitute); diff != "" {
+	if diff := cmp.Diff(map[string]SubstituteValue{"CLUSTER": "prod", "_replicas2": "3"}, a.Substitute); diff != "" {
 		t.Errorf("substitute (-want +got):\n%s", diff)
 	}
 	if !a.Substitutes() || a.StrictSubstitution() {

@@ -142,12 +142,12 @@ func TestTranslateFields(t *testing.T) {
 		},
 		"substitute": {
 			spec: func(s *v1alpha1.AppSpec) {
-				s.Substitute = map[string]string{"CLUSTER": "prod"}
+				s.Substitute = map[string]config.SubstituteValue{"CLUSTER": "prod"}
 				s.SubstituteFrom = []v1alpha1.SubstituteReference{{Kind: "ConfigMap", Name: "vars", Optional: true}, {Kind: "Secret", Name: "tokens"}}
 				s.SubstituteStrict = &strict
 			},
 			want: func(a *config.App) {
-				a.Substitute = map[string]string{"CLUSTER": "prod"}
+				a.Substitute = map[string]config.SubstituteValue{"CLUSTER": "prod"}
 				a.SubstituteFrom = []config.SubstituteSource{{Kind: "ConfigMap", Name: "vars", Optional: true}, {Kind: "Secret", Name: "tokens"}}
 				a.SubstituteStrict = &strict
 			},

@@ -76,7 +76,7 @@ func (vs variableSources) substitution(ctx context.Context, app config.App) (*pl
 		}
 	}
 	for name, v := range app.Substitute {
-		vars[name] = planner.Variable{Value: flatten(v), Source: "substitute"}
+		vars[name] = planner.Variable{Value: flatten(string(v)), Source: "substitute"}
 	}
 	rules, err := sensitiveRules(app)
 	if err != nil {

@@ -3,19 +3,25 @@
 // polls) and App (a directory of it applied to the cluster). Both are
 // namespaced.
 //
-// The CRDs shipped in manifests/crds/ are written by hand (controller-gen
-// is not a dependency of this module); schema_test.go checks that every
-// field of these types is in the schema with the same type, and the other
-// way round, and that every schema property has a description.
+// The CRDs in manifests/crds/ and zz_generated.deepcopy.go are generated
+// from these types by controller-gen (hack/generate.sh; the test command
+// fails when they are stale): schemas from the Go types, descriptions
+// from their doc comments, and the CEL rules, bounds, defaults and
+// printer columns from their +kubebuilder markers. schema_test.go also
+// checks that every schema property has a description.
 //
-// The nested policy types (split, conflicts, migrate, drift, sensitive)
-// are those of package config, so an App and an apps[] entry of
-// syncd.yaml cannot drift apart; translate.go in package controller turns
-// a GitSource and an App into one config.Source and config.App.
+// The fields an App shares with an apps[] entry of syncd.yaml are one
+// type, config.AppSpec, embedded in AppSpec, and a GitSource's revision
+// fields are config.GitRef: a field added there is in the file config,
+// the CRD, the controller's translation (translate.go in package
+// controller) and syncd convert at once.
 //
-// The package has no deepcopy functions: the controller reads the objects
-// as unstructured and converts them (runtime.DefaultUnstructuredConverter).
-// It does not validate; the CRD's CEL rules check what can be checked at
-// admission, and the controller runs the file config's validation on the
-// translated app for the rest.
+// The controller reads the objects as unstructured and converts them
+// (runtime.DefaultUnstructuredConverter). The package does not validate;
+// the CRD's CEL rules check what can be checked at admission, and the
+// controller runs the file config's validation on the translated app for
+// the rest.
+//
+// +kubebuilder:object:generate=true
+// +groupName=syncd.dev
 package v1alpha1

@@ -38,19 +38,51 @@ const RequestedAtAnnotation = "syncd.dev/requestedAt"
 // objects first, then the finalizer is removed.
 const Finalizer = "syncd.dev/prune"
 
-// GitSource is a Git repository syncd polls, and which revision of it to
-// follow.
+// GitSource is a Git repository syncd polls, and the revision of it to
+// follow (a branch, a tag, a semver range of tags or a commit). Apps in
+// the same namespace render directories of it (App.spec.sourceRef).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=gs,categories=syncd
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 type GitSource struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   GitSourceSpec   `json:"spec"`
+	// Spec is where the repository is, which revision to follow and how
+	// often to look.
+	Spec GitSourceSpec `json:"spec"`
+	// Status is what the controller last observed of the GitSource.
 	Status GitSourceStatus `json:"status,omitempty"`
 }
 
 // GitSourceSpec is a GitSource's desired state: the sources[].git fields
 // of syncd.yaml, with credentials in a Secret instead of files.
+//
+// The URL rule is on the spec, not on url, with fieldPath: a refusal
+// shows the value of the field the rule is on, and this one would show
+// the secret.
+//
+// +kubebuilder:validation:XValidation:rule=`has(self.branch) || has(self.tag) || has(self.semver) || has(self.commit)`,message=`no revision to follow; set one of branch, tag, semver or commit`
+// +kubebuilder:validation:XValidation:rule=`[has(self.branch), has(self.tag), has(self.semver), has(self.commit)].filter(x, x).size() <= 1`,message=`more than one of branch, tag, semver and commit is set; keep exactly one of branch, tag, semver and commit`
+// +kubebuilder:validation:XValidation:rule=`has(self.interval) || has(self.schedule)`,message=`no polling schedule; set interval (e.g. 5m) or schedule (cron, e.g. "*/5 * * * *")`
+// +kubebuilder:validation:XValidation:rule=`!(has(self.interval) && has(self.schedule))`,message=`interval and schedule are both set; keep one`
+// +kubebuilder:validation:XValidation:rule=`!self.url.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@')`,fieldPath=`.url`,message=`the URL embeds a password or token; remove it from the URL and put it in the Secret named by secretRef (key token)`
+// +kubebuilder:validation:XValidation:rule=`!has(self.verify) || self.verify.mode != 'tag' || has(self.tag) || has(self.semver)`,message=`mode tag verifies the signature of the tag being followed, but this source follows a branch or a commit; use mode head, or follow a tag or semver`
+// +kubebuilder:validation:XValidation:rule=`!has(self.verify) || !has(self.verify.allowRewrites) || !self.verify.allowRewrites || has(self.branch)`,message=`allowRewrites applies to branch sources only (only a branch head is checked to descend from the last verified head); remove it`
 type GitSourceSpec struct {
+	// URL of the repository: https://host/org/repo.git,
+	// ssh://git@host/org/repo.git, git@host:org/repo.git (scp-like, ssh)
+	// or file:///path/to/repo.git. It must not embed a password or token;
+	// put credentials in the Secret named by secretRef.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule=`!self.startsWith('git://')`,message=`the git:// protocol is neither authenticated nor encrypted; use https or ssh`
+	// +kubebuilder:validation:XValidation:rule=`!self.startsWith('/')`,message=`the URL is a local path; write it as a file URL, e.g. file:///srv/git/app.git`
 	URL string `json:"url"`
 
 	// GitRef (branch, tag, semver, commit, interval, schedule) is the
@@ -58,10 +90,15 @@ type GitSourceSpec struct {
 	config.GitRef `json:",inline"`
 
 	// SecretRef names a Secret in the GitSource's namespace holding the
-	// credentials: keys SecretKeyToken (and SecretKeyUsername) for
-	// https, SecretKeyIdentity and SecretKeyKnownHosts for ssh.
+	// credentials: for https, key token (sent as HTTP basic auth, with
+	// key username, default "git"); for ssh, keys identity (the private
+	// key) and known_hosts (syncd always checks the server's host key).
+	// The Secret is read again on every reconcile, so a rotated
+	// credential takes effect without a restart.
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
-	Verify    *GitVerify            `json:"verify,omitempty"`
+	// Verify turns on OpenPGP signature verification of the resolved
+	// revision.
+	Verify *GitVerify `json:"verify,omitempty"`
 }
 
 // Keys of the Secret a GitSource's secretRef names.
@@ -78,59 +115,131 @@ const SecretKeyKeys = "keys"
 
 // LocalObjectReference names an object in the referrer's namespace.
 type LocalObjectReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
 // GitVerify turns on OpenPGP signature verification of the resolved
 // revision; the trusted keys are in a Secret.
 type GitVerify struct {
-	Mode          string               `json:"mode"`
-	SecretRef     LocalObjectReference `json:"secretRef"`
-	AllowRewrites bool                 `json:"allowRewrites,omitempty"`
+	// Mode is head (verify the signature of the commit) or tag (verify
+	// the signature of the tag being followed; tag and semver sources
+	// only).
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self in ['head', 'tag']`,messageExpression=`'"' + self + '" is not a verification mode; use head or tag'`
+	Mode string `json:"mode"`
+	// SecretRef names a Secret in the GitSource's namespace whose key
+	// keys holds the armored OpenPGP public keys trusted to sign.
+	SecretRef LocalObjectReference `json:"secretRef"`
+	// AllowRewrites lets a branch source follow a new head that does not
+	// descend from the last verified head (a force-push). Default false:
+	// such a head is refused. Branch sources only.
+	AllowRewrites bool `json:"allowRewrites,omitempty"`
 }
 
 // GitSourceStatus is what the controller last observed of a GitSource.
 type GitSourceStatus struct {
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the metadata.generation the conditions
+	// describe.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready (the spec is valid and its Secrets exist).
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// App is one directory of a GitSource applied to the cluster under a
-// stable set of field managers.
+// App is one directory of a GitSource (a kustomization or plain
+// YAML/JSON manifests) that syncd applies to the cluster with
+// server-side apply under a stable set of field managers, keeps in sync,
+// and prunes when objects leave Git. It is the in-cluster form of one
+// apps[] entry of syncd.yaml.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=syncd
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:validation:XValidation:rule=`self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message=`the App's name is not a valid app name (lowercase letters, digits and -, at most 63); it becomes part of the app's manager and object names`
+// +kubebuilder:validation:XValidation:rule=`!has(self.spec.dependsOn) || !(self.metadata.name in self.spec.dependsOn)`,messageExpression=`'App "' + self.metadata.name + '" depends on itself; remove it from its own spec.dependsOn'`
 type App struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AppSpec   `json:"spec"`
+	// Spec is what to apply, from where, and how.
+	Spec AppSpec `json:"spec"`
+	// Status is what the controller last did for the App.
 	Status AppStatus `json:"status,omitempty"`
 }
 
 // SourceReference names the GitSource an App renders.
 type SourceReference struct {
+	// Kind of the source; only GitSource.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self == 'GitSource'`,messageExpression=`'"' + self + '" is not a source kind; use GitSource'`
 	Kind string `json:"kind"`
+	// Name of the GitSource.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	Name string `json:"name"`
-	// Namespace defaults to the App's; another namespace is not allowed
-	// yet (cross-namespace references are not implemented).
+	// Namespace of the GitSource; default the App's namespace. A
+	// GitSource in another namespace is refused unless syncd runs with
+	// --allow-cross-namespace-sources (the App would use that
+	// GitSource's credentials).
+	// +kubebuilder:validation:MaxLength=1024
 	Namespace string `json:"namespace,omitempty"`
 }
 
 // AppSpec is an App's desired state: the apps[] fields of syncd.yaml.
-// Its field names are those of the file where they mean the same;
-// namespace became targetNamespace (it would read as the App's own) and
-// installsSyncd is file-only (no tenant may install syncd).
+// What the two share is config.AppSpec, embedded; the fields here are
+// the App's own: sourceRef (the file's source), targetNamespace (the
+// file's namespace: it would read as the App's own), suspend, and
+// substituteFrom, decryption and cluster, which name objects of the
+// App's namespace where the file names files. installsSyncd is
+// file-only (no tenant may install syncd).
+//
+// The Helm rules refusing chart, version and valuesSource are here, not
+// on config.HelmSpec: they hold for an App only (its source is a
+// GitSource).
+//
+// +kubebuilder:validation:XValidation:rule=`!has(self.timeout) || (has(self.wait) && self.wait)`,message=`timeout only applies with wait: true; set wait: true or drop timeout`
+// +kubebuilder:validation:XValidation:rule=`!has(self.substituteStrict) || has(self.substitute) || has(self.substituteFrom)`,message=`substituteStrict has no effect without substitute or substituteFrom; remove it, or set variables`
+// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.namespace) || !has(self.targetNamespace) || self.helm.namespace == self.targetNamespace`,message=`helm.namespace differs from targetNamespace: objects that set no namespace go to the target namespace, so set the namespace once (targetNamespace)`
+// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || (!has(self.helm.chart) && !has(self.helm.version))`,fieldPath=`.helm`,message=`chart and version pick a chart of a Helm repository source, and an App's source is a GitSource: put the chart directory in the repository and set path to it, or keep this app in the config file`
+// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.valuesSource)`,fieldPath=`.helm`,message=`valuesSource reads values files from a Git source for a chart of a Helm repository source, and an App's source is a GitSource: write valuesFiles relative to its repository root, or keep this app in the config file`
 type AppSpec struct {
-	SourceRef       SourceReference `json:"sourceRef"`
-	TargetNamespace string          `json:"targetNamespace,omitempty"`
-	Suspend         bool            `json:"suspend,omitempty"`
-	// SubstituteFrom are ConfigMaps and Secrets of the App's namespace
-	// (a file config's apps may also name files; an App may not).
+	// SourceRef names the GitSource whose tree the App renders.
+	SourceRef SourceReference `json:"sourceRef"`
+	// TargetNamespace is given to namespaced objects that set none;
+	// default the App's namespace. (In syncd.yaml this field is
+	// apps[].namespace.)
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.size() <= 63 && self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,messageExpression=`'"' + self + '" is not a valid namespace'`
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+	// Suspend stops reconciling the App: nothing is applied, corrected or
+	// pruned until it is false again. The status keeps its last values.
+	Suspend bool `json:"suspend,omitempty"`
+	// SubstituteFrom lists ConfigMaps and Secrets of the App's namespace
+	// whose data keys are more variables, later entries winning over
+	// earlier ones (Flux's spec.postBuild.substituteFrom). syncd reads
+	// them with its own identity, so it needs get on them (docs/apps.md).
+	// A file config's apps may also name files; an App may not.
+	// +kubebuilder:validation:MaxItems=100
 	SubstituteFrom []SubstituteReference `json:"substituteFrom,omitempty"`
-	// Decryption takes its keys from a Secret of the App's namespace
-	// instead of a file.
+	// Decryption decrypts the App's SOPS-encrypted files (YAML, JSON,
+	// dotenv; age and OpenPGP recipients) in memory as the render reads
+	// them, with the private keys of a Secret in the App's namespace.
+	// Without it, a SOPS-encrypted file fails the render.
 	Decryption *Decryption `json:"decryption,omitempty"`
 	// Cluster applies the App to another cluster than syncd's own, with
-	// a kubeconfig from a Secret of the App's namespace (the file
-	// config's apps[].cluster; docs/clusters.md).
+	// the kubeconfig held in a Secret of the App's namespace (never
+	// syncd's): the App's objects and its inventory are on that cluster;
+	// the App, its status and its Events stay on syncd's. The kubeconfig
+	// may not run exec plugins or name files. Without it, the App is
+	// applied to syncd's own cluster ("local"). See docs/clusters.md.
 	Cluster *ClusterReference `json:"cluster,omitempty"`
 
 	// AppSpec (path, prune, conflicts, helm, ...) is the file config's
@@ -142,91 +251,157 @@ type AppSpec struct {
 // kubeconfig in a Secret of the App's namespace, one of its contexts,
 // and where the inventory is kept there.
 type ClusterReference struct {
-	// Name is the cluster's name in /status, logs and metrics; default
-	// Context, else the Secret's name. It is not "local".
-	Name       string           `json:"name,omitempty"`
+	// Name is the cluster's name in syncd's /status, logs and the
+	// metrics' cluster label; default context, else the Secret's name.
+	// It may not be "local" (syncd's own cluster).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule=`self != 'local'`,message=`the cluster name "local" stands for syncd's own cluster; set cluster.name to another name`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')`,messageExpression=`'cluster name "' + self + '" cannot be a metrics label value (at most 63 letters, digits, \'-\', \'_\' and \'.\'): set cluster.name'`
+	Name string `json:"name,omitempty"`
+	// KubeConfig is where the cluster's kubeconfig is.
 	KubeConfig KubeConfigSource `json:"kubeConfig"`
-	// Context is the kubeconfig context; default its current-context.
+	// Context is the kubeconfig context to use; default its
+	// current-context.
+	// +kubebuilder:validation:MaxLength=253
 	Context string `json:"context,omitempty"`
 	// InventoryNamespace is the namespace on that cluster holding the
-	// App's inventory Secret; default syncd's inventory namespace.
+	// App's inventory Secret; default syncd's inventory namespace. It
+	// must exist.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,messageExpression=`'"' + self + '" is not a namespace name (lowercase letters, digits and -, at most 63)'`
 	InventoryNamespace string `json:"inventoryNamespace,omitempty"`
 }
 
 // KubeConfigSource is where an App's kubeconfig is, like Flux's
 // spec.kubeConfig.
 type KubeConfigSource struct {
+	// SecretRef names a Secret in the App's namespace and its key holding
+	// the kubeconfig (as Flux's spec.kubeConfig.secretRef). It is read
+	// before each reconcile, so rotated credentials are used at the next.
 	SecretRef SecretKeyReference `json:"secretRef"`
 }
 
 // SecretKeyReference names one key of a Secret in the referrer's
 // namespace.
 type SecretKeyReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// Key defaults to config.DefaultKubeconfigKey ("value").
+	// Key of the Secret holding the kubeconfig; default value.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default=value
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[-._a-zA-Z0-9]+$')`,messageExpression=`'"' + self + '" is not a valid Secret key (letters, digits, -, _ and .)'`
 	Key string `json:"key,omitempty"`
 }
 
-// SubstituteReference is a ConfigMap or Secret in the App's namespace
-// whose data keys are substitution variables.
+// SubstituteReference is a ConfigMap or Secret of the App's namespace
+// holding variables: its data keys are substitution variables.
 type SubstituteReference struct {
-	// Kind is config.SubstituteConfigMap or config.SubstituteSecret.
-	Kind      string `json:"kind"`
-	Name      string `json:"name"`
-	Optional  bool   `json:"optional,omitempty"`
-	Sensitive bool   `json:"sensitive,omitempty"`
+	// Kind is ConfigMap or Secret.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self in ['ConfigMap', 'Secret']`,messageExpression=`'"' + self + '" is not a kind variables come from; use ConfigMap or Secret'`
+	Kind string `json:"kind"`
+	// Name of the ConfigMap or Secret, in the App's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Optional skips a ConfigMap or Secret that does not exist; default
+	// false (the App fails).
+	Optional bool `json:"optional,omitempty"`
+	// Sensitive marks a ConfigMap's values as secret (a Secret's always
+	// are); syncd never prints them.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // Decryption decrypts an App's SOPS-encrypted files with the private
 // keys held in a Secret of the App's namespace: every key of the Secret
 // holds age identities or armored OpenPGP private keys.
 type Decryption struct {
-	// Provider is config.DecryptionSOPS, the only one.
-	Provider  string               `json:"provider"`
+	// Provider is sops, the only one.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self == 'sops'`,messageExpression=`'"' + self + '" is not a decryption provider; use sops'`
+	Provider string `json:"provider"`
+	// SecretRef names a Secret in the App's namespace; each of its keys
+	// holds age identities (age-keygen's AGE-SECRET-KEY-1... lines) or
+	// armored OpenPGP private keys (keys ending .agekey and .asc, as Flux
+	// names them, work as they are).
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // AppStatus is what the controller last did for an App.
 type AppStatus struct {
-	ObservedGeneration    int64              `json:"observedGeneration,omitempty"`
-	Conditions            []metav1.Condition `json:"conditions,omitempty"`
-	LastAppliedRevision   string             `json:"lastAppliedRevision,omitempty"`
-	LastAttemptedRevision string             `json:"lastAttemptedRevision,omitempty"`
-	LastReconcileTime     *metav1.Time       `json:"lastReconcileTime,omitempty"`
-	// LastHandledReconcileAt is the value of the RequestedAtAnnotation
-	// the last reconcile handled.
-	LastHandledReconcileAt string        `json:"lastHandledReconcileAt,omitempty"`
-	Objects                *ObjectCounts `json:"objects,omitempty"`
-	LastPrune              *PruneSummary `json:"lastPrune,omitempty"`
-	// Drift is what the drift watcher last found; it is written on its
-	// own, as the watcher sees changes, suspended Apps included.
+	// ObservedGeneration is the metadata.generation the status describes.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready (the last reconcile of this generation applied
+	// everything), Reconciling (a new generation is being worked on) and
+	// Stalled (the last attempt failed; it is retried with backoff).
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// LastAppliedRevision is the commit (tag@commit for tags) last
+	// applied in full.
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// LastAttemptedRevision is the commit of the last attempt, successful
+	// or not.
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+	// LastReconcileTime is when the last attempt ended.
+	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
+	// LastHandledReconcileAt is the value of the annotation
+	// syncd.dev/requestedAt the last reconcile handled; set the
+	// annotation to a new value (e.g. the time) to reconcile the App now.
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// Objects counts the objects of the last apply.
+	Objects *ObjectCounts `json:"objects,omitempty"`
+	// LastPrune is the last prune that removed or refused something.
+	LastPrune *PruneSummary `json:"lastPrune,omitempty"`
+	// Drift is what the drift watcher last found: it compares the App's
+	// objects with the plan last applied (or rendered, in drift mode
+	// detect) as they change, suspended Apps included. It is written on
+	// its own, as the watcher sees changes.
 	Drift *DriftSummary `json:"drift,omitempty"`
-	// Handoffs lists the objects of the last apply whose fields left Git
-	// and are held at their live value by the handoff manager until
-	// another manager owns them (docs/handoff.md); at most
-	// MaxStatusHandoffs entries, objects.handoffsPending counts them all.
+	// Handoffs lists the object slices of the last apply whose fields
+	// left Git and are held at their live value by the handoff manager
+	// until another manager owns them (docs/handoff.md); at most
+	// 20 entries (MaxStatusHandoffs), objects.handoffsPending counts
+	// them all.
+	// +kubebuilder:validation:MaxItems=20
 	Handoffs []PendingHandoff `json:"handoffs,omitempty"`
 }
 
 // DriftSummary counts the fields of an App's objects that differ from
 // the plan the drift watcher follows.
 type DriftSummary struct {
-	// Findings is the number of drift findings (ignored and yielded
-	// fields are not drift).
+	// Findings is the number of fields that drifted (ignored and yielded
+	// fields are not drift); 0 when the cluster matches Git.
+	// +optional
 	Findings int `json:"findings"`
 	// Revision is the revision of the plan compared against.
-	Revision string      `json:"revision,omitempty"`
-	Time     metav1.Time `json:"time"`
+	Revision string `json:"revision,omitempty"`
+	// Time is when the count last changed.
+	// +optional
+	Time metav1.Time `json:"time"`
 }
 
 // ObjectCounts counts the objects of an App's last apply.
 type ObjectCounts struct {
-	Total     int `json:"total"`
-	Changed   int `json:"changed"`
+	// Total is the number of objects the render declared.
+	// +optional
+	Total int `json:"total"`
+	// Changed is the number the API server wrote (created or
+	// configured).
+	// +optional
+	Changed int `json:"changed"`
+	// Conflicts is the number blocked by field conflicts.
+	// +optional
 	Conflicts int `json:"conflicts"`
-	Failed    int `json:"failed"`
-	// HandoffsPending is the number of object slices whose fields are
-	// held by the handoff manager.
+	// Failed is the number whose apply failed.
+	// +optional
+	Failed int `json:"failed"`
+	// HandoffsPending is the number of object slices whose fields left
+	// Git and are held at their live value by the handoff manager until
+	// another manager owns them.
+	// +optional
 	HandoffsPending int `json:"handoffsPending"`
 }
 
@@ -241,44 +416,27 @@ type PendingHandoff struct {
 	Object string `json:"object"`
 	// Manager is the slice's field manager whose fields are held.
 	Manager string `json:"manager"`
-	// Fields are the held field paths.
+	// Fields are the held field paths, e.g. .spec.replicas.
 	Fields []string `json:"fields"`
 }
 
 // PruneSummary is the last prune that removed or refused something.
 type PruneSummary struct {
-	Time     metav1.Time `json:"time"`
-	Revision string      `json:"revision,omitempty"`
-	Deleted  int         `json:"deleted"`
-	Orphaned int         `json:"orphaned"`
-	Spared   int         `json:"spared"`
-	Message  string      `json:"message,omitempty"`
-}
-
-// DeepCopy returns a copy of the status that shares nothing with s.
-func (s *AppStatus) DeepCopy() *AppStatus {
-	out := *s
-	out.Conditions = append([]metav1.Condition(nil), s.Conditions...)
-	if s.LastReconcileTime != nil {
-		t := *s.LastReconcileTime
-		out.LastReconcileTime = &t
-	}
-	if s.Objects != nil {
-		o := *s.Objects
-		out.Objects = &o
-	}
-	if s.LastPrune != nil {
-		p := *s.LastPrune
-		out.LastPrune = &p
-	}
-	if s.Drift != nil {
-		d := *s.Drift
-		out.Drift = &d
-	}
-	out.Handoffs = nil
-	for _, h := range s.Handoffs {
-		h.Fields = append([]string(nil), h.Fields...)
-		out.Handoffs = append(out.Handoffs, h)
-	}
-	return &out
+	// Time is when the prune ran.
+	// +optional
+	Time metav1.Time `json:"time"`
+	// Revision is the commit whose apply the prune followed.
+	Revision string `json:"revision,omitempty"`
+	// Deleted is the number of objects deleted.
+	// +optional
+	Deleted int `json:"deleted"`
+	// Orphaned is the number of adopted objects left in the cluster
+	// without syncd's label and managers.
+	// +optional
+	Orphaned int `json:"orphaned"`
+	// Spared is the number of objects a guard kept; they are retried.
+	// +optional
+	Spared int `json:"spared"`
+	// Message summarises the prune in one line.
+	Message string `json:"message,omitempty"`
 }
