@@ -10,6 +10,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/depends"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -348,16 +349,24 @@ func (s dependencyStops) skip(app config.App) {
 // reason says why app must not be applied, naming its first dependency
 // that failed or was not applied; stop is false when none did.
 func (s dependencyStops) reason(app config.App) (reason string, stop bool) {
-	for _, dep := range app.DependsOn {
-		cause, ok := s[dep]
-		switch {
-		case !ok:
-			continue
-		case cause == dep:
-			return fmt.Sprintf("it depends on %s, which failed", dep), true
-		default:
-			return fmt.Sprintf("it depends on %s, which was not applied because %s failed", dep, cause), true
-		}
+	waits := depends.Waits(app.DependsOn, s.stopped)
+	if len(waits) == 0 {
+		return "", false
 	}
-	return "", false
+	return waits[0], true
+}
+
+// stopped says why dependency dep stops its dependents: it failed, or it
+// was not applied because another app failed; ok is false when it
+// applied (or was not run).
+func (s dependencyStops) stopped(dep string) (why string, ok bool) {
+	cause, ok := s[dep]
+	switch {
+	case !ok:
+		return "", false
+	case cause == dep:
+		return fmt.Sprintf("it depends on %s, which failed", dep), true
+	default:
+		return fmt.Sprintf("it depends on %s, which was not applied because %s failed", dep, cause), true
+	}
 }

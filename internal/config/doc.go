@@ -17,8 +17,10 @@
 // types, events and key files are consistent; every dependsOn entry names
 // another app of the file, not in drift mode detect, and the dependencies
 // form no cycle (a cycle is reported with every app on it).
-// DependencyOrder orders apps so that each follows its dependencies. Load makes relative file
-// names absolute against the directory of the config file.
+// DependencyGraph is the apps' dependsOn graph (package depends), and
+// DependencyOrder orders apps so that each follows its dependencies. Load
+// makes relative file names absolute against the directory of the config
+// file.
 //
 // What it does NOT guarantee: files named in the config (tokens, keys,
 // known_hosts, alert URLs) are not opened, so they may be missing or

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/depends"
 )
 
 // dependencyRetry is how soon an App that waits for its dependencies
@@ -21,12 +21,10 @@ const dependencyRetry = 30 * time.Second
 // nil when every App of its spec.dependsOn is ready. The error names
 // each App waited for and why.
 func (c *Controller) dependencyWait(app *v1alpha1.App) error {
-	var waits []string
-	for _, name := range app.Spec.DependsOn {
-		if why := c.dependencyProblem(app.Namespace, name); why != "" {
-			waits = append(waits, "App "+name+" "+why)
-		}
-	}
+	waits := depends.Waits(app.Spec.DependsOn, func(name string) (string, bool) {
+		why := c.dependencyProblem(app.Namespace, name)
+		return "App " + name + " " + why, why != ""
+	})
 	if len(waits) == 0 {
 		return nil
 	}
@@ -38,69 +36,43 @@ func (c *Controller) dependencyWait(app *v1alpha1.App) error {
 // (A → B → A): none of them could ever be applied, so waiting would not
 // end. Nil without a cycle through the App.
 func (c *Controller) dependencyCycle(app *v1alpha1.App) error {
-	cycle := findCycle(app.Name, app.Spec.DependsOn, c.dependsOnOf(app.Namespace))
+	cycle := c.dependencyGraph(app).CycleThrough(app.Name)
 	if cycle == nil {
 		return nil
 	}
 	return fmt.Errorf("App %s/%s: spec.dependsOn: dependency cycle %s: none of these Apps can be applied first; remove one of them from another's dependsOn", app.Namespace, app.Name, strings.Join(cycle, " → "))
 }
 
-// dependsOnOf returns the spec.dependsOn of the Apps of namespace, as
-// the informer last saw them (none for an App that is missing).
-func (c *Controller) dependsOnOf(namespace string) func(name string) []string {
-	return func(name string) []string {
-		obj, err := c.apps.ByNamespace(namespace).Get(name)
-		if err != nil {
-			return nil
+// dependencyGraph returns the dependsOn graph of app (its spec as given)
+// and of the Apps of its namespace that its dependsOn leads to, as the
+// informer last saw them; a missing App has no dependencies.
+func (c *Controller) dependencyGraph(app *v1alpha1.App) *depends.Graph {
+	nodes := []depends.Node{{Name: app.Name, DependsOn: app.Spec.DependsOn}}
+	seen := map[string]bool{app.Name: true}
+	for i := 0; i < len(nodes); i++ {
+		for _, name := range nodes[i].DependsOn {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			nodes = append(nodes, depends.Node{Name: name, DependsOn: c.dependsOnOf(app.Namespace, name)})
 		}
-		dep, err := appFrom(obj)
-		if err != nil {
-			return nil
-		}
-		return dep.Spec.DependsOn
 	}
+	return depends.New(nodes)
 }
 
-// findCycle returns a path of App names from start back to start
-// ([a b a]) following deps (start's dependsOn) and depsOf (the others'),
-// or nil when there is none. Each App is visited once, so a cycle among
-// other Apps that does not pass through start is not reported (those
-// Apps report it themselves).
-func findCycle(start string, deps []string, depsOf func(string) []string) []string {
-	s := cycleSearch{start: start, depsOf: depsOf, visited: map[string]bool{start: true}}
-	if s.visit(deps) {
-		return append([]string{start}, s.path...)
+// dependsOnOf returns the spec.dependsOn of App namespace/name, as the
+// informer last saw it (none for an App that is missing).
+func (c *Controller) dependsOnOf(namespace, name string) []string {
+	obj, err := c.apps.ByNamespace(namespace).Get(name)
+	if err != nil {
+		return nil
 	}
-	return nil
-}
-
-// cycleSearch is a depth-first search for a path back to start.
-type cycleSearch struct {
-	start   string
-	depsOf  func(string) []string
-	visited map[string]bool
-	path    []string
-}
-
-// visit reports whether one of names leads back to start; path is then
-// the way from there to start.
-func (s *cycleSearch) visit(names []string) bool {
-	for _, name := range names {
-		if name == s.start {
-			s.path = append(s.path, name)
-			return true
-		}
-		if s.visited[name] {
-			continue
-		}
-		s.visited[name] = true
-		s.path = append(s.path, name)
-		if s.visit(s.depsOf(name)) {
-			return true
-		}
-		s.path = s.path[:len(s.path)-1]
+	dep, err := appFrom(obj)
+	if err != nil {
+		return nil
 	}
-	return false
+	return dep.Spec.DependsOn
 }
 
 // dependencyProblem says why the App namespace/name is not ready to be
@@ -148,16 +120,21 @@ func readinessChanged(o, n *unstructured.Unstructured) bool {
 }
 
 // enqueueDependents queues the Apps of obj's namespace whose dependsOn
-// names it.
+// names it (depends.Graph.Dependents).
 func (c *Controller) enqueueDependents(obj *unstructured.Unstructured) {
 	objs, err := c.apps.ByNamespace(obj.GetNamespace()).List(everything)
 	if err != nil {
 		return
 	}
+	var nodes []depends.Node
+	byName := map[string]any{}
 	for _, o := range objs {
-		app, err := appFrom(o)
-		if err == nil && slices.Contains(app.Spec.DependsOn, obj.GetName()) {
-			c.enqueue(o)
+		if app, err := appFrom(o); err == nil {
+			nodes = append(nodes, depends.Node{Name: app.Name, DependsOn: app.Spec.DependsOn})
+			byName[app.Name] = o
 		}
+	}
+	for _, name := range depends.New(nodes).Dependents(obj.GetName()) {
+		c.enqueue(byName[name])
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/depends"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/source"
 )
@@ -99,8 +100,8 @@ func waitFor(dep dependencyState) *DependencyWait {
 // started or stopped waiting), so a held app is retried at once rather
 // than at its next poll.
 type dependencies struct {
-	dependents map[string][]string
-	wake       map[string]chan struct{}
+	graph *depends.Graph
+	wake  map[string]chan struct{}
 
 	mu      sync.Mutex
 	current map[string]string
@@ -108,12 +109,9 @@ type dependencies struct {
 
 // newDependencies indexes the dependsOn of the config's apps.
 func newDependencies(apps []config.App) *dependencies {
-	g := &dependencies{dependents: map[string][]string{}, wake: map[string]chan struct{}{}, current: map[string]string{}}
+	g := &dependencies{graph: config.DependencyGraph(apps), wake: map[string]chan struct{}{}, current: map[string]string{}}
 	for _, a := range apps {
 		g.wake[a.Name] = make(chan struct{}, 1)
-		for _, dep := range a.DependsOn {
-			g.dependents[dep] = append(g.dependents[dep], a.Name)
-		}
 	}
 	return g
 }
@@ -155,7 +153,7 @@ func (g *dependencies) settled(app string) {
 	if g == nil {
 		return
 	}
-	for _, dependent := range g.dependents[app] {
+	for _, dependent := range g.graph.Dependents(app) {
 		select {
 		case g.wake[dependent] <- struct{}{}:
 		default:
@@ -176,20 +174,24 @@ type dependencyHold struct {
 // dependencyWaits returns what app waits for, in dependsOn order; none
 // when every dependency reconciled its current revision successfully.
 func (d *Daemon) dependencyWaits(app config.App, deps *dependencies) []DependencyWait {
-	var waits []DependencyWait
-	for _, name := range app.DependsOn {
-		dep := dependencyState{name: name, current: deps.currentRevision(name)}
-		d.mu.Lock()
-		if s, ok := d.status[name]; ok && d.InShard(name) {
-			st := *s
-			dep.status = &st
+	return depends.Waits(app.DependsOn, func(name string) (DependencyWait, bool) {
+		if w := waitFor(d.dependencyState(name, deps)); w != nil {
+			return *w, true
 		}
-		d.mu.Unlock()
-		if w := waitFor(dep); w != nil {
-			waits = append(waits, *w)
-		}
+		return DependencyWait{}, false
+	})
+}
+
+// dependencyState returns what the daemon knows of dependency name.
+func (d *Daemon) dependencyState(name string, deps *dependencies) dependencyState {
+	dep := dependencyState{name: name, current: deps.currentRevision(name)}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.status[name]; ok && d.InShard(name) {
+		st := *s
+		dep.status = &st
 	}
-	return waits
+	return dep
 }
 
 // holdForDependencies reports whether the app must wait before applying
