@@ -833,19 +833,25 @@ func (a *appRun) publishFindings() {
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings = n })
 }
 
-// run reconciles the app at one revision and reports the outcome in
-// /status, the metrics, Events, alerts and the log.
-func (a *appRun) run(ctx context.Context, runner *reconcile.Runner, rev source.Revision) error {
-	d, app := a.d, a.app
-	start := d.opts.Clock.Now()
-	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
-	compiled, err := runner.Spec(app)
+// run reconciles the app at one revision (reconcile.Reconciler); how it
+// ended is reported once, whatever the exit path (report).
+func (a *appRun) run(ctx context.Context, runner *reconcile.Runner, rev source.Revision) (err error) {
+	start := a.d.opts.Clock.Now()
+	out := reconcile.Outcome{Revision: rev, Result: reconcile.ResultFailed}
+	defer func() { a.report(start, out, err) }()
+	compiled, err := runner.Spec(a.app)
 	if err != nil {
-		d.finish(app, rev, start, reconcile.ResultFailed, err, nil)
-		log.Error("render failed; nothing applied, nothing pruned", "error", err)
 		return err
 	}
-	out, err := a.rc.Reconcile(ctx, runner, compiled, rev)
+	out, err = a.rc.Reconcile(ctx, runner, compiled, rev)
+	return err
+}
+
+// report writes how one reconcile ended in /status, the metrics, Events,
+// alerts and the log.
+func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
+	d, app, rev := a.d, a.app, out.Revision
+	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
 	if out.Stage != "" {
 		d.m.countError(app, out.Stage)
 	}
@@ -867,10 +873,9 @@ func (a *appRun) run(ctx context.Context, runner *reconcile.Runner, rev source.R
 	}
 	if err != nil {
 		log.Error("reconcile failed", "result", string(out.Result), "error", err)
-		return err
+		return
 	}
 	log.Info("reconciled", "duration", d.opts.Clock.Since(start).String())
-	return nil
 }
 
 // event records a Kubernetes Event on the app's inventory parent; none for
