@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +30,7 @@ import (
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/reconcile/reconciletest"
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
@@ -88,20 +88,8 @@ spec: {url: %q, branch: main, interval: %s}`, repo.URL, interval))
 // start runs a Controller with an inventory until the test ends.
 func (r *rig) start(extra Options) *Controller {
 	t := r.t
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := reconcile.Cluster{Dynamic: r.dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
 	r.invNS = env.Namespace(t)
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: r.invNS, Config: env.Config})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, md, inv := clusterWithInventory(t, r.dyn, r.invNS)
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
 	t.Cleanup(broadcaster.Shutdown)
@@ -199,17 +187,28 @@ func (r *rig) waitReady(name, revision string) *v1alpha1.App {
 // eventually polls cond until it holds or a generous deadline passes.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
+	reconciletest.Eventually(t, what, cond)
+}
+
+// clusterWithInventory is syncd's view of the test cluster through dyn
+// (discovery-backed mapper, rest config) and an inventory keeping its
+// Secrets in invNS.
+func clusterWithInventory(t *testing.T, dyn dynamic.Interface, invNS string) (reconcile.Cluster, metadata.Interface, *inventory.Manager) {
+	t.Helper()
+	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s: not reached in 60s; last state: %s", what, last)
+	md, err := metadata.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS, Config: env.Config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, md, inv
 }
 
 func (r *rig) configMapValue(name string) (string, error) {

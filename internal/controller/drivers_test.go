@@ -14,14 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/daemon"
-	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -149,20 +144,7 @@ func startFileDaemon(t *testing.T, cfg string) *daemon.Daemon {
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := installCRDs(t)
-	cl := reconcile.Cluster{Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Config: env.Config}
-	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: env.Namespace(t), Config: env.Config})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _, inv := clusterWithInventory(t, installCRDs(t), env.Namespace(t))
 	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
