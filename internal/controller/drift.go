@@ -152,7 +152,7 @@ func (c *Controller) watchSuspended(ctx context.Context, key string, app *v1alph
 		return err
 	}
 	cfgApp := ar.cfg.Apps[0]
-	compiled, err := ar.runner.Spec(cfgApp)
+	compiled, err := ar.runner.Compiled(cfgApp.Name)
 	if err != nil {
 		return err
 	}

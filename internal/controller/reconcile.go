@@ -107,7 +107,7 @@ func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App)
 // look again, as attempt says.
 func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar *appRunner) (attempt, time.Duration) {
 	cfgApp := ar.cfg.Apps[0]
-	compiled, err := ar.runner.Spec(cfgApp)
+	compiled, err := ar.runner.Compiled(cfgApp.Name)
 	if err != nil {
 		return attempt{Reason: v1alpha1.ReasonInvalidSpec, Err: err}, requeueAfterInvalid
 	}

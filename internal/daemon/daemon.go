@@ -839,7 +839,7 @@ func (a *appRun) run(ctx context.Context, runner *reconcile.Runner, rev source.R
 	start := a.d.opts.Clock.Now()
 	out := reconcile.Outcome{Revision: rev, Result: reconcile.ResultFailed}
 	defer func() { a.report(start, out, err) }()
-	compiled, err := runner.Spec(a.app)
+	compiled, err := runner.Compiled(a.app.Name)
 	if err != nil {
 		return err
 	}

@@ -146,6 +146,17 @@ func compileApps(apps []config.App) map[string]compiled {
 	return out
 }
 
+// Compiled returns the app of the Runner's config named name, compiled
+// when the Runner was built: the drivers reconcile the config's own apps
+// and need no comparison (Spec) to find theirs.
+func (r *Runner) Compiled(name string) (*App, error) {
+	c, ok := r.specs[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no app named %q", r.cfg.File, name)
+	}
+	return c.spec, c.err
+}
+
 // Spec returns the compiled options of app: those compiled with the
 // config when app is the config's, else (an app changed or made by the
 // caller) compiled now.
