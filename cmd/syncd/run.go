@@ -201,12 +201,21 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer servers.shutdown()
 	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"),
-		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", f.config, "shard", f.shard, "shards", f.shards)
+		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", configShown(f.config), "shard", f.shard, "shards", f.shards)
 
 	if el == nil {
 		return run(ctx)
 	}
 	return runUnder(ctx, el, run)
+}
+
+// configShown is the config file as the start line names it; without
+// one, syncd runs App objects only.
+func configShown(path string) string {
+	if path == "" {
+		return "none (App objects only)"
+	}
+	return path
 }
 
 // errOnceNeedsConfig refuses `run --once` without --config: there is no

@@ -60,6 +60,9 @@ func TestRunWithoutConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil || len(st.Apps) != 0 || st.ConfigError != "" {
 		t.Errorf("/status: %d %s (%v), want no file apps and no config error", code, body, err)
 	}
+	if cfg, _ := p.logged("config"); cfg != "none (App objects only)" {
+		t.Errorf(`start line's config = %q, want "none (App objects only)"`, cfg)
+	}
 	webhook, _ := p.logged("webhookListen")
 	d := httpDaemon{webhook: "http://" + webhook, secret: "push-s3cret"}
 	if code := do(t, d.push(`{"repository":{"clone_url":"`+fx.repo.URL+`"}}`)); code != http.StatusAccepted {
