@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -163,6 +164,40 @@ apps:
 	}
 	j.run(t)
 	checkOnlyOn(t, remote, newCluster(t), "edge-gateway")
+	t.Run("syncd run follows the app home", func(t *testing.T) {
+		checkMovedHome(t, w, repo.URL, remote, newCluster(t), settings)
+	})
+	w.checkNoSecrets(token)
+}
+
+// checkMovedHome runs syncd run on the journey's config, then removes the
+// app's cluster section from syncd.yaml: the daemon applies the app to
+// syncd's own cluster and prunes its objects on the second one (its
+// Namespace stays there: pruning a Namespace needs syncd.dev/prune:
+// allow).
+func checkMovedHome(t *testing.T, w *workspace, repoURL string, remote, local *cluster, settings objectRef) {
+	d := w.startDaemon()
+	d.waitApplied("edge-gateway", func(string) bool { return true })
+	w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: fleet
+    git: {url: %s, branch: main, interval: 1m}
+apps:
+  - name: edge-gateway
+    source: fleet
+    path: clusters/edge-eu
+    namespace: edge-gateway
+`, repoURL))
+	waitFor(t, "the app applied to syncd's own cluster and pruned from the second", 2*time.Minute, func() (bool, string) {
+		_, localErr := local.get(settings)
+		_, remoteErr := remote.get(settings)
+		return localErr == nil && apierrors.IsNotFound(remoteErr), fmt.Sprintf("local: %v, second: %v\n%s", localErr, remoteErr, tail(d.logText(), 3000))
+	})
+	if left := d.waitLogged("app moved off a cluster; its objects there were pruned under its prune rules", "left"); left != "edge-eu" {
+		t.Errorf("the log names the cluster left as %q, want edge-eu", left)
+	}
+	d.stop()
 }
 
 // checkOnlyOn fails unless the app's namespace and inventory are on the
