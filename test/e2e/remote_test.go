@@ -172,9 +172,8 @@ apps:
 
 // checkMovedHome runs syncd run on the journey's config, then removes the
 // app's cluster section from syncd.yaml: the daemon applies the app to
-// syncd's own cluster and prunes its objects on the second one (its
-// Namespace stays there: pruning a Namespace needs syncd.dev/prune:
-// allow).
+// syncd's own cluster and prunes its objects on the second one, under
+// the per-object guards; the settings ConfigMap is checked on both.
 func checkMovedHome(t *testing.T, w *workspace, repoURL string, remote, local *cluster, settings objectRef) {
 	d := w.startDaemon()
 	d.waitApplied("edge-gateway", func(string) bool { return true })
