@@ -36,6 +36,16 @@ var (
 	letterRE    = regexp.MustCompile(`[A-Za-z]`)
 )
 
+// SyncdManagers are the field managers of syncd's own writes, with what
+// each writes. No app may apply as one of them: it would take syncd's own
+// fields, and syncd's writes would read as the app's. The packages that
+// write as them check that their names are listed here.
+var SyncdManagers = map[string]string{
+	"syncd-controller": "the App controller's status and finalizer writes",
+	"syncd-cli":        "the App commands' edits (syncd reconcile, suspend, resume)",
+	"syncd-inventory":  "the inventory Secrets",
+}
+
 // foreignManagers are field manager names used by the API server itself or
 // by well-known tools; syncd taking one of them would take fields away
 // from that tool.
@@ -71,6 +81,9 @@ func managerProblems(name string) []string {
 	}
 	if strings.HasSuffix(name, HandoffSuffix) {
 		probs = append(probs, fmt.Sprintf("manager %q ends in %q, which is reserved for the applier's handoff manager; choose another name", name, HandoffSuffix))
+	}
+	if what, own := SyncdManagers[name]; own {
+		probs = append(probs, fmt.Sprintf("manager %q is syncd's own (%s); an app applying as it would take syncd's fields: choose another name (an app named X applies as syncd-X unless it sets manager)", name, what))
 	}
 	if foreignManagers[name] {
 		probs = append(probs, fmt.Sprintf("manager %q belongs to the API server or another tool; syncd would take its fields away, choose a name of your own such as \"syncd-...\"", name))

@@ -113,6 +113,18 @@ func TestTranslateRefuses(t *testing.T) {
 			src:  testSource(nil),
 			want: `App team-a/web: spec.split[0].manager: "syncd-team-a-web" is the app's default manager`,
 		},
+		"manager of syncd's own": {
+			app:  testApp(func(s *v1alpha1.AppSpec) { s.Manager = FieldManager }),
+			src:  testSource(nil),
+			want: `App team-a/web: spec.manager: manager "syncd-controller" is syncd's own (the App controller's status and finalizer writes)`,
+		},
+		"split manager of syncd's own": {
+			app: testApp(func(s *v1alpha1.AppSpec) {
+				s.Split = []config.SplitRule{{Manager: "syncd-inventory", Paths: []string{".spec.replicas"}}}
+			}),
+			src:  testSource(nil),
+			want: `App team-a/web: spec.split[0].manager: manager "syncd-inventory" is syncd's own (the inventory Secrets)`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
