@@ -86,10 +86,15 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		return nil, err
 	}
 	var fileApps []string
+	fileManagers := map[string]string{}
 	for _, a := range cfg.Apps {
 		fileApps = append(fileApps, a.Name)
+		for _, m := range a.Managers() {
+			fileManagers[m] = a.Name
+		}
 	}
 	names.SetFile(fileApps)
+	names.SetFileManagers(fileManagers)
 	base := opts.CacheDir
 	if base == "" {
 		base = reconcile.DefaultCacheDir()

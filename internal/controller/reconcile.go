@@ -163,6 +163,9 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
+	if err := c.opts.Names.claimManagers(key, cfg.Apps[0].Managers()); err != nil {
+		return nil, v1alpha1.ReasonNameCollision, err
+	}
 	ar, err := c.runnerFor(key, app, cfg)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err

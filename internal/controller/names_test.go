@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+)
+
+// TestClaimManagers: an App may not apply as a file app's manager or
+// another App's; a refused App holds none, and a released one frees its
+// managers.
+func TestClaimManagers(t *testing.T) {
+	n := NewNames()
+	n.SetFileManagers(map[string]string{"syncd-web": "web"})
+	if err := n.claimManagers("team-a/api", []string{"syncd-team-a-api", "syncd-images"}); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	steps := []struct {
+		key      string
+		managers []string
+		want     string // fragment of the error; "" for none
+	}{
+		{"team-b/x", []string{"syncd-team-b-x", "syncd-web"}, `field manager "syncd-web" is also app "web"'s in the syncd config file`},
+		{"team-b/x", []string{"syncd-images"}, `field manager "syncd-images" is also App team-a/api's`},
+		// team-a/api re-claims without syncd-images: the name is free again.
+		{"team-a/api", []string{"syncd-team-a-api"}, ""},
+		{"team-b/x", []string{"syncd-images"}, ""},
+		// A refused claim leaves the App holding nothing.
+		{"team-b/x", []string{"syncd-team-a-api"}, `is also App team-a/api's`},
+		{"team-c/y", []string{"syncd-images"}, ""},
+	}
+	for i, s := range steps {
+		err := n.claimManagers(s.key, s.managers)
+		switch {
+		case s.want == "" && err != nil:
+			t.Errorf("step %d: %s claims %v: %v", i, s.key, s.managers, err)
+		case s.want != "" && (err == nil || !strings.Contains(err.Error(), s.want)):
+			t.Errorf("step %d: %s claims %v: error %v, want one containing %q", i, s.key, s.managers, err, s.want)
+		}
+	}
+	n.release("team-c/y")
+	if err := n.claimManagers("team-d/z", []string{"syncd-images"}); err != nil {
+		t.Errorf("after release: %v", err)
+	}
+}
+
+// TestAppTakingAnotherAppsManager: an App whose spec.manager is another
+// App's default manager is not run (NameCollision, naming that App); the
+// other App stays Ready.
+func TestAppTakingAnotherAppsManager(t *testing.T) {
+	r := newRig(t, "1h")
+	r.app("owner", "web", "")
+	r.waitReady("owner", r.sha)
+	r.app("intruder", "api", ", manager: syncd-"+AppName(r.ns, "owner"))
+	app := r.waitApp("intruder", "refused", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	c := ready(app)
+	if c.Reason != string(v1alpha1.ReasonNameCollision) || !strings.Contains(c.Message, "is also App "+r.ns+"/owner's") {
+		t.Errorf("intruder's Ready = %s: %s; want NameCollision naming App %s/owner", c.Reason, c.Message, r.ns)
+	}
+	if v, err := r.configMapValue("api"); err == nil {
+		t.Errorf("the intruder's ConfigMap api was applied (value %q)", v)
+	}
+	r.waitReady("owner", r.sha)
+}
