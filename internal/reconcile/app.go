@@ -39,19 +39,6 @@ type Outcome struct {
 	// Detect is set for an app in drift mode detect: rendered and
 	// watched, never written.
 	Detect bool
-	// Left is set when the app moved to another cluster at this
-	// reconcile, or its move's prune was retried: the cluster it left and
-	// what the prune did there (its prune rules decide).
-	Left *Left
-}
-
-// Left is a cluster an app no longer applies to.
-type Left struct {
-	// Cluster is the name of the cluster the app left.
-	Cluster string
-	// Prune is what the prune of the app's inventory there did (nil when
-	// the cluster has no inventory or the prune failed).
-	Prune *inventory.Report
 }
 
 // ReconcilerOptions configure a Reconciler.
@@ -195,12 +182,11 @@ func (rc *Reconciler) apply(ctx context.Context, log *slog.Logger, r *Runner, a 
 		return out, err
 	}
 	rc.appliedTo(target)
-	left, err := rc.pruneLeft(ctx, log, r, a)
-	out.Left = left
-	if err != nil {
+	if err := rc.pruneLeft(ctx, log, r, a); err != nil {
 		out.Result, out.Stage = ResultFailed, StageApply
+		return out, err
 	}
-	return out, err
+	return out, nil
 }
 
 // renderFailed records a run refused before its apply: the inventory

@@ -33,17 +33,18 @@ func (rc *Reconciler) appliedTo(t *Target) {
 	rc.applied = t
 }
 
-// pruneLeft prunes the app's objects on the cluster it left, if any.
-func (rc *Reconciler) pruneLeft(ctx context.Context, log *slog.Logger, r *Runner, a *App) (*Left, error) {
+// pruneLeft prunes the app's objects on the cluster it left, if any, and
+// logs what it did there.
+func (rc *Reconciler) pruneLeft(ctx context.Context, log *slog.Logger, r *Runner, a *App) error {
 	rc.mu.Lock()
 	left := rc.left
 	rc.mu.Unlock()
 	if left == nil {
-		return nil, nil
+		return nil
 	}
 	rep, err := r.pruneAllOn(ctx, a, left)
 	if err != nil {
-		return &Left{Cluster: left.Name}, fmt.Errorf("app %s: moved off cluster %s, but its objects there could not be pruned (retried at the next reconcile): %w", a.Config.Name, left.Name, err)
+		return fmt.Errorf("app %s: moved off cluster %s, but its objects there could not be pruned (retried at the next reconcile): %w", a.Config.Name, left.Name, err)
 	}
 	rc.mu.Lock()
 	if rc.left == left {
@@ -51,7 +52,7 @@ func (rc *Reconciler) pruneLeft(ctx context.Context, log *slog.Logger, r *Runner
 	}
 	rc.mu.Unlock()
 	log.Info("app moved off a cluster; its objects there were pruned under its prune rules", "left", left.Name, "prune", rep.String())
-	return &Left{Cluster: left.Name, Prune: rep}, nil
+	return nil
 }
 
 // PruneAll prunes every object the app's inventory holds, on the cluster
