@@ -104,7 +104,7 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 		return nil, ManifestErrors{{File: vendorErr.file, Err: vendorErr}}
 	}
 	if err != nil {
-		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), inRepo(err.Error(), ch.Name(), rel))}}
+		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), helmMessage(err, ch.Name(), rel))}}
 	}
 	return chartManifests(ch, rel, rendered, !opts.ExcludeCRDs)
 }
@@ -256,6 +256,17 @@ func chartManifests(ch *chart.Chart, rel string, rendered map[string]string, inc
 func chartFilePath(rel, file string) string {
 	_, inChart, _ := strings.Cut(file, "/")
 	return path.Join(rel, inChart)
+}
+
+// helmMessage is err's text with Helm's template names turned into
+// repository paths; a schema check's message names its files by their
+// repository paths already and is kept as it is.
+func helmMessage(err error, chartName, rel string) string {
+	var schemaErr *schemaError
+	if errors.As(err, &schemaErr) {
+		return err.Error()
+	}
+	return inRepo(err.Error(), chartName, rel)
 }
 
 // inRepo rewrites the template names in a Helm message ("web/templates/

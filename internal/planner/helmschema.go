@@ -38,7 +38,18 @@ func validateSchemas(ch *chart.Chart, vals map[string]any, rel string) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return errors.New("the values schema check failed:\n" + strings.Join(problems, "\n"))
+	return &schemaError{problems: problems}
+}
+
+// schemaError is a failed values schema check: one line per problem, each
+// naming its schema file by its path in the repository already, so the
+// message is not rewritten from Helm's chart-name paths (see inRepo).
+type schemaError struct {
+	problems []string
+}
+
+func (e *schemaError) Error() string {
+	return "the values schema check failed:\n" + strings.Join(e.problems, "\n")
 }
 
 // schemaScope is where a (sub)chart sits: its directory in the repository

@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -265,5 +267,25 @@ func wantErrorParts(t *testing.T, err error, parts []string) {
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("error does not mention %q:\n%v", p, err)
 		}
+	}
+}
+
+// TestRenderChartSchemaPathOnce: the schema file of a subchart named like
+// its parent (a wrapper chart around the upstream chart, as
+// charts/external-dns is in chart collections) is named by its path in
+// the repository once: Helm's template-name rewriting must not run over a
+// path that is already the repository's.
+func TestRenderChartSchemaPathOnce(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"charts/external-dns/Chart.yaml":                             "apiVersion: v2\nname: external-dns\nversion: 1.0.0\ndependencies:\n- name: external-dns\n  version: 1.0.0\n",
+		"charts/external-dns/values.yaml":                            "external-dns: {}\n",
+		"charts/external-dns/templates/c.yaml":                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+		"charts/external-dns/charts/external-dns/Chart.yaml":         "apiVersion: v2\nname: external-dns\nversion: 1.0.0\n",
+		"charts/external-dns/charts/external-dns/values.schema.json": `{"type": "object", "required": ["policy"]}`,
+	})
+	_, err := Render(context.Background(), Tree{Root: root, Dir: filepath.Join(root, "charts", "external-dns"), Helm: HelmOptions{ReleaseName: "dns"}})
+	want := "\ncharts/external-dns/charts/external-dns/values.schema.json: at /external-dns: missing property 'policy'"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v\nwant it to contain %q", err, want)
 	}
 }
