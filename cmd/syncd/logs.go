@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
 
@@ -16,8 +17,10 @@ var clientLog = slog.New(slog.DiscardHandler)
 // every line the daemon writes is structured by the same handler (JSON by
 // default). klog's verbosity (-v) still filters what client-go emits; klog
 // lines arrive as slog records at their level, with klog's key/value
-// pairs as attributes.
+// pairs as attributes. The API server's warnings become warn records, each
+// once.
 func routeClientLogs(log *slog.Logger) {
 	klog.SetSlogLogger(log)
+	rest.SetDefaultWarningHandler(logWarnings(log))
 	clientLog = log
 }

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/client-go/rest"
+
 	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/source"
 )
@@ -50,6 +52,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "syncd:", err)
 		os.Exit(exitError)
 	}
+	rest.SetDefaultWarningHandler(printWarnings(os.Stderr))
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
