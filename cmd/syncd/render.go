@@ -218,6 +218,7 @@ func renderPlan(ctx context.Context, app config.App, in renderInput) (*planner.P
 	if err != nil {
 		return nil, fmt.Errorf("app %s: nothing rendered:\n%w", app.Name, err)
 	}
+	plan.Warnings = append(planner.KustomizeWarnings(tree), plan.Warnings...)
 	plan.Redact(spec.Sensitive)
 	return plan, nil
 }

@@ -123,6 +123,8 @@ type AppStatus struct {
 	// Collision names an App object refused because it has this app's
 	// name (Options.Collision).
 	Collision string `json:"collision,omitempty"`
+	// Warnings are the last render's warnings (warnings.go).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Daemon keeps the apps of a config in sync: each source is polled on its
@@ -701,6 +703,9 @@ type appRun struct {
 	alerts driftAlerts
 	// waits holds the app back until its dependencies are ready.
 	waits dependencyHold
+	// warned is the render warnings last logged, so each set is logged
+	// once, not at every sync.
+	warned string
 }
 
 func (a *appRun) notify(evs ...alert.Event) {
@@ -863,6 +868,7 @@ func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
 	}
 	if out.Rendered != nil {
 		a.reportRewind(out.Rendered)
+		a.reportWarnings(out.Rendered.Plan.Warnings)
 	}
 	if out.ChangeSet != nil {
 		a.notify(changeSetEvents(app.Name, out.ChangeSet, d.opts.Clock.Now())...)

@@ -125,6 +125,9 @@ type checker struct {
 	fsys *repoFS
 	done map[string]bool
 	errs ManifestErrors
+	// deprecated are kustomize's warnings about the deprecated fields
+	// each kustomization visited uses (see KustomizeWarnings).
+	deprecated []Warning
 }
 
 // visit checks the kustomization in dir and those it reaches. stack holds
@@ -163,6 +166,7 @@ func (c *checker) visit(dir string, stack []string) {
 		c.add(file, "invalid kustomization: %v", err)
 		return
 	}
+	c.noteDeprecated(file, k)
 	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 || k.HelmGlobals != nil {
 		c.add(file, "helmCharts: Helm chart inflation is disabled: render the chart into plain manifests and commit them")
 	}
@@ -170,6 +174,21 @@ func (c *checker) visit(dir string, stack []string) {
 		for _, next := range c.checkRef(file, dir, r) {
 			c.visit(next, append(stack[:len(stack):len(stack)], dir))
 		}
+	}
+}
+
+// noteDeprecated records kustomize's own warning for each deprecated field
+// the kustomization in file uses ('bases', 'commonLabels',
+// 'patchesStrategicMerge', ...), naming the file, which kustomize's
+// message does not.
+func (c *checker) noteDeprecated(file string, k kustomizationDoc) {
+	tk := types.Kustomization(k)
+	msgs := tk.CheckDeprecatedFields()
+	if msgs == nil {
+		return
+	}
+	for _, msg := range *msgs {
+		c.deprecated = append(c.deprecated, Warning{Object: repoRel(file), Message: strings.TrimPrefix(msg, "# Warning: ")})
 	}
 }
 

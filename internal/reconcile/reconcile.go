@@ -356,6 +356,7 @@ func (r *Runner) renderDir(ctx context.Context, spec *App, dir string, rev sourc
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
+	plan.Warnings = append(planner.KustomizeWarnings(tree), plan.Warnings...)
 	if err := r.reserved(target).Refuse(spec.Inventory, plan); err != nil {
 		return nil, fmt.Errorf("app %s: %w", app.Name, err)
 	}
