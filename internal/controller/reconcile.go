@@ -126,6 +126,9 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	if out.Rendered != nil && !out.Detect {
 		at.Prune = out.Rendered.Prune
 	}
+	if out.Rendered != nil {
+		at.Rendered, at.Warnings = true, out.Rendered.Plan.Warnings
+	}
 	at.Reason = reasonOf(out.Result, out.Rendered != nil, false)
 	if err != nil {
 		return at, 0

@@ -14,6 +14,7 @@ import (
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -40,6 +41,11 @@ type attempt struct {
 	// its dependencies: Err says for which; the App is Reconciling, not
 	// Stalled (kstatus InProgress).
 	Waiting bool
+	// Rendered says the attempt rendered the App, and Warnings are the
+	// render's warnings; an attempt that did not render keeps the
+	// warnings of the last render.
+	Rendered bool
+	Warnings []planner.Warning
 }
 
 // statusOf computes an App's new status from its old one and an attempt:
@@ -79,7 +85,24 @@ func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.T
 	if p := pruneSummary(at.Prune, at.Revision, now); p != nil {
 		st.LastPrune = p
 	}
+	if at.Rendered {
+		st.Warnings = warningsOf(at.Warnings)
+	}
 	return st
+}
+
+// warningsOf is status.warnings of a render's warnings: the first
+// MaxStatusWarnings, each as "object: message", scrubbed like every
+// message syncd writes to status.
+func warningsOf(ws []planner.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		if len(out) == v1alpha1.MaxStatusWarnings {
+			break
+		}
+		out = append(out, redact.Sprintf("%s", w.String()))
+	}
+	return out
 }
 
 // reconciling marks a new generation as being worked on (kstatus

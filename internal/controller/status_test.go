@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -48,4 +49,26 @@ func TestStatusCountsPendingHandoffs(t *testing.T) {
 
 func deployment(name string) planner.ObjectRef {
 	return planner.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: name}
+}
+
+// TestStatusWarnings: status.warnings are the last render's warnings,
+// at most MaxStatusWarnings of them; an attempt that did not render (its
+// source failed) keeps them, and a render without warnings clears them.
+func TestStatusWarnings(t *testing.T) {
+	var many []planner.Warning
+	for i := range v1alpha1.MaxStatusWarnings + 5 {
+		many = append(many, planner.Warning{Object: fmt.Sprintf("k%d/kustomization.yaml", i), Message: "'bases' is deprecated"})
+	}
+	st := statusOf(v1alpha1.AppStatus{}, 1, attempt{Revision: "abc", Reason: v1alpha1.ReasonSucceeded, Rendered: true, Warnings: many}, metav1.Now())
+	if len(st.Warnings) != v1alpha1.MaxStatusWarnings || st.Warnings[0] != "k0/kustomization.yaml: 'bases' is deprecated" {
+		t.Errorf("warnings after a render with %d: %d, first %q", len(many), len(st.Warnings), st.Warnings)
+	}
+	kept := statusOf(st, 1, attempt{Reason: v1alpha1.ReasonSourceFailed, Err: errors.New("source down")}, metav1.Now())
+	if diff := cmp.Diff(st.Warnings, kept.Warnings); diff != "" {
+		t.Errorf("an attempt that did not render changed the warnings (-before +after):\n%s", diff)
+	}
+	cleared := statusOf(kept, 1, attempt{Revision: "def", Reason: v1alpha1.ReasonSucceeded, Rendered: true}, metav1.Now())
+	if cleared.Warnings != nil {
+		t.Errorf("a render without warnings left %q", cleared.Warnings)
+	}
 }

@@ -367,6 +367,11 @@ type AppStatus struct {
 	// them all.
 	// +kubebuilder:validation:MaxItems=20
 	Handoffs []PendingHandoff `json:"handoffs,omitempty"`
+	// Warnings are the warnings of the last render ("file: message":
+	// kustomize's deprecated fields, objects the planner fixed); they
+	// never stop a sync. At most 20 (MaxStatusWarnings).
+	// +kubebuilder:validation:MaxItems=20
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DriftSummary counts the fields of an App's objects that differ from
@@ -408,6 +413,9 @@ type ObjectCounts struct {
 // MaxStatusHandoffs bounds status.handoffs so that an App's status stays
 // small whatever the number of objects.
 const MaxStatusHandoffs = 20
+
+// MaxStatusWarnings bounds status.warnings.
+const MaxStatusWarnings = 20
 
 // PendingHandoff is one object slice whose fields are held for another
 // manager to take.
