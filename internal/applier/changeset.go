@@ -90,6 +90,14 @@ type Change struct {
 	// ResourceVersion is the object's resourceVersion after the apply
 	// (empty in dry runs and on failure).
 	ResourceVersion string
+	// Owned is the fingerprint (ownership.Fingerprint) of the manager's
+	// managedFields entries after the apply, or as read when the object
+	// was skipped as unchanged; empty in dry runs, on failure and when
+	// the skip was decided without reading the object. A later run whose
+	// read finds the same fingerprint knows nobody changed the manager's
+	// fields since, whatever else was written (status, other managers'
+	// metadata).
+	Owned string
 	// Health is the kstatus of the object after a wait ("Current", ...);
 	// empty when not waited for.
 	Health string

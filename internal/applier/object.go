@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/ignore"
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -266,6 +267,7 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 		t.exclude(skipReason(obj, live))
 	case r.ao.Skip != nil && r.ao.Skip(obj, live):
 		t.unchanged(live.GetResourceVersion())
+		t.owned(live)
 	default:
 		t.live = live
 	}
@@ -295,6 +297,16 @@ func (r *objectRun) write(ctx context.Context, t *target) {
 		for i := range t.changes {
 			t.changes[i].ResourceVersion = final.GetResourceVersion()
 		}
+		t.owned(final)
+	}
+}
+
+// owned records on each slice's change the fingerprint of its manager's
+// managedFields entries in u (Change.Owned).
+func (t *target) owned(u *unstructured.Unstructured) {
+	mfs := u.GetManagedFields()
+	for i := range t.changes {
+		t.changes[i].Owned = ownership.Fingerprint(mfs, string(t.changes[i].Manager))
 	}
 }
 

@@ -8,8 +8,9 @@
 // the tooling ("syncd/<version>"), the members' group-kinds and their
 // namespaces. Its data holds the inventory proper, gzip-compressed JSON:
 // per member its identity, stage, whether syncd created or adopted it, the
-// hash of each manager's last applied slice and the resourceVersion right
-// after that apply. An inventory larger than DefaultChunkSize compressed
+// hash of each manager's last applied slice, the fingerprint of that
+// manager's managedFields entries (ownership.Fingerprint) and the
+// resourceVersion right after that apply. An inventory larger than DefaultChunkSize compressed
 // (some 17,000 members) is cut into chunk Secrets owned by the parent,
 // which then holds only their index; see store.save for the write order
 // that keeps a complete inventory named at every moment. Members carry
@@ -22,8 +23,12 @@
 // applier read objects' metadata from the live cache (package livecache:
 // one informer per resource, namespace and app, label-selected by part-of,
 // started once per process, shared with the app's drift watcher)
-// and skip an object whose slices' hashes and live resourceVersion are
-// those recorded. Finish prunes, then writes the new member set, but only
+// and skip an object whose slices' hashes are those recorded and whose
+// managers' managedFields entries are as the last apply left them (or,
+// for a member recorded without fingerprints, whose resourceVersion is the
+// recorded one): writes by others that leave syncd's fields alone
+// (status, another manager's metadata, another app applying the same
+// values) cost no request. Finish prunes, then writes the new member set, but only
 // when something changed.
 //
 // Guarantees: nothing is deleted unless the apply of the whole plan
@@ -37,7 +42,7 @@
 // adopted: delete.
 //
 // Not guaranteed: the watch cache may lag the API server. A lagging cache
-// costs at most one extra apply (the resourceVersion differs) or delays
+// costs at most one extra apply (syncd's own write not yet seen) or delays
 // noticing an out-of-band change by one reconcile (the write is not yet
 // seen); it never causes a delete, which always reads the object first.
 // Two syncd processes managing the same app are not fenced against each

@@ -11,7 +11,8 @@ var _ applier.UnchangedReader = (*Run)(nil)
 
 // Unchanged answers the applier's skip question from the watch cache's
 // metadata without converting it into a live object: the same check as
-// skip (slice hashes, resourceVersion, part-of label), minus the
+// skip (slice hashes, and the managers' managedFields entries or the
+// resourceVersion and part-of label), minus the
 // allocation of a whole object for every member of a no-op sync.
 func (r *Run) Unchanged(_ context.Context, obj *planner.Object) (string, bool) {
 	if r.m.opts.NoWatch {
@@ -25,9 +26,8 @@ func (r *Run) Unchanged(_ context.Context, obj *planner.Object) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	rv := pom.GetResourceVersion()
-	if !appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, rv, pom.GetLabels(), r.id) {
+	if !appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, metaOf(pom), r.id) {
 		return "", false
 	}
-	return rv, true
+	return pom.GetResourceVersion(), true
 }

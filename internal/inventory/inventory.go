@@ -29,6 +29,10 @@ const maxBlob = 64 << 20
 type SliceHash struct {
 	Manager string `json:"manager"`
 	Hash    string `json:"hash"`
+	// Owned is the fingerprint of the manager's managedFields entries
+	// right after that apply (applier.Change.Owned); empty when recorded
+	// by a syncd that did not record it.
+	Owned string `json:"owned,omitempty"`
 }
 
 // Member is one object of an app's inventory.
@@ -224,6 +228,21 @@ func sameApplied(m *Member, obj *planner.Object) bool {
 		}
 	}
 	return true
+}
+
+// ownedHashes returns the slice hashes of a plan object with each
+// manager's fingerprint: the one the apply reported, else (an object the
+// watch cache alone found unchanged) the one prev recorded for the same
+// slice, which the skip found still true.
+func ownedHashes(obj *planner.Object, owned map[string]string, prev *Member) []SliceHash {
+	out := hashesOf(obj)
+	for i := range out {
+		out[i].Owned = owned[out[i].Manager]
+		if out[i].Owned == "" && prev != nil && i < len(prev.Slices) && prev.Slices[i].Manager == out[i].Manager && prev.Slices[i].Hash == out[i].Hash {
+			out[i].Owned = prev.Slices[i].Owned
+		}
+	}
+	return out
 }
 
 // hashesOf returns the slice hashes of a plan object.

@@ -216,8 +216,9 @@ func mergeInto(fresh, ours *Inventory) *Inventory {
 // apply failed keep no hashes, so the next run applies them again.
 func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 	type result struct {
-		ok bool
-		rv string
+		ok    bool
+		rv    string
+		owned map[string]string
 	}
 	res := map[Key]*result{}
 	if cs != nil {
@@ -225,7 +226,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			k := KeyOf(c.Object)
 			x := res[k]
 			if x == nil {
-				x = &result{ok: true}
+				x = &result{ok: true, owned: map[string]string{}}
 				res[k] = x
 			}
 			switch c.Action {
@@ -237,6 +238,9 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			}
 			if c.ResourceVersion != "" {
 				x.rv = c.ResourceVersion
+			}
+			if c.Owned != "" {
+				x.owned[string(c.Manager)] = c.Owned
 			}
 		}
 	}
@@ -253,7 +257,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			mem.Adopted = p.Adopted
 		}
 		if x := res[k]; x != nil && x.ok && x.rv != "" && !r.dryRun {
-			mem.Slices, mem.ResourceVersion = hashesOf(obj), x.rv
+			mem.Slices, mem.ResourceVersion = ownedHashes(obj, x.owned, r.prevIdx[k]), x.rv
 		} else if p := r.prevIdx[k]; p != nil && r.dryRun {
 			mem.Slices, mem.ResourceVersion = p.Slices, p.ResourceVersion
 		}

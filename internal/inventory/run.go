@@ -182,11 +182,12 @@ func WithPartOf(ao applier.ApplyOptions, id string) applier.ApplyOptions {
 	return ao
 }
 
-// skip reports whether obj is exactly as syncd left it: the same slices
-// (manager and hash) as last applied, the same resourceVersion as right
-// after that apply, and still labelled as a member.
+// skip reports whether obj is as syncd left it (appliedAsRecorded): the
+// same slices (manager and hash) as last applied, and the same
+// managedFields entries of their managers as right after that apply (or
+// the same resourceVersion, still labelled as a member).
 func (r *Run) skip(obj *planner.Object, live *unstructured.Unstructured) bool {
-	return appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, live.GetResourceVersion(), live.GetLabels(), r.id)
+	return appliedAsRecorded(r.prevIdx[KeyOf(obj.Ref)], obj, metaOf(live), r.id)
 }
 
 var _ applier.LiveReader = (*Run)(nil)

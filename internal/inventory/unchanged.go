@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -80,7 +81,7 @@ func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*
 	for i := range plan.Objects {
 		obj := &plan.Objects[i]
 		mem := idx[KeyOf(obj.Ref)]
-		if mem == nil || mem.ResourceVersion == "" || !sameApplied(mem, obj) {
+		if mem == nil || (mem.ResourceVersion == "" && !recordsOwned(mem)) || !sameApplied(mem, obj) {
 			continue
 		}
 		gvk := obj.Ref.GVK()
@@ -122,7 +123,7 @@ func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*
 			var same []Key
 			err := listAll(ectx, ri, selector, func(live *metav1.PartialObjectMetadata) error {
 				obj := g.objs[live.Name]
-				if obj != nil && appliedAsRecorded(idx[KeyOf(obj.Ref)], obj, live.ResourceVersion, live.Labels, l.inv.ID) {
+				if obj != nil && appliedAsRecorded(idx[KeyOf(obj.Ref)], obj, metaOf(live), l.inv.ID) {
 					same = append(same, KeyOf(obj.Ref))
 				}
 				return nil
@@ -151,13 +152,57 @@ func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*
 	return out, nil
 }
 
-// appliedAsRecorded reports whether an object whose live resourceVersion
-// and labels are given is exactly as syncd left it after its last apply:
-// the member records the plan object's slices (manager and hash) and that
-// resourceVersion, and the object is still labelled as a member of id.
-func appliedAsRecorded(mem *Member, obj *planner.Object, rv string, live map[string]string, id string) bool {
-	return mem != nil && mem.ResourceVersion != "" &&
-		mem.ResourceVersion == rv &&
-		live[LabelPartOf] == id &&
-		sameApplied(mem, obj)
+// appliedAsRecorded reports whether an object whose live resourceVersion,
+// labels and managedFields are given is as syncd left it after its last
+// apply, judged on syncd's own fields: the member records the plan
+// object's slices (manager and hash: the declared values are the ones
+// applied) and either every slice's manager still has the managedFields
+// entries recorded right after that apply (nobody took or changed a field
+// of syncd's since, whatever else was written: a controller's status or
+// metadata, another app applying the same values), or the object still
+// has the recorded resourceVersion and is labelled as a member of id.
+func appliedAsRecorded(mem *Member, obj *planner.Object, live liveMeta, id string) bool {
+	if mem == nil || !sameApplied(mem, obj) {
+		return false
+	}
+	if ownedAsRecorded(mem, live.managedFields) {
+		return true
+	}
+	return mem.ResourceVersion != "" && mem.ResourceVersion == live.resourceVersion && live.labels[LabelPartOf] == id
+}
+
+// liveMeta is what appliedAsRecorded reads of a live object.
+type liveMeta struct {
+	resourceVersion string
+	labels          map[string]string
+	managedFields   []metav1.ManagedFieldsEntry
+}
+
+// metaOf returns the liveMeta of an object's metadata.
+func metaOf(o metav1.Object) liveMeta {
+	return liveMeta{resourceVersion: o.GetResourceVersion(), labels: o.GetLabels(), managedFields: o.GetManagedFields()}
+}
+
+// ownedAsRecorded reports whether every slice of mem records a
+// fingerprint and the live managedFields give each manager the same one.
+func ownedAsRecorded(mem *Member, mfs []metav1.ManagedFieldsEntry) bool {
+	if len(mem.Slices) == 0 {
+		return false
+	}
+	for _, s := range mem.Slices {
+		if s.Owned == "" || ownership.Fingerprint(mfs, s.Manager) != s.Owned {
+			return false
+		}
+	}
+	return true
+}
+
+// recordsOwned reports whether mem records a fingerprint for a slice.
+func recordsOwned(mem *Member) bool {
+	for _, s := range mem.Slices {
+		if s.Owned != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,64 @@
+package ownership
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Fingerprint returns a digest of manager m's managedFields entries in
+// mfs (every operation and subresource, in order): the manager, the
+// operation, the subresource, the API version, the time and the fields,
+// the fields in structured-merge-diff's canonical encoding, so the digest
+// does not depend on how a client re-encoded the raw fieldsV1 (a watch
+// cache keeps the server's bytes, an unstructured object re-marshals
+// them). A manager with no entry has the digest of nothing, never "".
+//
+// Two fingerprints of the same manager are equal exactly when nobody
+// changed what the manager owns, its API version or when it last
+// changed it: another writer that takes a field (an Update that changes
+// it, a forced Apply) changes the entry, while writes by others that
+// leave the manager's fields alone (a controller writing status or its
+// own annotations, another manager applying the same values) do not.
+// An entry whose fields do not decode is digested as its raw bytes.
+func Fingerprint(mfs []metav1.ManagedFieldsEntry, m string) string {
+	h := sha256.New()
+	for _, e := range mfs {
+		if e.Manager != m {
+			continue
+		}
+		h.Write([]byte(e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion + "\x00" + entryTime(e) + "\x00"))
+		h.Write(canonicalFields(e))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// entryTime is an entry's time in UTC at the API server's precision.
+func entryTime(e metav1.ManagedFieldsEntry) string {
+	if e.Time == nil {
+		return ""
+	}
+	return e.Time.UTC().Format(time.RFC3339)
+}
+
+// canonicalFields is an entry's fieldsV1 as structured-merge-diff
+// encodes it, or the raw bytes when they do not decode.
+func canonicalFields(e metav1.ManagedFieldsEntry) []byte {
+	if e.FieldsV1 == nil {
+		return nil
+	}
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		return e.FieldsV1.Raw
+	}
+	out, err := set.ToJSON()
+	if err != nil {
+		return e.FieldsV1.Raw
+	}
+	return out
+}
