@@ -14,21 +14,22 @@
 // fetching what the checks miss. See docs/kustomize.md.
 //
 // With Options.Substitution, Planner.Plan first replaces ${NAME} and
-// ${NAME:=default} in each rendered object (Flux's postBuild semantics,
-// with github.com/fluxcd/pkg/envsubst): on the object's YAML, written
-// anew from the decoded object as Flux does, so a variable may become a
-// number whatever the source's quotes; $${NAME} is a literal; objects annotated or labelled
-// syncd.dev/substitute or kustomize.toolkit.fluxcd.io/substitute:
-// disabled are left alone; an unset variable without a default is
-// refused (UnsetRefused, the default) naming the field. A sensitive
-// variable (from a Secret) may land only in fields the app's redaction
-// rules hide, never in an object's identity or a map key: substitutions
-// with two different stand-ins find every field it reaches. Not
-// guaranteed: text derived from a sensitive value that equals what both
-// stand-ins give (${S:0:0}, or a transformation to a constant) is not
-// found, which is harmless as it shows nothing of the value; an associative-list key
-// field holding one (a container's name) is only as hidden as the rules
-// make it, and it appears in the field paths reports print.
+// ${NAME:=default} in each rendered object (Flux's postBuild expressions,
+// with github.com/fluxcd/pkg/envsubst): in each string of the decoded
+// object (values and keys), never in its YAML text, so a value lands byte
+// for byte whatever YAML would make of it ("#", "!", "a: b", a newline);
+// a string made only of variables that spells a JSON number or
+// true/false becomes one (Flux's ${quote} variables keep it a string); a
+// key that becomes another key of its map is refused; $${NAME} is a
+// literal; objects annotated or labelled syncd.dev/substitute or
+// kustomize.toolkit.fluxcd.io/substitute: disabled are left alone; an
+// unset variable without a default is refused (UnsetRefused, the default)
+// naming the field. A sensitive variable (from a Secret) may land only in
+// fields the app's redaction rules hide, never in an object's identity or
+// a map key: every string that used one (its value or text derived from
+// it) is recorded. Not guaranteed: an associative-list key field holding
+// one (a container's name) is only as hidden as the rules make it, and it
+// appears in the field paths reports print.
 //
 // Planner.Plan then validates every object, defaults namespaces, orders
 // the objects by stage (CRDs, Namespaces, other cluster-scoped objects,

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fluxcd/pkg/envsubst"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/config"
@@ -38,12 +37,15 @@ type Variable struct {
 }
 
 // Substitution replaces ${NAME} and ${NAME:=default} in every rendered
-// object, with Flux's postBuild semantics: on the YAML of each object,
-// written anew from it (so a variable may stand for a number or a
-// boolean, quoted in the source or not),
+// object, with Flux's postBuild expressions (fluxcd/pkg/envsubst):
 // $${NAME} for a literal ${NAME}, and objects annotated or labelled
 // kustomize.toolkit.fluxcd.io/substitute: disabled or
-// syncd.dev/substitute: disabled left alone.
+// syncd.dev/substitute: disabled left alone. Unlike Flux, which
+// substitutes the text of each object's YAML and reads it again, it
+// substitutes each string of the decoded object on its own: a value
+// lands byte for byte, whatever YAML would make of it (a "#", a leading
+// "!", "a: b", a newline). A string made only of expressions may still
+// stand for a number or a boolean (see scalar).
 type Substitution struct {
 	Variables map[string]Variable
 	// Unset is UnsetRefused unless set.
@@ -131,87 +133,92 @@ func holdsDollar(v any) bool {
 	return false
 }
 
-// object returns m's object with its variables replaced.
+// object returns m's object with its variables replaced. Each string
+// (value or key) is substituted on its own, in the decoded object, so a
+// value lands byte for byte where the template put it (see scalar for the
+// numbers and booleans a variable may stand for); nothing is read back as
+// YAML.
 func (s *Substitution) object(m Manifest) (*unstructured.Unstructured, error) {
-	text, err := objectYAML(m)
+	w := &walker{s: s}
+	out, err := w.value(m.Object.Object, nil)
 	if err != nil {
 		return nil, err
 	}
-	lk := &lookup{s: s}
-	out, err := envsubst.Eval(text, lk.value)
-	if err != nil {
-		return nil, s.evalError(text, err)
-	}
-	obj, err := parseDocument([]byte(out))
-	if err == nil {
-		err = checkObject(obj)
-	}
-	if err != nil {
-		if len(lk.sensitive) > 0 {
-			return nil, fmt.Errorf("after substitution the object is no longer a valid manifest (the error is not shown: it may quote a value of %s, which are sensitive); check where the object uses them", strings.Join(lk.sensitiveNames(), ", "))
-		}
+	obj := &unstructured.Unstructured{Object: out.(map[string]any)}
+	if err := checkObject(obj); err != nil {
 		return nil, fmt.Errorf("after substitution: %w", err)
 	}
-	if len(lk.sensitive) > 0 {
-		if err := s.checkSensitive(text, obj, lk); err != nil {
+	if len(w.sensitive) > 0 {
+		if err := s.checkSensitive(obj, w); err != nil {
 			return nil, err
 		}
 	}
 	return obj, nil
 }
 
-// lookup answers envsubst's questions about variables and remembers the
-// sensitive ones it gave out.
+// lookup answers envsubst's questions about the variables of one string
+// and remembers the variables it gave out and the first one it could not.
 type lookup struct {
-	s         *Substitution
-	sensitive map[string]bool
-	// probe, when set, answers for sensitive variables instead of their
-	// values (see checkSensitive).
-	probe func(name string) string
+	s    *Substitution
+	used map[string]bool
+	// unset is the first variable asked for that is set nowhere.
+	unset string
 }
 
 func (l *lookup) value(name string) (string, bool) {
 	v, ok := l.s.Variables[name]
 	if !ok {
+		if l.unset == "" {
+			l.unset = name
+		}
 		return "", l.s.Unset == UnsetEmpty
 	}
-	if !v.Sensitive {
-		return v.Value, true
+	if l.used == nil {
+		l.used = map[string]bool{}
 	}
-	if l.sensitive == nil {
-		l.sensitive = map[string]bool{}
-	}
-	l.sensitive[name] = true
-	if l.probe != nil {
-		return l.probe(name), true
-	}
+	l.used[name] = true
 	return v.Value, true
 }
 
-// sensitiveNames names the sensitive variables given out and where they
-// came from, sorted.
-func (l *lookup) sensitiveNames() []string {
+// sensitive reports whether the string used a sensitive variable.
+func (l *lookup) sensitive() bool {
+	for name := range l.used {
+		if l.s.Variables[name].Sensitive {
+			return true
+		}
+	}
+	return false
+}
+
+// names names the variables given out and where they came from, sorted.
+func (l *lookup) names() string { return l.describe(func(Variable) bool { return true }) }
+
+// sensitiveNames names the sensitive variables given out, as names does.
+func (l *lookup) sensitiveNames() string {
+	return l.describe(func(v Variable) bool { return v.Sensitive })
+}
+
+func (l *lookup) describe(keep func(Variable) bool) string {
 	var out []string
-	for name := range l.sensitive {
-		out = append(out, fmt.Sprintf("%s (from %s)", name, l.s.Variables[name].Source))
+	for name := range l.used {
+		if v := l.s.Variables[name]; keep(v) {
+			out = append(out, fmt.Sprintf("%s (from %s)", name, v.Source))
+		}
 	}
 	slices.Sort(out)
-	return out
+	return strings.Join(out, ", ")
 }
 
 // errUnsetText starts envsubst's strict-mode error.
 const errUnsetText = "variable not set (strict mode)"
 
-// evalError explains a failed substitution, naming the field that holds
-// the expression when it can be found.
-func (s *Substitution) evalError(text string, err error) error {
-	field, name := locateFailure(text, s)
-	where := ""
-	if field != "" {
-		where = " at " + field
-	}
+// evalError explains a failed substitution of the string at where (a
+// field path, or a map's path and " (a key)"), naming the unset variable
+// when that is the cause.
+func evalError(where string, lk *lookup, err error) error {
+	name := lk.unset
 	if strings.HasPrefix(err.Error(), errUnsetText) && name != "" {
-		return fmt.Errorf("variable %s%s is not set: set it in the app's substitute or substituteFrom, give it a default (${%s:=value}), or write $${%s} for a literal ${%s}", name, where, name, name, name)
+		return fmt.Errorf("variable %s at %s is not set: set it in the app's substitute or substituteFrom, give it a default (${%s:=value}), or write $${%s} for a literal ${%s}", name, where, name, name, name)
 	}
-	return fmt.Errorf("variable substitution%s: %w", where, err)
+	return fmt.Errorf("variable substitution at %s: %w", where, err)
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -27,6 +28,41 @@ var substVars = map[string]Variable{
 	"TOKEN":    {Value: secretValue, Sensitive: true, Source: "Secret syncd/cluster-secrets"},
 	"TOKEN64":  {Value: "czNjcjN0", Sensitive: true, Source: "Secret syncd/cluster-secrets"},
 	"BROKEN":   {Value: "[" + secretValue, Sensitive: true, Source: "Secret syncd/cluster-secrets"},
+	// Values YAML would read as something else when written unquoted.
+	"PASSWORD":  {Value: "Tr0ub4dor #3 horse", Source: "apps[0].substitute"},
+	"IMPORTANT": {Value: "!important", Source: "apps[0].substitute"},
+	"COLON":     {Value: "a: b", Source: "apps[0].substitute"},
+	"BRACES":    {Value: "{x}", Source: "apps[0].substitute"},
+	"LEADING":   {Value: " leading", Source: "apps[0].substitute"},
+	"MULTILINE": {Value: "line one\n  line two\n", Source: "apps[0].substitute"},
+	"PSS":       {Value: "p@ss #1!", Source: "apps[0].substitute"},
+	"VERSION":   {Value: "1.10", Source: "apps[0].substitute"},
+	"PIN":       {Value: "0123", Source: "apps[0].substitute"},
+	"YES":       {Value: "yes", Source: "apps[0].substitute"},
+}
+
+// intactValues are the variables whose values must land byte for byte.
+var intactValues = []string{"PASSWORD", "IMPORTANT", "COLON", "BRACES", "LEADING", "MULTILINE", "PSS", "VERSION", "PIN", "YES"}
+
+// TestSubstitutionKeepsValuesIntact substitutes values that YAML reads as
+// comments, tags, mappings, flow collections, other numbers or other
+// text, unquoted, quoted and inside longer strings: each lands byte for
+// byte where the template put it.
+func TestSubstitutionKeepsValuesIntact(t *testing.T) {
+	for _, name := range intactValues {
+		value := substVars[name].Value
+		t.Run(name, func(t *testing.T) {
+			doc := substCM(fmt.Sprintf("  plain: ${%s}\n  quoted: \"${%s}\"\n  single: '${%s}'\n  inside: x-${%s}-y\n", name, name, name, name))
+			got, err := substituteDoc(t, doc, UnsetRefused, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"plain": value, "quoted": value, "single": value, "inside": "x-" + value + "-y"}
+			if diff := cmp.Diff(want, got["data"]); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func substCM(data string) string {
@@ -141,9 +177,18 @@ func TestSubstitution(t *testing.T) {
 			doc: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: ${TOKEN}\n",
 			err: "land in .spec.replicas, which syncd prints",
 		},
-		"a sensitive value that breaks the YAML is not quoted back": {
-			doc: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  a: ${BROKEN}\n",
-			err: "after substitution the object is no longer a valid manifest (the error is not shown",
+		"a sensitive value that reads as YAML lands as it is": {
+			doc:  "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  a: ${BROKEN}\n",
+			want: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  a: \"[" + secretValue + "\"\n",
+		},
+		"a key that becomes another key is refused, naming the variable": {
+			doc: substCM("  ${KEY}: a\n  region: b\n"),
+			err: "app.yaml: document 1 (v1 ConfigMap cm): the variable KEY (from vars.yaml) changes the object's structure: the key ${KEY} of .data becomes region, which .data already has",
+		},
+		"not strict: an unset variable alone is an empty string": {
+			doc:   substCM("  a: ${MISSING}\n"),
+			unset: UnsetEmpty,
+			want:  substCM("  a: \"\"\n"),
 		},
 		"a bad expression names its field": {
 			doc: substCM("  a: ok\n  b: ${CLUSTER\n"),

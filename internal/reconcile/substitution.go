@@ -23,8 +23,9 @@ import (
 // substitution returns the planner's substitution for an app (nil when it
 // substitutes nothing): the variables of substituteFrom in order, each
 // source winning over the ones before it, then substitute over all of
-// them, as Flux merges postBuild. Newlines are removed from every value,
-// as Flux does. Only files the config names and ConfigMaps and Secrets in
+// them, as Flux merges postBuild. The newlines a value ends with are
+// removed; its other newlines stay (Flux removes them all, which breaks a
+// multi-line value such as a certificate). Only files the config names and ConfigMaps and Secrets in
 // syncd's namespace are read, never the app's repository.
 func (r *Runner) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
 	return variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace, unread: errNoNamespace}.substitution(ctx, app)
@@ -89,9 +90,11 @@ func (vs variableSources) substitution(ctx context.Context, app config.App) (*pl
 	return s, nil
 }
 
-// flatten removes the newlines of a value, as Flux does (a file or a
-// Secret often ends its value with one).
-func flatten(v string) string { return strings.ReplaceAll(v, "\n", "") }
+// flatten removes the line breaks a value ends with (a file or a Secret
+// often ends its value with one), keeping those inside it: substitution
+// puts a value into its field byte for byte, so a multi-line value
+// arrives whole.
+func flatten(v string) string { return strings.TrimRight(v, "\r\n") }
 
 // sensitiveSource reports whether a source's values are never printed.
 func sensitiveSource(src config.SubstituteSource) bool {

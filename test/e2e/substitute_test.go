@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -165,4 +166,78 @@ func checkData(t *testing.T, cl *cluster, ref objectRef, want map[string]string)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s .data (-want +got):\n%s", ref, diff)
 	}
+}
+
+// intactValues are values YAML reads as something else when they are
+// written unquoted (a comment, a tag, a mapping, a flow mapping, leading
+// space, a block), keyed by the variable that carries them.
+var intactValues = map[string]string{
+	"PASSWORD":  "Tr0ub4dor #3 horse",
+	"IMPORTANT": "!important",
+	"COLON":     "a: b",
+	"BRACES":    "{x}",
+	"LEADING":   " leading",
+	"MULTILINE": "line one\n  line two",
+	"PSS":       "p@ss #1!",
+}
+
+// TestJourneySubstitutedValuesIntact: variables whose values YAML would
+// misread, from the config and from a Secret, used unquoted, quoted and
+// inside longer strings, arrive byte for byte in the live objects, and a
+// plan afterwards finds nothing to change.
+func TestJourneySubstitutedValuesIntact(t *testing.T) {
+	w := newWorkspace(t)
+	ctx := context.Background()
+	cs := clientset(t).CoreV1()
+	const password = "Corr3ct #horse !battery: {e2e}"
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "intact-secrets", Namespace: inventoryNamespace}, StringData: map[string]string{"DB_PASSWORD": password + "\n"}}
+	if _, err := cs.Secrets(inventoryNamespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Secrets(inventoryNamespace).Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
+	})
+
+	var data, substitute strings.Builder
+	want := map[string]string{}
+	for name, v := range intactValues {
+		key := strings.ToLower(name)
+		fmt.Fprintf(&data, "  %s-plain: ${%s}\n  %s-quoted: \"${%s}\"\n  %s-inside: x-${%s}-y\n", key, name, key, name, key, name)
+		fmt.Fprintf(&substitute, "      %s: %q\n", name, v)
+		want[key+"-plain"], want[key+"-quoted"], want[key+"-inside"] = v, v, "x-"+v+"-y"
+	}
+	srv := gitserver.StartTest(t)
+	repo := srv.NewTestRepo(t, "intact")
+	if _, err := repo.Commit("values that YAML misreads", map[string][]byte{
+		"deploy/namespace.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: intact}\n"),
+		"deploy/values.yaml":    []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values, namespace: intact}\ndata:\n" + data.String()),
+		"deploy/db.yaml":        []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: intact}\nstringData:\n  password: ${DB_PASSWORD}\n  url: \"postgres://app:${DB_PASSWORD}@db/app\"\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: intact
+    git: {url: %s, branch: main, interval: 1m}
+apps:
+  - name: intact-values
+    source: intact
+    path: deploy
+    namespace: intact
+    substituteFrom:
+      - kind: Secret
+        name: intact-secrets
+    substitute:
+%s`, repo.URL, substitute.String()))
+
+	app := []string{"--config", w.config, "--app", "intact-values", "--cache-dir", w.cache}
+	w.must(exitOK, append([]string{"apply"}, app...)...)
+	cl := newCluster(t)
+	checkData(t, cl, objectRef{kind: "ConfigMap", namespace: "intact", name: "values"}, want)
+	db := objectRef{kind: "Secret", namespace: "intact", name: "db"}
+	checkSecretValue(t, cl, db, "password", password)
+	checkSecretValue(t, cl, db, "url", "postgres://app:"+password+"@db/app")
+	w.must(exitOK, append([]string{"plan"}, app...)...)
+	w.checkNoSecrets(password)
 }
