@@ -187,6 +187,11 @@ func TestConvertRefuses(t *testing.T) {
 			code:   exitError, nothing: true,
 			stderr: "sources[1] (charts): helm sources have no object kind yet (only GitSource); keep it and its apps in the config file",
 		},
+		"file source": {
+			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: local\n    git: {url: file:///srv/git/app.git, branch: main, interval: 5m}\napps:\n  - name: web\n    source: local\n    namespace: default\n",
+			code:   exitError, nothing: true,
+			stderr: "sources[0] (local): a GitSource may not read syncd's own disk (a file URL; docs/security.md); keep it and its apps in the config file",
+		},
 		"substituteFrom file": {
 			config: base + "  - name: web\n    source: repo\n    namespace: default\n    substituteFrom: [{file: vars.env}]\n",
 			code:   exitError, nothing: true,

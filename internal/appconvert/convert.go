@@ -36,6 +36,10 @@ func Convert(cfg *config.Config, ns string) (*Conversion, error) {
 			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): %s sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name, kind))
 			continue
 		}
+		if config.IsLocalGitURL(s.Git.URL) {
+			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): a GitSource may not read syncd's own disk (a file URL; docs/security.md); keep it and its apps in the config file, or serve the repository over https or ssh", cfg.File, i, s.Name))
+			continue
+		}
 		src, sc := c.source(s, ns)
 		c.Sources = append(c.Sources, src)
 		creds[s.Name], sources[s.Name] = sc, src

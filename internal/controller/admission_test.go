@@ -172,6 +172,30 @@ kind: GitSource
 metadata: {name: gitproto}
 spec: {url: "git://example.com/org/repo.git", branch: main, interval: 1m}`,
 			want: `the git:// protocol is neither authenticated nor encrypted; use https or ssh`},
+		"file URL": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: file}
+spec: {url: "file:///var/cache/syncd/.app-objects/apps/team-b/web/repo/repo", branch: main, interval: 1m}`,
+			want: `a file URL reads syncd's own disk, where other Apps' clones are`},
+		"file URL, upper case": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: fileupper}
+spec: {url: "FILE:/srv/git/app.git", branch: main, interval: 1m}`,
+			want: `a file URL reads syncd's own disk`},
+		"absolute URL path": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: abspath}
+spec: {url: "/srv/git/app.git", branch: main, interval: 1m}`,
+			want: `the URL is a local path, which reads syncd's own disk`},
+		"relative path": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: relpath}
+spec: {url: "../team-b/repo", branch: main, interval: 1m}`,
+			want: `the URL is a local path, which reads syncd's own disk`},
+		"scp-like": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: scp}
+spec: {url: "git@example.com:org/repo.git", branch: main, interval: 1m}`},
 		"password in URL": {resource: "gitsources", manifest: `
 kind: GitSource
 metadata: {name: pw}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -32,8 +34,9 @@ type Options struct {
 	Cluster reconcile.Cluster
 	// Runner are the settings of every App's reconcile.Runner; CacheDir
 	// is the root below which each App gets its own Git cache
-	// (CacheDir/apps/<namespace>/<name>) and each GitSource its
-	// credential files (CacheDir/credentials/...).
+	// (CacheDir/apps/<hash>, a keyed hash no other App can name:
+	// cachedir.go) and each GitSource its credential files
+	// (CacheDir/credentials/...).
 	Runner reconcile.Options
 	// Secrets reads the Secrets GitSources name (required).
 	Secrets SecretReader
@@ -74,9 +77,14 @@ type Controller struct {
 	status      statusWriter
 	creds       credentialWriter
 	events      eventer
+	// caches names the Apps' Git cache directories.
+	caches *appCaches
 
 	mu      sync.Mutex
 	runners map[string]*appRunner
+	// cacheDirs are the Git cache directories of the Apps run (App key →
+	// directory), removed when the App is forgotten.
+	cacheDirs map[string]string
 	// targets are the Apps' remote cluster targets (targetsFor).
 	targets    map[string]*reconcile.Targets
 	reconciles map[string]int
@@ -120,7 +128,9 @@ func New(opts Options) (*Controller, error) {
 		status:          statusWriter{dyn: opts.Cluster.Dynamic},
 		creds:           credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
 		events:          eventer{rec: opts.Events},
+		caches:          &appCaches{root: filepath.Join(opts.Runner.CacheDir, "apps")},
 		runners:         map[string]*appRunner{},
+		cacheDirs:       map[string]string{},
 		targets:         map[string]*reconcile.Targets{},
 		reconciles:      map[string]int{},
 		reconcilers:     map[string]*reconcile.Reconciler{},
@@ -162,6 +172,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.mu.Lock()
 	c.runCtx = ctx
 	c.mu.Unlock()
+	c.sweepCaches()
 	c.log.Info("App controller started", "workers", c.opts.Workers)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
@@ -336,3 +347,29 @@ const (
 // again when it cannot run until someone edits it or what it names (an
 // edit queues it at once; this is only a safety net).
 const requeueAfterInvalid = 5 * time.Minute
+
+// sweepCaches removes the Git caches of Apps that no longer exist (and
+// those of the layout before hashed names), before any App runs.
+func (c *Controller) sweepCaches() {
+	objs, err := c.apps.List(everything)
+	if err != nil {
+		c.log.Warn("the Git caches of deleted Apps were not swept", "error", err)
+		return
+	}
+	keep := map[string]bool{}
+	for _, o := range objs {
+		m, err := meta.Accessor(o)
+		if err != nil {
+			continue
+		}
+		dir, err := c.caches.dir(m.GetNamespace(), m.GetName(), m.GetUID())
+		if err != nil {
+			c.log.Warn("the Git caches of deleted Apps were not swept", "error", err)
+			return
+		}
+		keep[dir] = true
+	}
+	if err := c.caches.sweep(keep); err != nil {
+		c.log.Warn("the Git caches of deleted Apps were not all removed", "error", err)
+	}
+}

@@ -388,8 +388,15 @@ func TestDeletionPrunes(t *testing.T) {
 	r := newRig(t, "1h")
 	r.app("web", "web", "")
 	r.app("api", "api", ", prune: false")
-	r.waitReady("web", r.sha)
+	web := r.waitReady("web", r.sha)
 	r.waitReady("api", r.sha)
+	webCache, err := r.c.caches.dir(r.ns, "web", web.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(webCache); err != nil {
+		t.Fatalf("App web's Git cache: %v", err)
+	}
 	for _, name := range []string{"web", "api"} {
 		if err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -400,7 +407,7 @@ func TestDeletionPrunes(t *testing.T) {
 		})
 	}
 	eventually(t, "the deleted App's Git cache removed", func() (bool, string) {
-		_, err := os.Stat(r.c.appCacheDir(r.ns, "web"))
+		_, err := os.Stat(webCache)
 		return os.IsNotExist(err), fmt.Sprint(err)
 	})
 	if _, err := r.configMapValue("web"); !apierrors.IsNotFound(err) {

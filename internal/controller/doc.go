@@ -13,8 +13,10 @@
 // (translate.go), checked with the file config's own validation, and run
 // through the same library path as the file's apps: a reconcile.Runner
 // renders, applies and prunes it through the shared inventory. Each App
-// keeps its own Git cache (CacheDir/apps/<namespace>/<name>), so a slow
-// or broken clone of one App never holds another.
+// keeps its own Git cache (CacheDir/apps/<hash>, a keyed hash of its
+// namespace, name and UID that no other App can name; cachedir.go), so
+// a slow or broken clone of one App never holds another. A GitSource
+// may not read the local disk (a file URL or a path: localsource.go).
 //
 // GitSources have a work queue of their own: each is checked (spec and
 // Secrets, not the repository) when created or edited, and its status

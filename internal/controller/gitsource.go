@@ -60,6 +60,9 @@ func (c *Controller) reconcileSource(ctx context.Context, key string) error {
 
 // checkSource returns why a GitSource cannot be used, or ReasonValid.
 func (c *Controller) checkSource(ctx context.Context, src *v1alpha1.GitSource) (v1alpha1.Reason, error) {
+	if err := checkNetworkSource(src); err != nil {
+		return v1alpha1.ReasonInvalidSpec, err
+	}
 	creds, err := c.creds.write(ctx, src)
 	var missing *MissingSecretError
 	switch {

@@ -154,6 +154,9 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonSourceNotFound, err
 	}
+	if err := checkNetworkSource(src); err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
 	c.watchReferencesOf(app, src)
 	creds, err := c.creds.write(ctx, src)
 	if err != nil {
@@ -203,8 +206,13 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 	if ar := c.runners[key]; ar != nil && ar.sum == sum {
 		return ar, nil
 	}
+	dir, err := c.caches.dir(app.Namespace, app.Name, app.UID)
+	if err != nil {
+		return nil, fmt.Errorf("App %s: %w", key, err)
+	}
+	c.cacheDirs[key] = dir
 	opts := c.opts.Runner
-	opts.CacheDir = c.appCacheDir(app.Namespace, app.Name)
+	opts.CacheDir = dir
 	// substituteFrom names ConfigMaps and Secrets of the App's namespace.
 	opts.Namespace = app.Namespace
 	opts.Targets = c.targetsFor(key, app.Namespace)
@@ -252,12 +260,15 @@ func (c *Controller) forget(key string) {
 		ts.Close()
 		delete(c.targets, key)
 	}
+	dir := c.cacheDirs[key]
+	delete(c.cacheDirs, key)
 	c.mu.Unlock()
 	c.opts.Names.release(key)
-	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
-		if err := os.RemoveAll(c.appCacheDir(ns, name)); err != nil {
-			c.log.Warn("the Git cache of a deleted App could not be removed", "app", key, "error", err)
-		}
+	if dir == "" {
+		return // never cloned in this process; the next start's sweep removes it
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		c.log.Warn("the Git cache of a deleted App could not be removed", "app", key, "error", err)
 	}
 }
 
@@ -275,11 +286,6 @@ func (c *Controller) targetsFor(key, namespace string) *reconcile.Targets {
 		c.targets[key] = ts
 	}
 	return ts
-}
-
-// appCacheDir is where an App's source keeps its Git cache.
-func (c *Controller) appCacheDir(namespace, name string) string {
-	return filepath.Join(c.opts.Runner.CacheDir, "apps", namespace, name)
 }
 
 func (c *Controller) count(key string) {

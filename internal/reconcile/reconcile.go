@@ -98,10 +98,15 @@ func (r *Runner) SetFlapping(app string, det *drift.FlapDetector) {
 	r.flaps[app] = det
 }
 
-// New builds a Runner and a Source for every source of the config.
+// New builds a Runner and a Source for every source of the config. A
+// Git source whose file URL points inside opts.CacheDir, where the
+// clones are, is refused (config.CheckLocalSources).
 func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir()
+	}
+	if err := cfg.CheckLocalSources(opts.CacheDir); err != nil {
+		return nil, err
 	}
 	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps), remote: map[string]*Target{}}
 	local, err := newTarget(config.LocalCluster, cluster, opts.Inventory)

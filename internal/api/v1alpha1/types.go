@@ -76,13 +76,16 @@ type GitSource struct {
 // +kubebuilder:validation:XValidation:rule=`!has(self.verify) || !has(self.verify.allowRewrites) || !self.verify.allowRewrites || has(self.branch)`,message=`allowRewrites applies to branch sources only (only a branch head is checked to descend from the last verified head); remove it`
 type GitSourceSpec struct {
 	// URL of the repository: https://host/org/repo.git,
-	// ssh://git@host/org/repo.git, git@host:org/repo.git (scp-like, ssh)
-	// or file:///path/to/repo.git. It must not embed a password or token;
-	// put credentials in the Secret named by secretRef.
+	// ssh://git@host/org/repo.git or git@host:org/repo.git (scp-like,
+	// ssh). It must not embed a password or token; put credentials in the
+	// Secret named by secretRef. A file URL or a local path is refused:
+	// it would read syncd's own disk, where other Apps' clones are (a
+	// local repository is for the operator's config file only).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule=`!self.startsWith('git://')`,message=`the git:// protocol is neither authenticated nor encrypted; use https or ssh`
-	// +kubebuilder:validation:XValidation:rule=`!self.startsWith('/')`,message=`the URL is a local path; write it as a file URL, e.g. file:///srv/git/app.git`
+	// +kubebuilder:validation:XValidation:rule=`!self.lowerAscii().trim().startsWith('file:')`,message=`a file URL reads syncd's own disk, where other Apps' clones are, not a repository of yours: a GitSource fetches over the network; use https://host/org/repo.git or ssh (git@host:org/repo.git). A local repository is for the operator's config file only`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^/:]+:.')`,message=`the URL is a local path, which reads syncd's own disk: a GitSource fetches over the network; use https://host/org/repo.git or ssh (git@host:org/repo.git)`
 	URL string `json:"url"`
 
 	// GitRef (branch, tag, semver, commit, interval, schedule) is the
