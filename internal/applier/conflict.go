@@ -31,11 +31,18 @@ type Conflict struct {
 	// Time is when the other manager last wrote the field, as the server
 	// printed it (RFC 3339), when known.
 	Time string
+	// App is the other syncd app whose manager Manager is (its managers
+	// annotation on the object lists it), when the conflict was decided
+	// with the object read; empty for anyone else's manager.
+	App string
 }
 
 // Error implements error.
 func (c Conflict) Error() string {
 	s := fmt.Sprintf("%s is owned by %q", c.Path, c.Manager)
+	if c.App != "" {
+		s += " of app " + c.App
+	}
 	var how []string
 	if c.Operation != "" {
 		how = append(how, c.Operation)

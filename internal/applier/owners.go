@@ -1,6 +1,7 @@
 package applier
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,4 +66,28 @@ func managerList(obj *planner.Object) string {
 		names[i] = string(s.Manager)
 	}
 	return strings.Join(names, ",")
+}
+
+// DeclaringApp returns the app other than self whose managers annotation
+// on live lists manager (the app that declares the fields manager owns),
+// or "" when no other app does. A handoff manager is listed by no app: it
+// holds fields, it declares none.
+func DeclaringApp(live *unstructured.Unstructured, self, manager string) string {
+	if live == nil {
+		return ""
+	}
+	var apps []string
+	for k := range live.GetAnnotations() {
+		if !strings.HasPrefix(k, ManagersAnnotationPrefix) || k == managersAnnotation(self) {
+			continue
+		}
+		other := strings.TrimPrefix(k, ManagersAnnotationPrefix)
+		if slices.Contains(managersOf(live, other), planner.FieldManager(manager)) {
+			apps = append(apps, other)
+		}
+	}
+	if len(apps) == 0 {
+		return ""
+	}
+	return slices.Min(apps)
 }

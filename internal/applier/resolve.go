@@ -3,8 +3,6 @@ package applier
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,6 +81,9 @@ func (r *objectRun) resolve(ctx context.Context, obj *planner.Object, s planner.
 	leftPaths := res.sortSame(same, s, live, r.app)
 	drop = append(drop, leftPaths...)
 	failed, yieldPaths := res.decide(r, obj.Ref, s, decide)
+	for i := range failed {
+		failed[i].App = DeclaringApp(live, r.app, failed[i].Manager)
+	}
 	if len(failed) > 0 {
 		return resolution{other: res.other}, fmt.Errorf("%s: apply as %q: %w", obj.Ref, s.Manager, failed)
 	}
@@ -182,19 +183,7 @@ func (r *objectRun) sameValue(ctx context.Context, obj *planner.Object, m planne
 // managers, as that app's managers annotation on the live object lists
 // them (its handoff manager is not: it holds fields, it declares none).
 func declaredByOtherApp(live *unstructured.Unstructured, app, manager string) bool {
-	if live == nil {
-		return false
-	}
-	for k := range live.GetAnnotations() {
-		if !strings.HasPrefix(k, ManagersAnnotationPrefix) || k == managersAnnotation(app) {
-			continue
-		}
-		other := strings.TrimPrefix(k, ManagersAnnotationPrefix)
-		if slices.Contains(managersOf(live, other), planner.FieldManager(manager)) {
-			return true
-		}
-	}
-	return false
+	return DeclaringApp(live, app, manager) != ""
 }
 
 // ownLabel reports whether path is one of the labels the applier adds to

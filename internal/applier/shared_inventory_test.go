@@ -11,14 +11,15 @@ import (
 // inventory label, declare the same value on one ConfigMap under the fail
 // policy. The second app does not fight the first over the part-of label
 // (an object belongs to one ApplySet): it leaves that label to the first,
-// whatever the policy, says so, and the values become shared.
+// whatever the policy, says so, and the values become shared. A value
+// b changes is a conflict that names app a.
 func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	c := newCluster(t, env.Config)
 	ns := env.Namespace(t)
 	const partOf = "applyset.kubernetes.io/part-of"
 	a, b := appOf("a", ns), appOf("b", ns)
 	withLabel := func(id string) ApplyOptions {
-		return ApplyOptions{Policy: policyOf(t, ConflictFail), Labels: map[string]string{partOf: id}}
+		return ApplyOptions{Policy: policyOf(t, ConflictFail), Labels: map[string]string{partOf: id}, RecordManagers: true}
 	}
 
 	cs := c.apply(t, c.plan(t, a, configMap("shared", map[string]string{"color": "red"})), withLabel("applyset-a"))
@@ -65,6 +66,9 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	wantChanges(t, cs, "ConfigMap shared syncd-b conflict")
 	if err := cs.Changes[0].Err; err == nil || !strings.Contains(err.Error(), ".data.color") || strings.Contains(err.Error(), partOf) {
 		t.Errorf("conflict error %v: want .data.color only", err)
+	}
+	if err := cs.Changes[0].Err; err == nil || !strings.Contains(err.Error(), `.data.color is owned by "syncd-a" of app a`) {
+		t.Errorf("conflict error %v: want it to name the other app (of app a)", err)
 	}
 	if diff := cmp.Diff(map[string]string{"color": "red", "shape": "round"}, data(c.get(t, configMaps, ns, "shared"))); diff != "" {
 		t.Errorf("data after the refused apply (-want +got):\n%s", diff)

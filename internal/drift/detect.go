@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/ignore"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
@@ -549,8 +551,43 @@ func (c *objectCheck) declaredLeaf(l declared) {
 		return
 	}
 	f.Class, f.Culprit = class, culprit
+	if class == Shared {
+		if app := c.overlapsWith(l, f); app != "" {
+			f.Class, f.OtherApp = Overlap, app
+		}
+	}
 	c.reported[l.str] = true
 	c.add(f, l.path)
+}
+
+// overlapsWith returns the other syncd app that declares the shared
+// field l with the value Git declares here, or "": every owner that is
+// not one of this app's managers must own it by Apply on the main
+// resource as a manager another app's managers annotation lists (a
+// controller or a person sharing the field makes it Shared), and the
+// live value must be Git's. With several such apps it names the first
+// by name.
+func (c *objectCheck) overlapsWith(l declared, f Finding) string {
+	if !c.d.sameValue(f.Ref, l.manager, l.path, f.Desired, f.Live) {
+		return ""
+	}
+	first := ""
+	for _, o := range f.Owners {
+		if c.d.isSyncd(o.Manager) || c.d.isHandoff(o.Manager) {
+			continue
+		}
+		app := ""
+		if o.Operation == string(metav1.ManagedFieldsOperationApply) && o.Subresource == "" {
+			app = applier.DeclaringApp(c.live, c.d.app, o.Manager)
+		}
+		if app == "" {
+			return ""
+		}
+		if first == "" || app < first {
+			first = app
+		}
+	}
+	return first
 }
 
 // flapping returns the Flapping finding of the declared field f, when the

@@ -40,11 +40,17 @@ const (
 	// "<manager>-handoff" manager until another writer takes it.
 	// Information, not drift.
 	HandoffPending Class = "handoff-pending"
+	// Overlap: another syncd app (Finding.OtherApp, named by its managers
+	// annotation on the object) declares the field too, with the value
+	// Git declares here, and both apps own it by Apply. Information, not
+	// drift: nothing differs from either app's Git. A differing value is
+	// a conflict at apply, never an overlap.
+	Overlap Class = "overlap"
 )
 
 // IsDrift reports whether the class is drift (as opposed to information).
 func (c Class) IsDrift() bool {
-	return c != Yielded && c != HandoffPending
+	return c != Yielded && c != HandoffPending && c != Overlap
 }
 
 // rank orders classes in reports: object-level first, then the worst.
@@ -66,8 +72,10 @@ func (c Class) rank() int {
 		return 6
 	case HandoffPending:
 		return 7
+	case Overlap:
+		return 8
 	}
-	return 8
+	return 9
 }
 
 // Object identifies the object of a finding the way Kubernetes does.
@@ -138,6 +146,8 @@ type Finding struct {
 	// Ignored is set on the findings of Report.Ignored: an ignore rule
 	// of the app matches the field, so it is no drift.
 	Ignored bool `json:"ignored,omitempty"`
+	// OtherApp is the other syncd app of an Overlap finding.
+	OtherApp string `json:"otherApp,omitempty"`
 }
 
 // Key identifies a finding for deduplication across runs: the app, the

@@ -27,7 +27,8 @@ type Report struct {
 }
 
 // HasDrift reports whether the report holds a finding that is drift;
-// Yielded and HandoffPending findings are information and do not count.
+// Yielded, HandoffPending and Overlap findings are information and do not
+// count.
 func (r *Report) HasDrift() bool {
 	for _, f := range r.Findings {
 		if f.Class.IsDrift() {
@@ -35,6 +36,73 @@ func (r *Report) HasDrift() bool {
 		}
 	}
 	return false
+}
+
+// ObjectOverlap is one object that this app and another syncd app both
+// declare with the same values: the Overlap findings of one object and
+// other app, counted.
+type ObjectOverlap struct {
+	App      string `json:"app"`
+	Object   Object `json:"object"`
+	OtherApp string `json:"otherApp"`
+	// Fields is how many declared fields the two apps share.
+	Fields int `json:"fields"`
+}
+
+// Sentence says what the overlap is, without "overlap: ".
+func (o ObjectOverlap) Sentence() string {
+	return fmt.Sprintf("%s is also declared by app %s (%d field%s, same values)", o.Object, o.OtherApp, o.Fields, plural(o.Fields))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Overlaps returns the report's Overlap findings once per object and
+// other app, in report order.
+func (r *Report) Overlaps() []ObjectOverlap {
+	return OverlapsOf(r.Findings)
+}
+
+// OverlapsOf groups the Overlap findings of findings per app, object and
+// other app, in the order of their first finding.
+func OverlapsOf(findings []Finding) []ObjectOverlap {
+	type key struct {
+		app   string
+		obj   Object
+		other string
+	}
+	var out []ObjectOverlap
+	at := map[key]int{}
+	for _, f := range findings {
+		if f.Class != Overlap {
+			continue
+		}
+		k := key{f.App, f.Key().Object, f.OtherApp}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, ObjectOverlap{App: f.App, Object: f.Object, OtherApp: f.OtherApp})
+		}
+		out[i].Fields++
+	}
+	return out
+}
+
+// driftFindings returns the findings that are not overlaps (each overlap
+// is written once per object and app in the text outputs).
+func (r *Report) driftFindings() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Class != Overlap {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func (r *Report) sort() {
@@ -75,17 +143,23 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteText writes one line per finding, grouped by nothing, in report
-// order; "no drift" when there are no findings.
+// order ("no drift" when there are none), except overlaps: one
+// "overlap: <object> is also declared by app <b> (N fields, same values)"
+// line per object and other app.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	if len(r.Findings) == 0 {
+	findings := r.driftFindings()
+	if len(findings) == 0 {
 		b.WriteString("no drift\n")
 	}
-	for _, f := range r.Findings {
+	for _, f := range findings {
 		b.WriteString(f.Object.String())
 		b.WriteString(": ")
 		b.WriteString(f.Sentence())
 		b.WriteByte('\n')
+	}
+	for _, o := range r.Overlaps() {
+		b.WriteString("overlap: " + o.Sentence() + "\n")
 	}
 	for _, f := range r.Ignored {
 		b.WriteString("ignored: ")
@@ -106,10 +180,13 @@ func (r *Report) WriteText(w io.Writer) error {
 // Ignored findings, if any (--show-ignored), in a second table.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	if len(r.Findings) == 0 {
+	if findings := r.driftFindings(); len(findings) == 0 {
 		b.WriteString("No drift.\n")
 	} else {
-		writeMarkdownTable(&b, r.Findings)
+		writeMarkdownTable(&b, findings)
+	}
+	for _, o := range r.Overlaps() {
+		b.WriteString("\n> overlap: " + mdCell(o.Sentence()) + "\n")
 	}
 	if len(r.Ignored) > 0 {
 		b.WriteString("\nIgnored (an ignore rule of the app matches them: not drift, not corrected):\n\n")
@@ -265,6 +342,8 @@ func (f Finding) Sentence() string {
 		return f.Path + " was yielded to " + orUnknown(f.Culprit) + " (information)"
 	case HandoffPending:
 		return f.Path + " left Git and is held by " + ownership.HandoffManager(f.DeclaredBy) + " until another writer takes it (information)"
+	case Overlap:
+		return f.Path + " is also declared by app " + f.OtherApp + " (" + orUnknown(f.Culprit) + ") with the same value (information)"
 	}
 	return f.Path + ": " + string(f.Class)
 }

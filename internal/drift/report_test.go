@@ -55,3 +55,47 @@ func TestSentenceRedacted(t *testing.T) {
 		})
 	}
 }
+
+// TestOverlapText: the Overlap findings of one object and other app are
+// one "overlap:" line with their count, not one line per field; a report
+// of overlaps alone has no drift and says so.
+func TestOverlapText(t *testing.T) {
+	role := Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "view-things"}
+	cm := Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c"}
+	overlap := func(o Object, path, other string) Finding {
+		return Finding{App: "a", Object: o, Path: path, Class: Overlap, OtherApp: other, Culprit: "syncd-" + other}
+	}
+	tests := map[string]struct {
+		findings []Finding
+		want     string
+		drift    bool
+	}{
+		"overlaps only": {
+			findings: []Finding{overlap(role, ".rules", "b"), overlap(role, ".metadata.labels.x", "b"), overlap(role, ".aggregationRule", "b"), overlap(cm, ".data.k", "c")},
+			want: "no drift\n" +
+				"overlap: ClusterRole view-things is also declared by app b (3 fields, same values)\n" +
+				"overlap: ConfigMap ns/c is also declared by app c (1 field, same values)\n",
+		},
+		"drift and an overlap": {
+			findings: []Finding{{App: "a", Object: cm, Path: ".data.v", Class: Shared, DeclaredBy: "syncd-a", Owners: []Owner{{Manager: "rotator", Operation: "Update"}}}, overlap(cm, ".data.k", "b")},
+			want: "ConfigMap ns/c: .data.v is shared by syncd-a with rotator (Update); neither can change or drop it alone\n" +
+				"overlap: ConfigMap ns/c is also declared by app b (1 field, same values)\n",
+			drift: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := &Report{Findings: tc.findings}
+			var b strings.Builder
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+				t.Errorf("WriteText (-want +got):\n%s", diff)
+			}
+			if r.HasDrift() != tc.drift {
+				t.Errorf("HasDrift() = %v, want %v", r.HasDrift(), tc.drift)
+			}
+		})
+	}
+}

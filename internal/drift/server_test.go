@@ -192,6 +192,38 @@ spec:
 			want: []found{{Object: "Deployment/web", Path: image, Class: "shared", Culprit: "image-bot", Operation: "Apply",
 				Desired: "example.com/web:v1.4", Live: "example.com/web:v1.4"}},
 		},
+		"another syncd app applies the same value: an overlap": {
+			docs: []string{deployment},
+			change: func(t *testing.T, c *cluster, ns string) {
+				c.apply(t, obj(t, fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %s, annotations: {managers.syncd.dev/other: syncd-other}}
+spec:
+  template:
+    spec:
+      containers: [{name: app, image: "example.com/web:v1.4"}]
+`, ns)), "syncd-other", false)
+			},
+			want: []found{{Object: "Deployment/web", Path: image, Class: "overlap", Culprit: "syncd-other", Operation: "Apply",
+				Desired: "example.com/web:v1.4", Live: "example.com/web:v1.4"}},
+		},
+		"a manager no app's annotation lists applies the same value: shared, not an overlap": {
+			docs: []string{deployment},
+			change: func(t *testing.T, c *cluster, ns string) {
+				c.apply(t, obj(t, fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %s, annotations: {managers.syncd.dev/other: syncd-other}}
+spec:
+  template:
+    spec:
+      containers: [{name: app, image: "example.com/web:v1.4"}]
+`, ns)), "image-bot", false)
+			},
+			want: []found{{Object: "Deployment/web", Path: image, Class: "shared", Culprit: "image-bot", Operation: "Apply",
+				Desired: "example.com/web:v1.4", Live: "example.com/web:v1.4"}},
+		},
 		"secret value changed out of band is redacted": {
 			docs: []string{secret},
 			change: func(t *testing.T, c *cluster, ns string) {
