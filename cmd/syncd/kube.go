@@ -25,6 +25,9 @@ type kubeFlags struct {
 	context    string
 	qps        float32
 	burst      int
+	// allowKubeconfigProxy lets a kubeconfig from a Secret name a
+	// proxy-url.
+	allowKubeconfigProxy bool
 }
 
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +45,7 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	// burst, so a limit stays (as Flux does): connect asks once.
 	fs.Float32Var(&k.qps, "kube-qps", 0, fmt.Sprintf("client-side request rate limit (queries per second) to the API server; 0: none when the API server has Priority and Fairness (asked once at start), else %d; -1: none", noAPFQPS))
 	fs.IntVar(&k.burst, "kube-burst", noAPFBurst, "client-side burst above --kube-qps (when a rate limit is in force)")
+	fs.BoolVar(&k.allowKubeconfigProxy, "allow-kubeconfig-proxy", false, "let a remote cluster's kubeconfig from a Secret (cluster.secretRef, an App's spec.cluster) name a proxy-url; refused by default: whoever writes the Secret would choose where syncd connects (docs/clusters.md)")
 }
 
 func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
@@ -63,6 +67,8 @@ func (k *kubeFlags) remoteTargets(cl *cluster, inv *inventory.Options) *reconcil
 		Local:     cl.dynamic,
 		Namespace: syncdNamespace(),
 		Inventory: inv,
+
+		AllowKubeconfigProxy: k.allowKubeconfigProxy,
 		Configure: func(cfg *rest.Config) {
 			cfg.UserAgent = "syncd/" + version
 			egress.OwnRESTTransport(cfg)

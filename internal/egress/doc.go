@@ -10,6 +10,14 @@
 // is always a *http.Transport, so nothing has to type-assert a
 // RoundTripper it did not make.
 //
+// For a server whose address someone other than the operator chooses (a
+// remote cluster's kubeconfig from a Secret), WithholdErrorBodies keeps
+// that server's error answers out of client-go's errors unless they are
+// a Kubernetes status, and follows no redirect; Failure names a failed
+// request by its kind (DNS, refused, TLS, timeout, HTTP status) in fixed
+// words. Neither decides which addresses may be reached: the kubeconfig
+// rules (package reconcile) and the NetworkPolicy do.
+//
 // It does not guarantee that third-party code in the process cannot open
 // a connection of its own (a net.Dial, an http.Transport it builds): it
 // closes the default path, the one library code falls back on.

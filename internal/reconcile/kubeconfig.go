@@ -21,8 +21,12 @@ type kubeconfig struct {
 	// where names it in errors ("kubeconfigFile /x", "Secret ns/n key k").
 	where string
 	// fromSecret: whoever may write the Secret wrote it, so it may not
-	// make syncd run programs or read syncd's files (secretRules).
+	// make syncd run programs or read syncd's files (secretRules), nor
+	// send requests anywhere but an API server (destinationRules).
 	fromSecret bool
+	// allowProxy lets a kubeconfig from a Secret name a proxy-url
+	// (TargetsOptions.AllowKubeconfigProxy).
+	allowProxy bool
 }
 
 // restConfig loads the kubeconfig with clientcmd and returns the client
@@ -47,6 +51,9 @@ func (kc kubeconfig) restConfig(context string) (*rest.Config, error) {
 	}
 	if kc.fromSecret {
 		if err := secretRules(raw, name, kc.where); err != nil {
+			return nil, err
+		}
+		if err := destinationRules(raw, name, kc.where, kc.allowProxy); err != nil {
 			return nil, err
 		}
 	}

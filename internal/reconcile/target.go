@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
@@ -94,9 +95,12 @@ type UnreachableError struct {
 	Err                  error
 }
 
+// Error names the failure by its kind (egress.Failure), never by what
+// the server answered: the kubeconfig may name any server, and the
+// message reaches the App's status, its Events, the logs and alerts.
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("app %s: cluster %s (API server %s) is unreachable: %v; nothing is applied or pruned on it until it answers (retried with backoff): check that its API server runs and that the kubeconfig's server address, CA and credentials are current",
-		e.App, e.Cluster, e.Server, e.Err)
+	return fmt.Sprintf("app %s: cluster %s (API server %s) is unreachable: %s; nothing is applied or pruned on it until it answers (retried with backoff): check that its API server runs and that the kubeconfig's server address, CA and credentials are current",
+		e.App, e.Cluster, e.Server, egress.Failure(e.Err))
 }
 
 // Unwrap returns ErrClusterUnreachable and the cause.

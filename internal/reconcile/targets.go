@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/inventory"
 )
 
@@ -43,6 +44,10 @@ type TargetsOptions struct {
 	// ProbeTimeout bounds the reachability check before each run
 	// (default DefaultProbeTimeout).
 	ProbeTimeout time.Duration
+	// AllowKubeconfigProxy lets a kubeconfig from a Secret name a
+	// proxy-url (syncd's --allow-kubeconfig-proxy); false: refused, as
+	// whoever writes the Secret would choose where syncd connects.
+	AllowKubeconfigProxy bool
 }
 
 // Targets makes and keeps the targets of remote clusters: one per
@@ -143,10 +148,14 @@ func fingerprint(data []byte, spec *config.ClusterSpec) [32]byte {
 }
 
 // build makes a remote cluster's clients, its inventory and its probe.
+// Every one of them gets the server's error answers without a body that
+// is not the API server's own status (egress.WithholdErrorBodies), so
+// no error, status, Event, log or alert shows what another server sent.
 func (ts *Targets) build(name string, cfg *rest.Config, spec *config.ClusterSpec) (*Target, error) {
 	if ts.opts.Configure != nil {
 		ts.opts.Configure(cfg)
 	}
+	cfg.Wrap(egress.WithholdErrorBodies)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -211,7 +220,7 @@ func (ts *Targets) read(ctx context.Context, app config.App) (kubeconfig, error)
 	if err != nil {
 		return kubeconfig{}, fmt.Errorf("app %s: cluster.secretRef (%s): %w", app.Name, where, err)
 	}
-	return kubeconfig{data: data, where: where, fromSecret: true}, nil
+	return kubeconfig{data: data, where: where, fromSecret: true, allowProxy: ts.opts.AllowKubeconfigProxy}, nil
 }
 
 var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
