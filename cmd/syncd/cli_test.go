@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,56 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version output lacks %q: %q", want, out.String())
 		}
+	}
+}
+
+// TestVersionJSON: version -o json has the same facts under stable keys;
+// another format is refused, exit 1.
+func TestVersionJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version", "-o", "json"}, &out, &errOut); code != exitOK {
+		t.Fatalf("code %d\n%s%s", code, out.String(), errOut.String())
+	}
+	var got versionInfo
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("version -o json: %v\n%s", err, out.String())
+	}
+	if got.ClientGo != "v0.37.2" || !strings.HasPrefix(got.GoVersion, "go1.26") || got.Version == "" || got.Platform == "" {
+		t.Errorf("version -o json = %+v", got)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"version", "-o", "yaml"}, &out, &errOut); code != exitError || !strings.Contains(errOut.String(), `-o "yaml": use json`) {
+		t.Errorf("version -o yaml: code %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestUnknownResource: a command grouping resources (get, suspend,
+// resume, reconcile) given none or one it does not know exits 1 and says
+// which it accepts, instead of printing its help with exit 0; diff is
+// plan's other name.
+func TestUnknownResource(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"get kustomizations":        {[]string{"get", "kustomizations"}, `error: syncd get: unknown resource "kustomizations": use apps (app) or gitsources (gitsource)`},
+		"get alone":                 {[]string{"get"}, "error: syncd get needs a resource: apps (app) or gitsources (gitsource)"},
+		"suspend kustomization foo": {[]string{"suspend", "kustomization", "foo"}, `error: syncd suspend: unknown resource "kustomization": use app`},
+		"resume helmrelease x":      {[]string{"resume", "helmrelease", "x"}, `error: syncd resume: unknown resource "helmrelease": use app`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), tc.args, &out, &errOut)
+			if code != exitError || !strings.Contains(errOut.String(), tc.want) || out.Len() != 0 {
+				t.Errorf("code %d, want %d with %q\n--- stdout\n%s--- stderr\n%s", code, exitError, tc.want, out.String(), errOut.String())
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"diff", "--help"}, &out, &errOut); code != exitOK || !strings.Contains(out.String(), "plan renders the app") {
+		t.Errorf("diff --help: code %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
 

@@ -89,7 +89,23 @@ type cluster struct {
 	namespace string // the kubeconfig context's namespace
 }
 
+// connect returns the clients of the cluster the kubeconfig names. An
+// API server that does not answer the one request connect sends (the
+// Priority and Fairness probe) fails it at once with that request's
+// error, so a one-shot command says so once instead of once per object
+// it would have read; the daemon waits for its API server instead
+// (connectPatiently).
 func (k *kubeFlags) connect() (*cluster, error) {
+	return k.dial(true)
+}
+
+// connectPatiently is connect for syncd run: an API server that does not
+// answer at start is left to client-go's retries and leader election.
+func (k *kubeFlags) connectPatiently() (*cluster, error) {
+	return k.dial(false)
+}
+
+func (k *kubeFlags) dial(mustAnswer bool) (*cluster, error) {
 	cc := k.clientConfig()
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -98,6 +114,9 @@ func (k *kubeFlags) connect() (*cluster, error) {
 	cfg.UserAgent = "syncd/" + version
 	egress.OwnRESTTransport(cfg)
 	lim := k.rateLimit(cfg)
+	if mustAnswer && lim.probeErr != nil {
+		return nil, fmt.Errorf("the API server at %s did not answer: %w", cfg.Host, lim.probeErr)
+	}
 	cfg.QPS, cfg.Burst = lim.qps, lim.burst
 	clientLog.Info("API server client rate limit", "qps", lim.qps, "burst", lim.burst, "reason", lim.reason)
 	ns, _, err := cc.Namespace()

@@ -51,11 +51,14 @@ func TestKubeRateLimit(t *testing.T) {
 		// wantReason is a part of the reason logged.
 		wantReason string
 		reqs       *atomic.Int32 // requests the probe must send: one
+		// unanswered says the probe got no answer (probeErr set), which
+		// fails connect.
+		unanswered bool
 	}{
 		"test API server (Priority and Fairness on)": {cfg: func() *rest.Config { return rest.CopyConfig(env.Config) }, want: none, wantReason: "has Priority and Fairness"},
 		"stub with the headers":                      {cfg: func() *rest.Config { return &rest.Config{Host: withAPF.URL} }, want: none, wantReason: "has Priority and Fairness", reqs: withAPFReqs},
 		"stub without the headers":                   {cfg: func() *rest.Config { return &rest.Config{Host: without.URL} }, want: limited, wantReason: "no Priority and Fairness", reqs: withoutReqs},
-		"unreachable server":                         {cfg: func() *rest.Config { return &rest.Config{Host: gone.URL} }, want: limited, wantReason: "could not ask"},
+		"unreachable server":                         {cfg: func() *rest.Config { return &rest.Config{Host: gone.URL} }, want: limited, wantReason: "could not ask", unanswered: true},
 		"--kube-qps 20: no probe":                    {cfg: func() *rest.Config { return &rest.Config{Host: gone.URL} }, qps: 20, want: clientRateLimit{qps: 20, burst: noAPFBurst}, wantReason: "--kube-qps"},
 		"--kube-qps -1: no probe":                    {cfg: func() *rest.Config { return &rest.Config{Host: gone.URL} }, qps: -1, want: none, wantReason: "negative"},
 	}
@@ -70,7 +73,10 @@ func TestKubeRateLimit(t *testing.T) {
 			if !strings.Contains(got.reason, tc.wantReason) {
 				t.Errorf("reason %q, want it to say %q", got.reason, tc.wantReason)
 			}
-			got.reason = ""
+			if (got.probeErr != nil) != tc.unanswered {
+				t.Errorf("probe error %v, want one: %v", got.probeErr, tc.unanswered)
+			}
+			got.reason, got.probeErr = "", nil
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(clientRateLimit{})); diff != "" {
 				t.Errorf("rate limit (-want +got):\n%s", diff)
 			}

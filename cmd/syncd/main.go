@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/source"
@@ -53,6 +55,11 @@ func main() {
 		os.Exit(exitError)
 	}
 	rest.SetDefaultWarningHandler(printWarnings(os.Stderr))
+	// client-go's own log lines (discovery retries, "Couldn't get current
+	// server API group list") repeat what a command's error says once;
+	// the one-shot commands keep them off stderr. syncd run routes them
+	// into its log (routeClientLogs).
+	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

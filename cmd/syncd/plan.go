@@ -33,8 +33,9 @@ type planFlags struct {
 func newPlanCommand() *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
-		Use:   "plan (--config FILE --app NAME | --app-file FILE [--source-file FILE] | --app NAME [-n NS]) [--path DIR] [-o text|markdown|json]",
-		Short: "Preview what applying an app would change, with server-side dry runs (for pull requests)",
+		Aliases: []string{"diff"},
+		Use:     "plan (--config FILE --app NAME | --app-file FILE [--source-file FILE] | --app NAME [-n NS]) [--path DIR] [-o text|markdown|json]",
+		Short:   "Preview what applying an app would change, with server-side dry runs (for pull requests)",
 		Long: `plan renders the app from --path (a pull-request checkout) or from its
 source, and dry-runs every manager's slice with Server-Side Apply under the
 app's real field managers (dryRun=All: nothing is written). It reports per

@@ -30,6 +30,9 @@ type clientRateLimit struct {
 	qps    float32 // negative: none
 	burst  int
 	reason string
+	// probeErr is why the request asking for Priority and Fairness got
+	// no answer (nil when it got one, or was not sent).
+	probeErr error
 }
 
 // rateLimit decides the client-side limit: the one --kube-qps sets, or,
@@ -47,7 +50,7 @@ func (k *kubeFlags) rateLimit(cfg *rest.Config) clientRateLimit {
 	on, err := hasPriorityAndFairness(ctx, cfg)
 	switch {
 	case err != nil:
-		return clientRateLimit{qps: noAPFQPS, burst: k.burst, reason: "could not ask the API server whether it has Priority and Fairness, keeping a limit: " + err.Error()}
+		return clientRateLimit{qps: noAPFQPS, burst: k.burst, reason: "could not ask the API server whether it has Priority and Fairness, keeping a limit: " + err.Error(), probeErr: err}
 	case !on:
 		return clientRateLimit{qps: noAPFQPS, burst: k.burst, reason: "the API server has no Priority and Fairness (no " + flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID + " header), keeping a limit"}
 	}

@@ -137,7 +137,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err := checkHTTPFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
-	cl, err := f.kube.connect()
+	cl, err := f.kube.connectPatiently()
 	if err != nil {
 		return withCode(exitError, err)
 	}
