@@ -73,7 +73,7 @@ func discordColor(m message) int {
 		return discordOrange
 	case EventConflict, EventError:
 		return discordRed
-	case EventSync:
+	case EventSync, EventOverlap:
 		return discordBlue
 	case EventHandoff:
 		return discordPurple

@@ -99,6 +99,7 @@ type Culprit struct {
 // the other types describe something that happened once at a revision.
 var findingEvents = map[string]bool{
 	EventDrift:    true,
+	EventOverlap:  true,
 	EventConflict: true,
 	EventError:    true,
 }

@@ -31,6 +31,7 @@ func (m message) state() string {
 
 var eventTitles = map[string]string{
 	EventDrift:    "Drift",
+	EventOverlap:  "Overlap",
 	EventConflict: "Conflict",
 	EventHandoff:  "Hand-off",
 	EventPrune:    "Pruned",

@@ -315,6 +315,7 @@ const (
 // Event types (Event.Type), as package alertevent names them.
 const (
 	EventDrift    = alertevent.Drift
+	EventOverlap  = alertevent.Overlap
 	EventConflict = alertevent.Conflict
 	EventHandoff  = alertevent.Handoff
 	EventPrune    = alertevent.Prune

@@ -596,7 +596,7 @@ func TestNewValidates(t *testing.T) {
 			alerts: with(func(a *Sink) { a.Type, a.HMACKeyFile = SinkWebhook, empty }), want: "hmacKeyFile " + empty + " is empty",
 		},
 		"unknown event": {
-			alerts: with(func(a *Sink) { a.Events = []string{"drift", "deploy"} }), want: `events: "deploy" is not one of drift, conflict, handoff, prune, error, sync`,
+			alerts: with(func(a *Sink) { a.Events = []string{"drift", "deploy"} }), want: `events: "deploy" is not one of drift, overlap, conflict, handoff, prune, error, sync`,
 		},
 		"negative queue": {opts: Options{QueueSize: -1}, want: "Options.QueueSize must not be negative"},
 		"negative rate":  {opts: Options{RateLimit: -1}, want: "Options.RateLimit must not be negative"},

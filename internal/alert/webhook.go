@@ -44,7 +44,7 @@ type WebhookPayload struct {
 	Version string `json:"version"`
 	// Sink is the name of the alert in the syncd config.
 	Sink string `json:"sink"`
-	// Type is the event type: drift, conflict, handoff, prune, error, sync.
+	// Type is the event type: drift, overlap, conflict, handoff, prune, error, sync.
 	Type string `json:"type"`
 	// State is "open" or "resolved".
 	State string `json:"state"`

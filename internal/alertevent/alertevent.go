@@ -3,6 +3,7 @@ package alertevent
 // Event types.
 const (
 	Drift    = "drift"
+	Overlap  = "overlap"
 	Conflict = "conflict"
 	Handoff  = "handoff"
 	Prune    = "prune"
@@ -11,4 +12,4 @@ const (
 )
 
 // All returns every event type, in the order errors and docs list them.
-func All() []string { return []string{Drift, Conflict, Handoff, Prune, Error, Sync} }
+func All() []string { return []string{Drift, Overlap, Conflict, Handoff, Prune, Error, Sync} }

@@ -10,7 +10,7 @@ import (
 // in this order, and a caller changing the returned slice changes no
 // later answer.
 func TestAll(t *testing.T) {
-	want := []string{"drift", "conflict", "handoff", "prune", "error", "sync"}
+	want := []string{"drift", "overlap", "conflict", "handoff", "prune", "error", "sync"}
 	got := All()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("All() (-want +got):\n%s", diff)

@@ -98,14 +98,18 @@ type AppStatus struct {
 	Result   reconcile.Result `json:"result"`
 	// Mode is "detect" for an app in drift mode detect (nothing is
 	// applied; Objects counts the objects watched), empty otherwise.
-	Mode      Mode      `json:"mode,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	Objects   int       `json:"objects"`
-	Changed   int       `json:"changed"`
-	Conflicts int       `json:"conflicts"`
-	Findings  int       `json:"findings"`
-	LastRun   time.Time `json:"lastRun,omitzero"`
-	Attempts  int       `json:"attempts,omitempty"`
+	Mode      Mode   `json:"mode,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Objects   int    `json:"objects"`
+	Changed   int    `json:"changed"`
+	Conflicts int    `json:"conflicts"`
+	Findings  int    `json:"findings"`
+	// Overlaps counts the objects (per other app) that another syncd
+	// app declares too, with the same values (drift.Overlap): not
+	// drift, not in Findings.
+	Overlaps int       `json:"overlaps,omitempty"`
+	LastRun  time.Time `json:"lastRun,omitzero"`
+	Attempts int       `json:"attempts,omitempty"`
 	// Rewound is set while the app's revision does not descend from the
 	// one last applied and pruned (rewind.go).
 	Rewound *RewindStatus `json:"rewound,omitempty"`
@@ -701,6 +705,8 @@ type appRun struct {
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
 	alerts driftAlerts
+	// overlaps pairs overlap alerts with their resolutions, likewise.
+	overlaps overlapAlerts
 	// waits holds the app back until its dependencies are ready.
 	waits dependencyHold
 	// warned is the render warnings last logged, so each set is logged
@@ -814,6 +820,7 @@ func (d *Daemon) newAppRun(ctx context.Context, app config.App, notifier *alert.
 // logged the new ones) and publishes their count.
 func (a *appRun) onDrift(ch drift.Delta) {
 	a.notify(a.alerts.events(ch)...)
+	a.notify(a.overlaps.events(ch)...)
 	a.publishFindings()
 }
 
@@ -835,7 +842,8 @@ func (a *appRun) publishFindings() {
 	for c, k := range counts {
 		a.d.m.DriftFindings.WithLabelValues(a.app.Name, a.app.ClusterName(), string(c)).Set(float64(k))
 	}
-	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings = n })
+	overlaps := len(report.Overlaps())
+	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings, s.Overlaps = n, overlaps })
 }
 
 // run reconciles the app at one revision (reconcile.Reconciler); how it

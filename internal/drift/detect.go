@@ -12,6 +12,7 @@ import (
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/ignore"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
@@ -546,6 +547,9 @@ func (c *objectCheck) declaredLeaf(l declared) {
 	if ff, ok := c.d.flapping(f); ok {
 		c.add(ff, l.path)
 	}
+	if c.otherInventoryLabel(l, f) {
+		return
+	}
 	class, culprit, ok := c.d.classify(l, f)
 	if !ok {
 		return
@@ -558,6 +562,34 @@ func (c *objectCheck) declaredLeaf(l declared) {
 	}
 	c.reported[l.str] = true
 	c.add(f, l.path)
+}
+
+// partOfLabel is the path of the inventory's part-of label.
+var partOfLabel = ".metadata.labels." + inventory.LabelPartOf
+
+// otherInventoryLabel reports whether l is the part-of label and another
+// syncd app owns it alone (by Apply, its managers annotation naming the
+// manager): the object is a member of that app's inventory, and the
+// applier leaves the label to it on purpose (applier.Change.
+// OtherInventory), so it is no finding.
+func (c *objectCheck) otherInventoryLabel(l declared, f Finding) bool {
+	return l.str == partOfLabel && c.d.otherAppsOwn(c.live, f.Owners)
+}
+
+// otherAppsOwn reports whether owners is not empty and each owner is a
+// manager another syncd app applies as (Apply on the main resource, named
+// by that app's managers annotation on live).
+func (d *detector) otherAppsOwn(live *unstructured.Unstructured, owners []Owner) bool {
+	if len(owners) == 0 {
+		return false
+	}
+	for _, o := range owners {
+		if d.isSyncd(o.Manager) || o.Operation != string(metav1.ManagedFieldsOperationApply) || o.Subresource != "" ||
+			applier.DeclaringApp(live, d.app, o.Manager) == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // overlapsWith returns the other syncd app that declares the shared

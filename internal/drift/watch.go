@@ -962,7 +962,9 @@ func (w *Watcher) objectOf(k objKey) *watched {
 
 // labelFindings returns a finding for every requirement of sel that live's
 // labels do not meet, on the label's path: taken-over when no syncd
-// manager owns the label any more (someone removed or relabelled it).
+// manager owns the label any more (someone removed or relabelled it),
+// none when another syncd app owns the part-of label (the object is in
+// both apps' inventories, and the label stays the first app's).
 func (d *detector) labelFindings(obj *declaredObject, live *unstructured.Unstructured, sel labels.Selector) []Finding {
 	if sel == nil {
 		return nil
@@ -986,6 +988,11 @@ func (d *detector) labelFindings(obj *declaredObject, live *unstructured.Unstruc
 			f.Live = v
 		}
 		f.Owners = owners(own, path)
+		if path.String() == partOfLabel && d.otherAppsOwn(live, f.Owners) {
+			// A member of another app's inventory too: the label is
+			// that app's (otherInventoryLabel).
+			continue
+		}
 		f.Culprit = d.culprit(f.Owners)
 		f.Class = TakenOver
 		for _, o := range f.Owners {

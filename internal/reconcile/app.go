@@ -349,6 +349,9 @@ func (rc *Reconciler) onChange(d drift.Delta) {
 			rc.log.Warn("drift: "+f.Sentence(), "object", f.Ref.String(), "path", f.Path, "class", string(f.Class), "culprit", f.Culprit)
 		}
 	}
+	for _, o := range drift.OverlapsOf(d.New) {
+		rc.log.Warn("overlap: "+o.Sentence(), "object", o.Object.String(), "otherApp", o.OtherApp, "fields", o.Fields)
+	}
 	if rc.opts.OnDrift != nil {
 		rc.opts.OnDrift(d)
 	}

@@ -276,7 +276,7 @@ func (d *daemon) logText() string {
 // appStatus is the part of /status a journey reads.
 type appStatus struct {
 	App, Revision, Result, Error string
-	Changed, Findings            int
+	Changed, Findings, Overlaps  int
 	LastRun                      time.Time
 }
 
