@@ -8,7 +8,12 @@
 // are read from anyone (413 past it); and that the JSON is parsed only
 // after the HMAC over the body matched. It does not apply anything itself
 // and does not trust the pushed SHA: it only triggers a poll, which
-// resolves the ref from Git as usual. It does not rate-limit, and it does
+// resolves the ref from Git as usual. A verified delivery is accepted
+// once within DefaultReplayWindow, by its id header and, where the HMAC
+// covers the body, by the body; a replay is answered 200 and polls
+// nothing. The memory of deliveries is bounded (DefaultReplayCapacity,
+// oldest forgotten first) and per process: another replica, or a replay
+// after the window, polls again. It does not rate-limit, and it does
 // not bound how many bodies are read at once: the HTTP server's timeouts
 // and a NetworkPolicy are the caller's part.
 package webhook

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,7 +41,8 @@ type Triggerer interface {
 // Order of checks: method, provider, a configured secret and a well-formed
 // signature header (or the GitLab token) — none of which reads the body —
 // then the body, up to MaxBody (413 past it), then the HMAC over the body
-// (401), and only then the JSON (400).
+// (401), then the JSON (400), and last whether the delivery was already
+// received within the replay window (200, nothing polled).
 type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
@@ -52,14 +54,16 @@ type Handler struct {
 	MaxBody int64
 
 	received *prometheus.CounterVec
+	replays  *replayGuard
 }
 
 // NewHandler returns a Handler whose counters are registered on reg.
 func NewHandler(secret func() ([]byte, error), sources func() map[string]string, t Triggerer, reg prometheus.Registerer) *Handler {
 	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
 		received: prom.CounterVec("syncd_webhook_requests_total",
-			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, unauthorized, too_large, bad_request, not_found).",
-			"provider", "result")}
+			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, replayed, unauthorized, too_large, bad_request, not_found).",
+			"provider", "result"),
+		replays: newReplayGuard(DefaultReplayWindow, DefaultReplayCapacity, time.Now)}
 	if reg != nil {
 		reg.MustRegister(h.received)
 	}
@@ -70,6 +74,7 @@ func NewHandler(secret func() ([]byte, error), sources func() map[string]string,
 const (
 	resultTriggered    = "triggered"
 	resultIgnored      = "ignored"
+	resultReplayed     = "replayed"
 	resultUnauthorized = "unauthorized"
 	resultTooLarge     = "too_large"
 	resultBadRequest   = "bad_request"
@@ -112,7 +117,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not a push payload: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if !h.replays.first(deliveryKeys(provider, r.Header, body, !check.tokenChecked)) {
+		h.count(provider, resultReplayed)
+		h.answerReplay(w)
+		return
+	}
 	h.answer(w, provider, h.trigger(urls))
+}
+
+// answerReplay answers a delivery already received: 200, not an error,
+// since GitLab disables a hook that keeps failing and a retry of a
+// delivery that was received is no failure; nothing is polled.
+func (h *Handler) answerReplay(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "delivery already received within the last %s: not polled again\n", h.replays.window)
 }
 
 func (h *Handler) maxBody() int64 {
