@@ -216,13 +216,30 @@ func checkSignedAlert(req *http.Request, body []byte) error {
 }
 
 // push sends a signed GitHub push event for the repository to the
-// daemon's webhook listener, which polls the source at once.
+// daemon's webhook listener, which polls the source at once, then sends
+// the same delivery again: a replay, answered 200 without a poll. Each
+// push is a delivery of its own (its id, and its body's head_commit
+// timestamp, as GitHub's differ), so pushing one SHA twice polls twice.
 func (j *driftJourney) push(sha string) {
 	j.t.Helper()
-	body, err := json.Marshal(map[string]any{"ref": "refs/heads/main", "after": sha, "repository": map[string]string{"clone_url": j.repo.URL}})
+	now := time.Now().UTC()
+	body, err := json.Marshal(map[string]any{"ref": "refs/heads/main", "after": sha, "repository": map[string]string{"clone_url": j.repo.URL},
+		"head_commit": map[string]string{"id": sha, "timestamp": now.Format(time.RFC3339Nano)}})
 	if err != nil {
 		j.t.Fatal(err)
 	}
+	delivery := fmt.Sprintf("e2e-%d", now.UnixNano())
+	if code, answer := j.deliver(body, delivery); code != http.StatusAccepted {
+		j.t.Fatalf("POST /webhook/github: %d: %s", code, answer)
+	}
+	if code, answer := j.deliver(body, delivery); code != http.StatusOK || !strings.Contains(answer, "already received") {
+		j.t.Errorf("the same delivery again: %d: %s; want 200, already received", code, answer)
+	}
+}
+
+// deliver posts one signed GitHub push delivery and returns the answer.
+func (j *driftJourney) deliver(body []byte, delivery string) (int, string) {
+	j.t.Helper()
 	mac := hmac.New(sha256.New, []byte(pushSecret))
 	mac.Write(body)
 	addr := j.d.waitLogged("syncd started", "webhookListen")
@@ -232,6 +249,7 @@ func (j *driftJourney) push(sha string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-GitHub-Delivery", delivery)
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	resp, err := loopback.Do(req)
 	if err != nil {
@@ -240,9 +258,7 @@ func (j *driftJourney) push(sha string) {
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
 	j.w.record(string(answer))
-	if resp.StatusCode != http.StatusAccepted {
-		j.t.Fatalf("POST /webhook/github: %s: %s", resp.Status, answer)
-	}
+	return resp.StatusCode, string(answer)
 }
 
 // pollNow pushes sha and waits for the daemon's next run of the app to
