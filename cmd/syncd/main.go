@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"syncd.dev/syncd/internal/redact"
+	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -48,6 +49,9 @@ func (e *exitCodeError) Unwrap() error { return e.err }
 func withCode(code int, err error) error { return &exitCodeError{code: code, err: err} }
 
 func main() {
+	// A render child (a render syncd runs in a process of its own) does
+	// its one render and exits here, before anything else is set up.
+	renderproc.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := forbidDefaultNetwork(); err != nil {

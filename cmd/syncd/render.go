@@ -16,6 +16,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -198,7 +199,11 @@ func renderPlan(ctx context.Context, app config.App, in renderInput) (*planner.P
 	if err != nil {
 		return nil, err
 	}
-	manifests, err := planner.Render(ctx, tree)
+	renderer, err := renderproc.Default()
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := renderer.Render(ctx, tree)
 	if err != nil {
 		return nil, fmt.Errorf("app %s: %s: nothing rendered:\n%w", app.Name, in.what, err)
 	}

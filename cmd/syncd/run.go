@@ -46,6 +46,7 @@ type runFlags struct {
 	webhookSecret  string
 	logFormat      string
 	apps           appFlags
+	render         renderLimitFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -118,6 +119,7 @@ reconciled only by the long-running daemon).`,
 	f.apps.register(fs)
 	fs.StringVar(&f.webhookSecret, "webhook-secret-file", "", "file holding the push webhook secret (GitHub/Gitea HMAC key, GitLab token)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	f.render.register(fs)
 	return cmd
 }
 
@@ -135,6 +137,10 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	log := slog.New(redact.LogHandler(handler))
 	routeClientLogs(log)
 	if err := checkHTTPFlags(f, log); err != nil {
+		return withCode(exitError, err)
+	}
+	renderer, err := f.render.renderer()
+	if err != nil {
 		return withCode(exitError, err)
 	}
 	cl, err := f.kube.connectPatiently()
@@ -158,7 +164,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	remoteInv := f.inventory.options(reg, false)
 	targets := f.kube.remoteTargets(cl, &remoteInv)
 	defer targets.Close()
-	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace(), Targets: targets}
+	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace(), Targets: targets, Renderer: renderer}
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	names := controller.NewNames() // app names shared by the file's apps and App objects
 	d, err := daemon.New(daemon.Options{

@@ -33,19 +33,26 @@ func overlayRepo(ns string) map[string]string {
 	}
 }
 
+// init makes kustomize panic while building overlays/broken (a nil map
+// write: what a kustomize bug looks like). It is set for the whole test
+// binary, not in the test, because the build runs in a render child
+// process (the test binary re-executed, package renderproc): the child
+// runs this init, not the test. No other test builds overlays/broken.
+func init() {
+	planner.BeforeKustomizeBuildForTest = func(dir string) {
+		if dir == "overlays/broken" {
+			var m map[string]int
+			m["kustomize"]++
+		}
+	}
+}
+
 // TestDaemonKustomizePanicFailsOneApp: two apps of one daemon, both
 // overlays of ../../base served by a real Git server. Kustomize panics
 // while building one of them: that app fails with its kustomization named,
 // and the other syncs.
 func TestDaemonKustomizePanicFailsOneApp(t *testing.T) {
 	ns := env.Namespace(t)
-	planner.BeforeKustomizeBuildForTest = func(dir string) {
-		if dir == "overlays/broken" {
-			var m map[string]int
-			m["kustomize"]++ // a nil map write: what a kustomize bug looks like
-		}
-	}
-	t.Cleanup(func() { planner.BeforeKustomizeBuildForTest = nil })
 
 	srv := gitserver.StartTest(t)
 	repo := srv.NewTestRepo(t, "platform")

@@ -26,7 +26,15 @@ const pgpEnd = "-----END PGP PRIVATE KEY BLOCK-----"
 type Keys struct {
 	age []age.Identity
 	pgp openpgp.EntityList
+	// raw is the keys file the keys were parsed from, for Bytes.
+	raw []byte
 }
+
+// Bytes returns the keys file content the keys were parsed from:
+// ParseKeys of it gives the same keys. It is how a render child process
+// receives an app's keys (over a pipe, never in a file or the
+// environment). The caller must not modify it.
+func (k *Keys) Bytes() []byte { return k.raw }
 
 // LoadKeys reads a keys file: age identities, one a line
 // (AGE-SECRET-KEY-1…, as age-keygen writes them; lines starting with #
@@ -56,7 +64,7 @@ func LoadKeys(path string) (*Keys, error) {
 // without any key is an error.
 func ParseKeys(data []byte) (*Keys, error) {
 	rest, blocks := splitPGP(string(data))
-	k := &Keys{}
+	k := &Keys{raw: data}
 	for i, b := range blocks {
 		ents, err := openpgp.ReadArmoredKeyRing(strings.NewReader(b))
 		if err != nil {

@@ -121,7 +121,10 @@ type chartRender struct {
 
 // renderTemplates runs Helm's engine over the chart: the chart's
 // kubeVersion, dependencies' conditions, tags and import-values, the
-// values schema, then every template. It stops at the build deadline.
+// values schema, then every template. It returns at the build deadline;
+// the engine cannot be interrupted, so its goroutine is abandoned then.
+// syncd renders through package renderproc, in a child process that is
+// killed at its deadline, which ends that goroutine too.
 func renderTemplates(ctx context.Context, r chartRender) (map[string]string, error) {
 	caps, err := r.opts.capabilities()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -52,7 +53,19 @@ type Options struct {
 	// section (remote clusters); nil: such apps fail, naming their
 	// cluster. The caller closes it.
 	Targets *Targets
+	// Renderer renders each app's tree; nil: renderproc.Default (a child
+	// process per render under the default limits, see package
+	// renderproc).
+	Renderer Renderer
 }
+
+// Renderer renders an app's tree into its manifests, as planner.Render
+// does (renderproc.Renderer: in a child process, under limits).
+type Renderer interface {
+	Render(ctx context.Context, t planner.Tree) ([]planner.Manifest, error)
+}
+
+var _ Renderer = (*renderproc.Renderer)(nil)
 
 // DefaultCacheDir is $XDG_CACHE_HOME/syncd/sources (or ~/.cache/...).
 func DefaultCacheDir() string {
@@ -107,6 +120,13 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 	}
 	if err := cfg.CheckLocalSources(opts.CacheDir); err != nil {
 		return nil, err
+	}
+	if opts.Renderer == nil {
+		def, err := renderproc.Default()
+		if err != nil {
+			return nil, err
+		}
+		opts.Renderer = def
 	}
 	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps), remote: map[string]*Target{}}
 	local, err := newTarget(config.LocalCluster, cluster, opts.Inventory)
@@ -345,7 +365,7 @@ func (r *Runner) renderDir(ctx context.Context, spec *App, dir string, rev sourc
 	if tree, err = WithDecryption(app, tree); err != nil {
 		return nil, err
 	}
-	manifests, err := planner.Render(ctx, tree)
+	manifests, err := r.opts.Renderer.Render(ctx, tree)
 	if err != nil {
 		return nil, fmt.Errorf("app %s: render %s: %w", app.Name, renderWhat(app), err)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"syncd.dev/syncd/internal/egress"
+	"syncd.dev/syncd/internal/renderproc"
 )
 
 // Main starts one control plane for a test package, stores it in *env, runs
@@ -28,11 +29,15 @@ import (
 //	var env *testenv.Env
 //	func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}, &env) }
 //
-// It first installs the network block syncd's main installs
+// A process the package's tests started as a render child (package
+// renderproc: syncd runs each render in a child process of its own
+// binary, here the test binary) renders and exits first, as in syncd's
+// main. Then it installs the network block syncd's main installs
 // (ForbidNetwork), so the package's tests run in a process like the one
 // users run. A missing binary fails the package with the command that
 // builds it.
 func Main(m *testing.M, opts Options, env **Env) {
+	renderproc.Main()
 	ForbidNetwork()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	e, err := Start(ctx, opts)

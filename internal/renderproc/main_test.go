@@ -1,0 +1,13 @@
+package renderproc
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain makes this test binary a render child when a test's Renderer
+// starts it as one, as syncd's main does.
+func TestMain(m *testing.M) {
+	Main()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,256 @@
+package renderproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"syncd.dev/syncd/internal/planner"
+)
+
+// sampleEvery is how often the parent reads a child's memory.
+var sampleEvery = 5 * time.Millisecond
+
+// maxStderr is how much of a child's stderr is kept to explain a crash.
+const maxStderr = 16 << 10
+
+// Renderer runs renders in child processes under its Limits. It is safe
+// for concurrent use; renders beyond Limits.Concurrency wait their turn.
+type Renderer struct {
+	limits Limits
+	exe    string
+	turns  chan struct{}
+}
+
+// New returns a Renderer with the limits l (zero fields: defaults).
+// Errors name the bad limit and its flag.
+func New(l Limits) (*Renderer, error) {
+	l, err := l.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("render child: find syncd's own binary: %w", err)
+	}
+	return &Renderer{limits: l, exe: exe, turns: make(chan struct{}, l.Concurrency)}, nil
+}
+
+// Default is the process's Renderer with the default limits, for
+// callers that are given none (syncd render, plan and apply).
+var Default = sync.OnceValues(func() (*Renderer, error) { return New(Limits{}) })
+
+// Limits returns the renderer's limits, defaults filled in.
+func (r *Renderer) Limits() Limits { return r.limits }
+
+// Render renders t in a child process (see planner.Render for what a
+// render does and returns). A render that reaches a limit returns a
+// *LimitError; one that ends because ctx ended returns ctx's error. No
+// child outlives the call.
+func (r *Renderer) Render(ctx context.Context, t planner.Tree) ([]planner.Manifest, error) {
+	if IsChild() {
+		return nil, errors.New("render child: a render child may not start another")
+	}
+	req, err := newRequest(t, r.limits).encode()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r.turns <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("render: waiting for a turn: %w", ctx.Err())
+	}
+	defer func() { <-r.turns }()
+	return r.run(ctx, req)
+}
+
+// run starts one child with req and waits for its answer.
+func (r *Renderer) run(ctx context.Context, req []byte) ([]planner.Manifest, error) {
+	ansR, ansW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("render child: %w", err)
+	}
+	defer ansR.Close()
+	var stderr capped
+	stderr.max = maxStderr
+	cmd := r.command(req, ansW, &stderr)
+	err = cmd.Start()
+	ansW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("render child: start %s: %w", r.exe, err)
+	}
+	c := &child{cmd: cmd, limits: r.limits}
+	got := make(chan readResult, 1)
+	go func() { got <- readAnswer(ansR, r.limits.Output) }()
+	c.watch(ctx, got)
+	return c.result(ctx, stderr.String())
+}
+
+// command is the child's command: syncd's binary with only its trigger
+// in the environment, in a process group of its own (killed as one), and
+// killed should syncd die.
+func (r *Renderer) command(req []byte, answer *os.File, stderr io.Writer) *exec.Cmd {
+	cmd := &exec.Cmd{
+		Path:       r.exe,
+		Args:       []string{"syncd-render"},
+		Env:        []string{childEnv + "=" + childEnvValue},
+		Dir:        "/",
+		Stdin:      bytes.NewReader(req),
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{answer},
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+		WaitDelay: time.Second,
+	}
+	return cmd
+}
+
+// readResult is what was read from a child's answer pipe.
+type readResult struct {
+	data []byte
+	err  error
+	// over is set when the answer is larger than the output limit.
+	over bool
+}
+
+// readAnswer reads at most max bytes of answer, and says whether there
+// was more.
+func readAnswer(r io.Reader, max int64) readResult {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if int64(len(data)) > max {
+		return readResult{over: true}
+	}
+	return readResult{data: data, err: err}
+}
+
+// child is one running render child.
+type child struct {
+	cmd    *exec.Cmd
+	limits Limits
+	// stopped is the limit that made the parent kill the child ("" when
+	// it was not killed for a limit); ctxErr is set when ctx ended.
+	stopped Limit
+	ctxErr  error
+	answer  readResult
+	waitErr error
+}
+
+// watch waits for the child to answer and exit, killing it when it goes
+// over a limit or ctx ends, and reaps it.
+func (c *child) watch(ctx context.Context, got <-chan readResult) {
+	deadline := time.NewTimer(c.limits.Time)
+	defer deadline.Stop()
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case c.answer = <-got:
+			waiting = false
+			if c.answer.over {
+				c.kill(LimitOutput)
+			}
+		case <-tick.C:
+			if mem, err := memoryOf(c.cmd.Process.Pid); err == nil && mem > c.limits.Memory {
+				c.kill(LimitMemory)
+			}
+		case <-deadline.C:
+			c.kill(LimitTime)
+		case <-ctx.Done():
+			c.ctxErr = ctx.Err()
+			c.kill("")
+		}
+	}
+	c.waitErr = c.cmd.Wait()
+}
+
+// kill stops the child's process group at once, recording why.
+func (c *child) kill(why Limit) {
+	if c.stopped == "" {
+		c.stopped = why
+	}
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// result is what the child's render came to.
+func (c *child) result(ctx context.Context, stderr string) ([]planner.Manifest, error) {
+	if c.stopped != "" {
+		return nil, c.limitError(c.stopped)
+	}
+	if c.ctxErr != nil {
+		return nil, fmt.Errorf("render: %w", c.ctxErr)
+	}
+	if c.waitErr != nil {
+		return nil, c.crashError(stderr)
+	}
+	if c.answer.err != nil {
+		return nil, fmt.Errorf("render child: read the answer: %w", c.answer.err)
+	}
+	var a answer
+	if err := json.Unmarshal(c.answer.data, &a); err != nil {
+		return nil, fmt.Errorf("render child: the answer is not valid JSON: %w", err)
+	}
+	return a.result()
+}
+
+// limitError is the LimitError for the limit l.
+func (c *child) limitError(l Limit) *LimitError {
+	return &LimitError{Limit: l, Memory: c.limits.Memory, Time: c.limits.Time, Output: c.limits.Output}
+}
+
+// crashError explains a child that exited without answering: out of
+// memory (its address space cap), out of CPU time (RLIMIT_CPU's
+// SIGKILL), or another crash, with the last line of its stderr.
+func (c *child) crashError(stderr string) error {
+	if strings.Contains(stderr, "out of memory") {
+		return c.limitError(LimitMemory)
+	}
+	var ee *exec.ExitError
+	if errors.As(c.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			if ws.Signal() == syscall.SIGKILL {
+				return fmt.Errorf("render child was killed (%s): by its CPU time limit (%s), or by the kernel for lack of memory; check the pod's memory limit and %s", ws.Signal(), c.limits.Time, FlagMemory)
+			}
+			return fmt.Errorf("render child was killed (%s)", ws.Signal())
+		}
+	}
+	return fmt.Errorf("render child failed (%w): %s", c.waitErr, lastLine(stderr))
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// capped is a writer that keeps the first max bytes written to it.
+type capped struct {
+	mu  sync.Mutex
+	b   bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
