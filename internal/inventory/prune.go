@@ -499,6 +499,15 @@ func (r *Run) decide(c *candidate) {
 		c.spare(ReasonReserved, fmt.Sprintf("not deleted: it is syncd's own object (%s), which no app may delete whatever its RBAC allows (docs/security.md); delete it by hand if it should go", why))
 		return
 	}
+	if other := r.declaredElsewhere(live); other != "" && r.ownsAny(live) {
+		// Another app still declares the object: it is never deleted
+		// by the app that dropped it. This app lets go of it instead
+		// (its fields, managers annotation and, when it holds it, the
+		// part-of label), as it orphans an adopted object, so the other
+		// app owns it alone and takes it into its inventory.
+		c.action = pruneOrphan
+		return
+	}
 	if got := live.Labels[LabelPartOf]; got != r.id {
 		c.spare(ReasonNotMember, fmt.Sprintf("not deleted: it no longer carries %s=%s (now %q), so it is no longer this app's; it is dropped from prune once relabelled or deleted by hand", LabelPartOf, r.id, got))
 		return
@@ -558,6 +567,33 @@ func trim63(s string) string {
 		return s[:63]
 	}
 	return s
+}
+
+// declaredElsewhere returns another app whose managers annotation is on
+// live and one of whose managers still has a managedFields entry there:
+// an app that still declares the object. "" when there is none.
+func (r *Run) declaredElsewhere(live *metav1.PartialObjectMetadata) string {
+	own := applier.ManagersAnnotationPrefix + trim63(r.app.Name)
+	entries := sets.New[string]()
+	for _, e := range live.ManagedFields {
+		entries.Insert(e.Manager)
+	}
+	var apps []string
+	for k, v := range live.Annotations {
+		if !strings.HasPrefix(k, applier.ManagersAnnotationPrefix) || k == own {
+			continue
+		}
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" && entries.Has(m) {
+				apps = append(apps, strings.TrimPrefix(k, applier.ManagersAnnotationPrefix))
+				break
+			}
+		}
+	}
+	if len(apps) == 0 {
+		return ""
+	}
+	return slices.Min(apps)
 }
 
 // ownsAny reports whether a manager of the app owns a field of live.
@@ -631,7 +667,10 @@ func (r *Run) orphanPatch(live *metav1.PartialObjectMetadata) ([]byte, error) {
 	}
 	ops := []map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": live.ResourceVersion},
-		{"op": "remove", "path": "/metadata/labels/" + escape(LabelPartOf)},
+	}
+	if live.Labels[LabelPartOf] == r.id {
+		// Another app's label (an object both declare) stays.
+		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/labels/" + escape(LabelPartOf)})
 	}
 	if _, ok := live.Annotations[applier.ManagersAnnotationPrefix+trim63(r.app.Name)]; ok {
 		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + escape(applier.ManagersAnnotationPrefix+trim63(r.app.Name))})

@@ -159,13 +159,18 @@ func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*
 // applied) and either every slice's manager still has the managedFields
 // entries recorded right after that apply (nobody took or changed a field
 // of syncd's since, whatever else was written: a controller's status or
-// metadata, another app applying the same values), or the object still
-// has the recorded resourceVersion and is labelled as a member of id.
+// metadata, another app applying the same values) and the object carries
+// a part-of label (this app's, or that of another app holding it too), or
+// the object still has the recorded resourceVersion and is labelled as a
+// member of id.
 func appliedAsRecorded(mem *Member, obj *planner.Object, live liveMeta, id string) bool {
 	if mem == nil || !sameApplied(mem, obj) {
 		return false
 	}
-	if ownedAsRecorded(mem, live.managedFields) {
+	if ownedAsRecorded(mem, live.managedFields) && live.labels[LabelPartOf] != "" {
+		// The part-of label is this app's, or another app's that holds
+		// the object too (the applier leaves it to that app); with no
+		// label, the apply would add this app's.
 		return true
 	}
 	return mem.ResourceVersion != "" && mem.ResourceVersion == live.resourceVersion && live.labels[LabelPartOf] == id
