@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,6 +44,8 @@ type rig struct {
 	repo *gitserver.Repo
 	sha  string
 	c    *Controller
+	// stop stops c (a restart starts another: startIn).
+	stop func()
 	// invNS holds the inventories of syncd's own cluster.
 	invNS string
 }
@@ -87,13 +90,23 @@ spec: {url: %q, branch: main, interval: %s}`, repo.URL, interval))
 
 // start runs a Controller with an inventory until the test ends.
 func (r *rig) start(extra Options) *Controller {
+	r.invNS = env.Namespace(r.t)
+	c, stop := r.startIn(r.invNS, extra)
+	r.stop = stop
+	return c
+}
+
+// startIn runs a Controller whose inventory keeps its Secrets in invNS
+// until stop is called or the test ends (a restart: a new Controller,
+// with new Names, over the same inventories).
+func (r *rig) startIn(invNS string, extra Options) (c *Controller, stop func()) {
 	t := r.t
-	r.invNS = env.Namespace(t)
-	cl, md, inv := clusterWithInventory(t, r.dyn, r.invNS)
+	cl, md, inv := clusterWithInventory(t, r.dyn, invNS)
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
 	t.Cleanup(broadcaster.Shutdown)
 	c, err := New(Options{
+		Names:    extra.Names,
 		Events:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}),
 		Cluster:  cl,
 		Runner:   reconcile.Options{CacheDir: t.TempDir(), Inventory: inv, Targets: extra.Runner.Targets},
@@ -108,14 +121,18 @@ func (r *rig) start(extra Options) *Controller {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
-		inv.Stop()
-	})
-	return c
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("controller: %v", err)
+			}
+			inv.Stop()
+		})
+	}
+	t.Cleanup(stop)
+	return c, stop
 }
 
 func configMap(name, value string) string {

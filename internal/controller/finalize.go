@@ -36,7 +36,7 @@ func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 		c.forget(key)
 		return nil
 	}
-	switch err := c.opts.Names.claim(AppName(app.Namespace, app.Name), key); {
+	switch err := c.claimName(app); {
 	case err != nil:
 		// The inventory of that name is another app's: pruning it would
 		// delete that app's objects.
@@ -72,7 +72,9 @@ func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
 	if err != nil {
 		return fmt.Errorf("App %s: prune on deletion: %w", key, err)
 	}
+	compiled.Inventory.Owner = ownerOf(key)
 	opts := c.opts.Runner
+	opts.Owner = ownerOf(key)
 	c.mu.Lock()
 	opts.Targets = c.targetsFor(key, app.Namespace)
 	c.mu.Unlock()
@@ -85,6 +87,10 @@ func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
 		rc = reconcile.NewReconciler(reconcile.ReconcilerOptions{Logger: c.log.With("app", key)})
 	}
 	rep, err := rc.PruneAll(ctx, r, compiled)
+	if c.ownedByAnother(a.Name, err) {
+		c.log.Info("App deleted without pruning: the inventory of its app name belongs to another App", "app", key, "reason", err.Error())
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("App %s: prune on deletion (the App stays until it succeeds): %w", key, err)
 	}

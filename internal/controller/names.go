@@ -1,14 +1,30 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/inventory"
 )
 
 // Names are the app names in use in one process: the file config's apps
 // and the Apps the controller runs. An App whose AppName is taken by a
 // file app or by another App is not run (NameCollision): the two would
 // share an inventory and field managers and prune each other's objects.
+//
+// Between Apps, which one holds a name does not depend on the order
+// they are reconciled in (claim): the App the name's inventory records
+// as its owner, once the controller learnt it (recordOwner), else the
+// oldest. A restart so keeps the same App running, and the other never
+// writes the inventory (which also refuses it: inventory.OwnerError).
 //
 // The field managers are held the same way: an App may not apply as a
 // manager of a file app or of another App (it would take their fields),
@@ -18,6 +34,9 @@ type Names struct {
 	mu    sync.Mutex
 	file  map[string]bool
 	owner map[string]string // app name → App key that holds it
+	// recorded are the App keys the inventories record as their owners
+	// (app name → App key), learnt from inventory.OwnerError.
+	recorded map[string]string
 	// fileManagers are the file apps' managers (manager → app name);
 	// managers are the Apps' (manager → App key).
 	fileManagers map[string]string
@@ -26,7 +45,7 @@ type Names struct {
 
 // NewNames returns an empty set of names.
 func NewNames() *Names {
-	return &Names{file: map[string]bool{}, owner: map[string]string{}, fileManagers: map[string]string{}, managers: map[string]string{}}
+	return &Names{file: map[string]bool{}, owner: map[string]string{}, recorded: map[string]string{}, fileManagers: map[string]string{}, managers: map[string]string{}}
 }
 
 // SetFileManagers replaces the field managers of the file config's apps
@@ -91,19 +110,62 @@ func (n *Names) Collision(fileApp string) string {
 	return ""
 }
 
-// claim takes an app name for the App key; an error names who holds it.
-func (n *Names) claim(name, key string) error {
+// contender is an App whose app name is the one claimed.
+type contender struct {
+	key     string
+	created time.Time
+}
+
+// claim takes an app name for the App key, given every App of that app
+// name (contenders, key's own among them). The App the name's
+// inventory records as its owner holds it, else the oldest (creation
+// time, then key): the same App whatever the order of the claims. An
+// error names the App that holds it and what to do.
+func (n *Names) claim(name, key string, contenders []contender) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.file[name] {
 		n.owner[name] = key
 		return fmt.Errorf("App %s: its app name %q is also the name of an app in the syncd config file; the two would share an inventory and field managers: rename the App or the file's app", key, name)
 	}
-	if other, ok := n.owner[name]; ok && other != key {
-		return fmt.Errorf("App %s: its app name %q (<namespace>-<name>) is also App %s's; rename one of them", key, name, other)
+	winner, why := n.winner(name, key, contenders)
+	if winner != key {
+		if n.owner[name] == key {
+			delete(n.owner, name)
+		}
+		return fmt.Errorf("App %s: its app name %q (<namespace>-<name>) is also App %s's, which holds it (%s); this App is not run and writes nothing: rename it (another name or namespace), or delete App %s", key, name, winner, why, winner)
 	}
 	n.owner[name] = key
 	return nil
+}
+
+// winner is the App that holds an app name among the contenders and
+// key, and why (n.mu held).
+func (n *Names) winner(name, key string, contenders []contender) (string, string) {
+	if len(contenders) == 0 {
+		return key, ""
+	}
+	best := contenders[0]
+	for _, c := range contenders {
+		if rec, ok := n.recorded[name]; ok && c.key == rec {
+			return rec, "the inventory of that name records it as its owner"
+		}
+		if c.created.Before(best.created) || c.created.Equal(best.created) && c.key < best.key {
+			best = c
+		}
+	}
+	return best.key, "it is the older of the two"
+}
+
+// recordOwner notes the App key an app name's inventory belongs to
+// (inventory.OwnerError): it holds the name from now on.
+func (n *Names) recordOwner(name, key string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.recorded[name] = key
+	if n.owner[name] != key {
+		delete(n.owner, name)
+	}
 }
 
 // release gives up the names and managers the App key holds.
@@ -116,4 +178,68 @@ func (n *Names) release(key string) {
 		}
 	}
 	n.dropManagers(key)
+}
+
+// claimName claims the App's app name among every App of that name the
+// informer holds (Names.claim).
+func (c *Controller) claimName(app *v1alpha1.App) error {
+	name := AppName(app.Namespace, app.Name)
+	key := app.Namespace + "/" + app.Name
+	contenders := []contender{{key: key, created: app.CreationTimestamp.Time}}
+	for _, m := range c.namesakes(name) {
+		if k := m.GetNamespace() + "/" + m.GetName(); k != key {
+			contenders = append(contenders, contender{key: k, created: m.GetCreationTimestamp().Time})
+		}
+	}
+	return c.opts.Names.claim(name, key, contenders)
+}
+
+// namesakes are the Apps the informer holds whose app name is name.
+func (c *Controller) namesakes(name string) []metav1.Object {
+	objs, err := c.apps.List(everything)
+	if err != nil {
+		return nil
+	}
+	var out []metav1.Object
+	for _, o := range objs {
+		m, err := meta.Accessor(o)
+		if err == nil && AppName(m.GetNamespace(), m.GetName()) == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ownerOf is whom an App's inventory records as its owner
+// (inventory.App.Owner), for the App key namespace/name.
+func ownerOf(key string) string { return "App " + key }
+
+// ownedByAnother reports whether err says the inventory of the app name
+// belongs to another App (inventory.OwnerError); then that App holds the
+// name from now on (Names.recordOwner) and is queued, so it runs at
+// once if this App held the name in its place.
+func (c *Controller) ownedByAnother(name string, err error) bool {
+	var oe *inventory.OwnerError
+	if !errors.As(err, &oe) {
+		return false
+	}
+	if key, ok := strings.CutPrefix(oe.Owner, "App "); ok {
+		c.opts.Names.recordOwner(name, key)
+		c.queue.Add(key)
+	}
+	return true
+}
+
+// enqueueNamesakes queues the other Apps of the app name of the App key,
+// which is gone: one of them may hold the name now.
+func (c *Controller) enqueueNamesakes(key string) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return
+	}
+	for _, m := range c.namesakes(AppName(ns, name)) {
+		if k := m.GetNamespace() + "/" + m.GetName(); k != key {
+			c.queue.Add(k)
+		}
+	}
 }

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -67,4 +69,51 @@ func TestAppTakingAnotherAppsManager(t *testing.T) {
 		t.Errorf("the intruder's ConfigMap api was applied (value %q)", v)
 	}
 	r.waitReady("owner", r.sha)
+}
+
+// TestClaimNameStable: of two Apps whose app names collide, the same one
+// holds the name whichever claims first and whatever a fresh Names (a
+// restart) saw before: the one the inventory records as its owner once
+// learnt, else the older; the refusal names the holder.
+func TestClaimNameStable(t *testing.T) {
+	older := contender{key: "team-b/web", created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	newer := contender{key: "team/b-web", created: older.created.Add(time.Hour)}
+	both := []contender{newer, older}
+	tests := map[string]struct {
+		recorded string // the owner the inventory records ("" unknown)
+		order    []string
+		want     string // the holder
+	}{
+		"older first":                     {order: []string{older.key, newer.key}, want: older.key},
+		"newer first":                     {order: []string{newer.key, older.key}, want: older.key},
+		"recorded owner, newer first":     {recorded: newer.key, order: []string{newer.key, older.key}, want: newer.key},
+		"recorded owner, older first":     {recorded: newer.key, order: []string{older.key, newer.key}, want: newer.key},
+		"recorded owner gone, held again": {recorded: "gone/app", order: []string{newer.key, older.key}, want: older.key},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := NewNames()
+			if tc.recorded != "" {
+				n.recordOwner("team-b-web", tc.recorded)
+			}
+			got := map[string]string{}
+			for _, key := range tc.order {
+				err := n.claim("team-b-web", key, both)
+				got[key] = fmt.Sprint(err)
+				if err == nil {
+					got[key] = "holds"
+				}
+			}
+			loser := older.key
+			if tc.want == older.key {
+				loser = newer.key
+			}
+			if got[tc.want] != "holds" {
+				t.Errorf("%s: %s, want it to hold the name", tc.want, got[tc.want])
+			}
+			if !strings.Contains(got[loser], "is also App "+tc.want+"'s, which holds it") || !strings.Contains(got[loser], "rename it") {
+				t.Errorf("%s: %s, want a refusal naming App %s and what to do", loser, got[loser], tc.want)
+			}
+		})
+	}
 }

@@ -130,6 +130,10 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 		at.Rendered, at.Warnings = true, out.Rendered.Plan.Warnings
 	}
 	at.Reason = reasonOf(out.Result, out.Rendered != nil, false)
+	if c.ownedByAnother(cfgApp.Name, err) {
+		at.Reason = v1alpha1.ReasonNameCollision
+		return at, requeueAfterInvalid
+	}
 	if err != nil {
 		return at, 0
 	}
@@ -140,7 +144,7 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 // its GitSource and Secrets, its translated config and its Runner. The
 // reason names what is missing.
 func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App) (*appRunner, v1alpha1.Reason, error) {
-	if err := c.opts.Names.claim(AppName(app.Namespace, app.Name), key); err != nil {
+	if err := c.claimName(app); err != nil {
 		return nil, v1alpha1.ReasonNameCollision, err
 	}
 	if err := c.opts.Tenancy.checkSourceRef(app); err != nil {
@@ -213,6 +217,7 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 	c.cacheDirs[key] = dir
 	opts := c.opts.Runner
 	opts.CacheDir = dir
+	opts.Owner = ownerOf(key)
 	// substituteFrom names ConfigMaps and Secrets of the App's namespace.
 	opts.Namespace = app.Namespace
 	opts.Targets = c.targetsFor(key, app.Namespace)
@@ -264,6 +269,7 @@ func (c *Controller) forget(key string) {
 	delete(c.cacheDirs, key)
 	c.mu.Unlock()
 	c.opts.Names.release(key)
+	c.enqueueNamesakes(key)
 	if dir == "" {
 		return // never cloned in this process; the next start's sweep removes it
 	}

@@ -27,4 +27,10 @@ type App struct {
 	// InstallsSyncd lets the app hold objects that are syncd's own
 	// (Reserved): it is the app that installs syncd.
 	InstallsSyncd bool
+	// Owner is whom the app is, recorded in its parent Secret
+	// (AnnotationOwner), e.g. "App team-b/web": an inventory that records
+	// another owner and holds members is refused (OwnerError) before
+	// anything is applied, written or pruned. Empty (the config file's
+	// apps): not checked, and the record is kept as it is.
+	Owner string
 }

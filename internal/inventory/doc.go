@@ -31,6 +31,12 @@
 // values) cost no request. Finish prunes, then writes the new member set, but only
 // when something changed.
 //
+// An app with an Owner (the App controller's "App <namespace>/<name>")
+// records it on its parent (syncd.dev/owner); an app of the same name
+// with another Owner is refused (OwnerError) by Begin, Unchanged and
+// PreviewPrune while the inventory lists members, so two apps whose
+// names collide never write or prune each other's (owner.go).
+//
 // Guarantees: nothing is deleted unless the apply of the whole plan
 // succeeded, the plan is not empty (or the app allows it), the deletions
 // stay within the budget, and the object still carries the app's part-of

@@ -86,6 +86,10 @@ type Inventory struct {
 	// Revision is the commit SHA last applied and pruned (the parent's
 	// AnnotationRevision, not part of the blob); empty before the first.
 	Revision string `json:"-"`
+	// Owner is whom the inventory belongs to (the parent's
+	// AnnotationOwner, not part of the blob); empty when none is
+	// recorded.
+	Owner string `json:"-"`
 }
 
 // Index returns the members by key.

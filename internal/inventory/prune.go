@@ -80,7 +80,7 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 	for i := range r.plan.Objects {
 		inPlan[KeyOf(r.plan.Objects[i].Ref)] = true
 	}
-	next := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision}
+	next := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision, Owner: r.owner()}
 	next.Members = r.applied(cs)
 	var left []*Member
 	for _, mem := range r.prev.inv.Members {
@@ -196,7 +196,7 @@ func (r *Run) advances(rep *Report, cs *applier.ChangeSet, applyErr error) bool 
 // plus ours' members fresh lacks, at fresh's revision: a member neither
 // writer dropped on purpose is never lost.
 func mergeInto(fresh, ours *Inventory) *Inventory {
-	out := &Inventory{App: fresh.App, ID: fresh.ID, Revision: fresh.Revision}
+	out := &Inventory{App: fresh.App, ID: fresh.ID, Revision: fresh.Revision, Owner: ours.Owner}
 	have := fresh.Index()
 	for _, mem := range fresh.Members {
 		c := *mem

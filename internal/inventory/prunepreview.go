@@ -31,7 +31,7 @@ func (m *Manager) PreviewPrune(ctx context.Context, app App, plan *planner.Plan,
 	if read != nil && read.prev != nil {
 		prev = read.prev
 	} else {
-		if prev, err = m.store.load(ctx, app.Name); err != nil {
+		if prev, err = m.store.loadFor(ctx, app); err != nil {
 			return nil, err
 		}
 	}

@@ -73,7 +73,7 @@ func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun
 	if err != nil {
 		return nil, err
 	}
-	prev, err := m.store.load(ctx, app.Name)
+	prev, err := m.store.loadFor(ctx, app)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun
 
 // superset is every member the run read plus every plan object.
 func (r *Run) superset() *Inventory {
-	super := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision}
+	super := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision, Owner: r.owner()}
 	for _, mem := range r.prev.inv.Members {
 		c := *mem
 		super.Members = append(super.Members, &c)
@@ -131,7 +131,7 @@ func (r *Run) superset() *Inventory {
 
 // reread reads the inventory again after another writer changed it.
 func (r *Run) reread(ctx context.Context) error {
-	prev, err := r.m.store.load(ctx, r.app.Name)
+	prev, err := r.m.store.loadFor(ctx, r.app)
 	if err != nil {
 		return err
 	}

@@ -106,6 +106,7 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 	defer func() {
 		if l.inv != nil {
 			l.inv.Revision = ann[AnnotationRevision]
+			l.inv.Owner = ann[AnnotationOwner]
 		}
 	}()
 	enc, _, _ := unstructured.NestedString(u.Object, "data", DataKey)
@@ -191,6 +192,9 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 	}
 	if inv.Revision != "" {
 		ann[AnnotationRevision] = inv.Revision
+	}
+	if inv.Owner != "" {
+		ann[AnnotationOwner] = inv.Owner
 	}
 	if prev != nil && prev.exists && bytes.Equal(prev.blob, blob) && sameAnnotations(prev.ann, ann) {
 		return false, nil

@@ -58,7 +58,7 @@ func (m *Manager) Unchanged(ctx context.Context, app App, plan *planner.Plan) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.store.load(ctx, app.Name)
+	l, err := m.store.loadFor(ctx, app)
 	if err != nil {
 		return nil, err
 	}

@@ -137,10 +137,15 @@ type compiled struct {
 // compileApps compiles every app of the config, once per config load. An
 // app that does not compile keeps its error: its runs fail, the others'
 // do not.
-func compileApps(apps []config.App) map[string]compiled {
+//
+// owner is recorded as each app's inventory owner (Options.Owner).
+func compileApps(apps []config.App, owner string) map[string]compiled {
 	out := make(map[string]compiled, len(apps))
 	for _, a := range apps {
 		spec, err := Compile(a)
+		if spec != nil {
+			spec.Inventory.Owner = owner
+		}
 		out[a.Name] = compiled{app: a, spec: spec, err: err}
 	}
 	return out
@@ -164,7 +169,11 @@ func (r *Runner) Spec(app config.App) (*App, error) {
 	if c, ok := r.specs[app.Name]; ok && reflect.DeepEqual(c.app, app) {
 		return c.spec, c.err
 	}
-	return Compile(app)
+	spec, err := Compile(app)
+	if spec != nil {
+		spec.Inventory.Owner = r.opts.Owner
+	}
+	return spec, err
 }
 
 // SourceSpec is a Git or OCI source's config as the source stage takes it

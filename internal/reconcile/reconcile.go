@@ -57,6 +57,11 @@ type Options struct {
 	// process per render under the default limits, see package
 	// renderproc).
 	Renderer Renderer
+	// Owner, when set, is whom the Runner's apps are: recorded in their
+	// inventories, which refuse another owner's app of the same name
+	// (inventory.App.Owner). The App controller sets "App
+	// <namespace>/<name>"; the config file's apps leave it empty.
+	Owner string
 }
 
 // Renderer renders an app's tree into its manifests, as planner.Render
@@ -128,7 +133,7 @@ func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
 		}
 		opts.Renderer = def
 	}
-	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps), remote: map[string]*Target{}}
+	r := &Runner{cfg: cfg, cluster: cluster, opts: opts, sources: map[string]Tracker{}, specs: compileApps(cfg.Apps, opts.Owner), remote: map[string]*Target{}}
 	local, err := newTarget(config.LocalCluster, cluster, opts.Inventory)
 	if err != nil {
 		return nil, err
