@@ -210,9 +210,11 @@ func isSecret(ref planner.ObjectRef) bool { return redact.IsSecret(ref.GroupKind
 
 // sameValue reports whether live holds what manager declares at path:
 // Git's text compared by equalDeclared, or else the server's form of it
-// (storedAsDeclared).
+// (storedAsDeclared). A leaf Git declares null (a chart's replicas:
+// null) holds no value of Git's: whatever the server stored there, its
+// default, is the same value.
 func (d *detector) sameValue(ref planner.ObjectRef, manager string, path fieldpath.Path, desired, live any) bool {
-	return equalDeclared(desired, live) || d.storedAsDeclared(ref, manager, path, live)
+	return desired == nil || equalDeclared(desired, live) || d.storedAsDeclared(ref, manager, path, live)
 }
 
 // isSyncd reports whether m is one of syncd's managers (handoff managers

@@ -309,3 +309,65 @@ spec:
 		})
 	}
 }
+
+// TestDetectNullDeclared: a chart that renders replicas: null (kyverno's
+// Deployments) declares no value there; the API server stores its
+// default, which Git's text (the comparison when the server cannot be
+// asked, a webhook being down) must not call drift. Another manager
+// taking the field is still found.
+func TestDetectNullDeclared(t *testing.T) {
+	at := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
+	plan := mustPlan(t, config.App{Name: "web", Namespace: "ns"}, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: null
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: example.com/web:v1}]
+`)
+	ref := plan.Objects[0].Ref
+	const fields = `{"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`
+	live := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: example.com/web:v1}]
+`)
+		u.SetManagedFields(entries)
+		return u
+	}
+	tests := map[string]struct {
+		live *unstructured.Unstructured
+		want []string
+	}{
+		"the server's default under syncd's name": {live: live(mf("syncd-web", "Apply", "", fields, at))},
+		"taken by a scaler": {
+			live: live(mf("syncd-web", "Apply", "", strings.Replace(fields, `"f:replicas":{},`, "", 1), at),
+				mf("kube-controller-manager", "Update", "scale", `{"f:spec":{"f:replicas":{}}}`, at.Add(time.Minute))),
+			want: []string{".spec.replicas taken-over <nil> 1"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := Detect(plan, map[planner.ObjectRef]*unstructured.Unstructured{ref: tt.live}, Options{})
+			var got []string
+			for _, f := range r.Findings {
+				got = append(got, fmt.Sprintf("%s %s %v %v", f.Path, f.Class, f.Desired, f.Live))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
