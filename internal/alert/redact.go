@@ -19,7 +19,9 @@ const minScrubLen = 4
 // scrubbed as error text is (redact.Text). A field is hidden when it is
 // marked Sensitive, when package redact's built-in rules hide its
 // FieldPath (Secret data and stringData, the last-applied annotation), or
-// when it belongs to a Secret, has values and no FieldPath to tell. Hidden values
+// when it belongs to a Secret, has values and no FieldPath to tell; the
+// values of other fields have every secret value the process knows
+// masked (redact.Known). Hidden values
 // of at least four characters are also removed from the Summary. Empty
 // values stay empty: they say the field is unset, not what it holds.
 //
@@ -32,6 +34,7 @@ func Redact(ev Event) Event {
 	for i := range ev.Fields {
 		f := &ev.Fields[i]
 		if !hides(gk, *f) {
+			f.Desired, f.Live = redact.Known(f.Desired), redact.Known(f.Live)
 			continue
 		}
 		f.Sensitive = true

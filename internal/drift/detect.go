@@ -123,9 +123,14 @@ func keyOf(r planner.ObjectRef) objKey {
 // never changes its arguments.
 func Detect(plan *planner.Plan, live map[planner.ObjectRef]*unstructured.Unstructured, opts Options) *Report {
 	byKey := make(map[objKey]*unstructured.Unstructured, len(live))
+	var liveSecrets []string // a live Secret's values: Git may have rotated them away
 	for r, o := range live {
 		byKey[keyOf(r)] = o
+		if o != nil {
+			liveSecrets = append(liveSecrets, opts.Sensitive.Collect(o.Object)...)
+		}
 	}
+	opts.Sensitive = opts.Sensitive.WithSecrets(redact.NewSecrets(liveSecrets))
 	d := newDetector(plan, opts)
 	r := &Report{}
 	unreadable := opts.Unreadable.set()
@@ -229,7 +234,7 @@ func (d *detector) isHandoff(m string) bool {
 }
 
 // redact hides f's values when package redact's rules hide the field at
-// p, and records p as f.FieldPath for the outputs that redact again. p is
+// p (and otherwise masks the rules' secret values inside them), and records p as f.FieldPath for the outputs that redact again. p is
 // nil for object-level findings, which carry no values; a Secret finding
 // without a path that does carry values is hidden whole.
 func (d *detector) redact(f *Finding, p fieldpath.Path) {
@@ -240,6 +245,7 @@ func (d *detector) redact(f *Finding, p fieldpath.Path) {
 		hide = redact.IsSecret(gk) && (f.Desired != nil || f.Live != nil)
 	}
 	if !hide {
+		f.Desired, f.Live = d.opts.Sensitive.Value(f.Desired), d.opts.Sensitive.Value(f.Live)
 		return
 	}
 	f.Redacted = true

@@ -3,6 +3,8 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -58,7 +60,7 @@ func (s *secrets) open(name string, data []byte) ([]byte, error) {
 }
 
 // mark records in each manifest the fields whose value is one the render
-// decrypted.
+// decrypted, and the decrypted values it holds anywhere.
 func (s *secrets) mark(ms []Manifest) {
 	if s == nil {
 		return
@@ -68,9 +70,61 @@ func (s *secrets) mark(ms []Manifest) {
 	if len(s.values) == 0 {
 		return
 	}
+	known := s.compiled()
 	for i := range ms {
 		ms[i].Decrypted = decryptedPaths(ms[i].Object, s.values)
+		ms[i].Secrets = foundIn(ms[i].Object.Object, known)
 	}
+}
+
+// compiled is the decrypted values as a redact.Secrets (s.mu held).
+func (s *secrets) compiled() *redact.Secrets {
+	return redact.NewSecrets(slices.Collect(maps.Keys(s.values)))
+}
+
+// mask hides the decrypted values in err's text: a kustomize error may
+// quote a field that holds one. It returns err when there is nothing to
+// hide.
+func (s *secrets) mask(err error) error {
+	if s == nil || err == nil {
+		return err
+	}
+	s.mu.Lock()
+	known := s.compiled()
+	s.mu.Unlock()
+	if msg := known.Mask(err.Error()); msg != err.Error() {
+		return errors.New(msg)
+	}
+	return err
+}
+
+// foundIn returns the values of known that the strings of v hold.
+func foundIn(v any, known *redact.Secrets) []string {
+	if known == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, c := range t {
+				walk(c)
+			}
+		case []any:
+			for _, c := range t {
+				walk(c)
+			}
+		case string:
+			for _, f := range known.Found(t) {
+				seen[f] = true
+			}
+		}
+	}
+	walk(v)
+	out := slices.Collect(maps.Keys(seen))
+	slices.Sort(out)
+	return out
 }
 
 // decryptedPaths returns the paths of obj's leaves whose value, as text,
@@ -112,6 +166,34 @@ func leafText(v any) (string, bool) {
 		return strconv.FormatFloat(t, 'f', -1, 64), true
 	}
 	return "", false
+}
+
+// knownSecrets are the plan's secret values: those the render decrypted
+// (Manifest.Secrets), the values of the substitution's sensitive
+// variables, and every value the objects hold at a field rules hide
+// (redact.Rules.Collect: Secret data, sensitive paths, decrypted fields).
+func knownSecrets(ms []Manifest, subst *Substitution, rules *redact.Rules) *redact.Secrets {
+	var values []string
+	for _, m := range ms {
+		values = append(values, m.Secrets...)
+		if m.Object == nil {
+			continue
+		}
+		gk := m.Object.GroupVersionKind().GroupKind()
+		fields := make([]redact.Field, len(m.Decrypted))
+		for i, p := range m.Decrypted {
+			fields[i] = redact.Field{Kind: gk, Path: p}
+		}
+		values = append(values, rules.WithFields(fields).Collect(m.Object.Object)...)
+	}
+	if subst != nil {
+		for _, v := range subst.Variables {
+			if v.Sensitive {
+				values = append(values, v.Value)
+			}
+		}
+	}
+	return redact.NewSecrets(values)
 }
 
 // decryptedFields are the fields of the plan's objects that hold

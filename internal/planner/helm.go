@@ -104,7 +104,7 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 		return nil, ManifestErrors{{File: vendorErr.file, Err: vendorErr}}
 	}
 	if err != nil {
-		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), helmMessage(err, ch.Name(), rel))}}
+		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), maskValues(helmMessage(err, ch.Name(), rel), vals))}}
 	}
 	return chartManifests(ch, rel, rendered, !opts.ExcludeCRDs)
 }

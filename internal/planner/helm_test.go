@@ -314,6 +314,23 @@ func TestRenderChartRefused(t *testing.T) {
 			opts: HelmOptions{Values: map[string]any{"pw": secret}},
 			want: []string{"chart/templates/a.yaml:1:", "bad password"},
 		},
+		"required quoting an inline value unquoted": {
+			files: map[string]string{
+				"chart/Chart.yaml":       testChartYAML,
+				"chart/templates/a.yaml": `{{ required (printf "token %s needs a user: set .Values.user" .Values.token) .Values.user }}`,
+			},
+			opts: HelmOptions{Values: map[string]any{"token": "tok-" + secret + "-x"}},
+			want: []string{"chart/templates/a.yaml:1:", "token <redacted> needs a user: set .Values.user"},
+		},
+		"fail quoting a values file's value inside a longer word": {
+			files: map[string]string{
+				"chart/Chart.yaml":       testChartYAML,
+				"chart/templates/a.yaml": `{{ fail (printf "cannot reach db-%s.internal" .Values.db.host) }}`,
+				"values/prod.yaml":       "db:\n  host: " + secret + "\n",
+			},
+			opts: HelmOptions{ValuesFiles: []string{"values/prod.yaml"}},
+			want: []string{"chart/templates/a.yaml:1:", "cannot reach db-<redacted>.internal"},
+		},
 		"template renders bad YAML": {
 			files: map[string]string{
 				"chart/Chart.yaml":       testChartYAML,

@@ -38,6 +38,11 @@ type Manifest struct {
 	// Decrypted are the paths of Object's fields whose values the render
 	// decrypted; every output hides them.
 	Decrypted []fieldpath.Path
+	// Secrets are the values the render decrypted that Object holds,
+	// whole or inside a longer string (those of at least
+	// redact.MinFragment bytes): every output masks them wherever they
+	// appear (a kustomize replacement may embed one in a URL).
+	Secrets []string
 }
 
 // Origin returns "file#index" (or "file#index item N" for an item of a

@@ -49,13 +49,15 @@ func (p *Plan) WriteYAML(w io.Writer) error {
 func (p *Plan) Redact(r *redact.Rules) { p.redactor = p.Sensitive(r) }
 
 // Sensitive returns r, an app's redaction rules, with the plan's
-// decrypted fields hidden too: what every output of the plan's objects
-// (render, plan diffs, drift, alerts) redacts with.
+// decrypted fields hidden too and the plan's secret values (decrypted,
+// from Secrets and sensitive fields and variables) masked wherever they
+// appear in a string: what every output of the plan's objects (render,
+// plan diffs, drift, alerts) redacts with.
 func (p *Plan) Sensitive(r *redact.Rules) *redact.Rules {
 	if p == nil {
 		return r
 	}
-	return r.WithFields(p.Decrypted)
+	return r.WithFields(p.Decrypted).WithSecrets(p.secrets)
 }
 
 // SliceJSON is one element of the array WriteJSON prints.

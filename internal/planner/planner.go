@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"syncd.dev/syncd/internal/paths"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Options are per-planner settings. The zero value plans offline.
@@ -72,6 +73,10 @@ type App struct {
 	// Splits hand fields to other managers, in config order (ParseSplit
 	// reads one from its written form).
 	Splits []Split
+	// Sensitive are the app's redaction rules (nil: the built-in ones):
+	// the values at the fields they hide are the plan's secrets too
+	// (Plan.Sensitive masks them wherever they appear).
+	Sensitive *redact.Rules
 }
 
 // Split is one split rule: the fields at Paths of objects of Kinds belong
@@ -257,6 +262,10 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 	if len(run.errs) > 0 {
 		return nil, run.errs
 	}
+	// The values are known before any check can fail with an error that
+	// quotes one.
+	run.plan.secrets = knownSecrets(manifests, p.opts.Substitution, p.app.Sensitive)
+	redact.Remember(p.app.Name, run.plan.secrets)
 	run.collectCRDs(manifests)
 	items, err := run.admit(ctx, manifests)
 	if err != nil {

@@ -178,7 +178,7 @@ func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error)
 	top := repoRel(kustomizationIn(fsys, dir))
 	resMap, err := kustomize(ctx, fsys, dir)
 	if err != nil {
-		return nil, ManifestErrors{{File: top, Err: err}}
+		return nil, ManifestErrors{{File: top, Err: fsys.secrets.mask(err)}}
 	}
 	var out []Manifest
 	var errs ManifestErrors

@@ -191,4 +191,7 @@ type Plan struct {
 
 	// redactor hides sensitive fields in WriteYAML and WriteJSON.
 	redactor *redact.Rules
+	// secrets are the values every output masks wherever they appear
+	// (knownSecrets).
+	secrets *redact.Secrets
 }

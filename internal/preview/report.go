@@ -241,6 +241,20 @@ func pruneBlocking(reason string) bool {
 	return true
 }
 
+// liveSecrets are the values the live objects hold at hidden fields (a
+// live Secret's data): a value Git has just rotated away is no longer
+// one of the plan's secrets, yet the live side of a diff still shows
+// where it was embedded (a URL built from the old password).
+func liveSecrets(rules *redact.Rules, previews []applier.ObjectPreview) *redact.Secrets {
+	var values []string
+	for _, p := range previews {
+		if p.Live != nil {
+			values = append(values, rules.Collect(p.Live.Object)...)
+		}
+	}
+	return redact.NewSecrets(values)
+}
+
 // Changed reports whether applying the plan would change anything. An
 // update that differs only in ignored fields changes nothing
 // (Object.OnlyIgnored).
@@ -254,6 +268,7 @@ func (r *Report) Changed() bool {
 // unchanged.
 func Build(app, revision string, previews []applier.ObjectPreview, opts Options) (*Report, error) {
 	r := &Report{App: app, Revision: revision, Objects: []Object{}, Notes: opts.Notes}
+	opts.Sensitive = opts.Sensitive.WithSecrets(liveSecrets(opts.Sensitive, previews))
 	newNS := map[string]bool{}
 	newKinds := map[schema.GroupKind]bool{}
 	for _, p := range previews {

@@ -55,6 +55,7 @@ func Compile(app config.App) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	pl.Sensitive = sens
 	ign, err := ignoreOf(app.Ignore)
 	if err != nil {
 		return nil, fmt.Errorf("app %q: %w", app.Name, err)

@@ -19,13 +19,22 @@
 //
 // Paths are matched as structured-merge-diff field paths, never as text.
 //
+// Values known to be secret are also masked inside any string (Secrets,
+// an Aho-Corasick automaton built once per set): in objects through
+// Rules.WithSecrets (Object, Pair, Value), in text through the
+// process-wide set Remember keeps per app (Known, which Text, Error,
+// Sprintf and LogHandler apply). Only values of at least MinFragment bytes
+// are searched for inside other text; shorter ones are hidden as whole
+// field values by the rules above.
+//
 // Error scrubbing (Error, Text) keeps field paths and reasons and drops the
 // values that API-server validation errors, structured-merge-diff type
 // errors and kustomize/kyaml errors echo. It works on the text of known
 // error shapes.
 //
 // Not guaranteed: Text cannot know a value that an error prints without
-// one of the shapes it recognizes (a producer that formats a field's value
+// one of the shapes it recognizes, unless it is a known secret value
+// (Remember) of at least MinFragment bytes (a producer that formats a field's value
 // into its own message with %v defeats it); such producers must not print
 // values. Redaction of an object hides values, never names: map keys such
 // as a Secret's data keys stay visible.

@@ -21,7 +21,8 @@ func GroupKindOf(obj map[string]any) schema.GroupKind {
 }
 
 // Object returns obj (decoded JSON) with the value of every hidden field
-// replaced by Marker. obj is not changed: the containers along a hidden
+// replaced by Marker, and r's secrets (WithSecrets) masked inside every
+// string. obj is not changed: the containers along a hidden
 // path are copied, everything else is shared with obj. fields are field
 // sets that name obj's fields (a slice's fields, managedFields): a rule
 // that selects list items by key (containers[name="app"]) is matched
@@ -34,7 +35,10 @@ func (r *Rules) Object(obj map[string]any, fields ...*fieldpath.Set) map[string]
 // Pair hides the values of before and after, two versions of one object
 // (a live object and its dry run), for a diff: a hidden value is Marker,
 // or ChangedMarker in after when it differs from before's. Either may be
-// nil. Neither is changed; the results share what was not hidden.
+// nil. r's secrets (WithSecrets) are masked inside every string of both;
+// a string of after that differs from before's only inside a secret
+// shows ChangedMarker there. Neither is changed; the results share what
+// was not hidden.
 func (r *Rules) Pair(before, after map[string]any, fields ...*fieldpath.Set) (map[string]any, map[string]any) {
 	obj := after
 	if obj == nil {
@@ -45,18 +49,37 @@ func (r *Rules) Pair(before, after map[string]any, fields ...*fieldpath.Set) (ma
 	}
 	gk := GroupKindOf(obj)
 	targets := r.targets(gk, []map[string]any{before, after}, fields)
-	if len(targets) == 0 {
+	if len(targets) > 0 {
+		if before != nil {
+			before = maps.Clone(before)
+		}
+		if after != nil {
+			after = maps.Clone(after)
+		}
+		for _, p := range targets {
+			hidePair(before, after, p)
+		}
+	}
+	return r.maskSecrets(before, after)
+}
+
+// maskSecrets masks r's secrets (WithSecrets) in the strings of before
+// and after, a value's two versions.
+func (r *Rules) maskSecrets(before, after map[string]any) (map[string]any, map[string]any) {
+	s := r.Secrets()
+	if s == nil {
 		return before, after
 	}
+	var a, b any
 	if before != nil {
-		before = maps.Clone(before)
+		a = before
 	}
 	if after != nil {
-		after = maps.Clone(after)
+		b = after
 	}
-	for _, p := range targets {
-		hidePair(before, after, p)
-	}
+	sa, sb := masker{s}.two(a, b)
+	before, _ = sa.v.(map[string]any)
+	after, _ = sb.v.(map[string]any)
 	return before, after
 }
 

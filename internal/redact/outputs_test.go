@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,6 +23,8 @@ import (
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/decrypt"
+	"syncd.dev/syncd/internal/decrypt/sopstest"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/preview"
@@ -246,3 +250,138 @@ func alertEvents(r *drift.Report, err error) []alert.Event {
 	}
 	return append(out, alert.Event{Type: alert.EventError, App: "web", Summary: redact.Error(err)})
 }
+
+// embeddedPassword is a SOPS-encrypted Secret's password that a kustomize
+// replacement embeds in a ConfigMap's URL.
+const embeddedPassword = "Pw-embedded-9xQ2vL7k"
+
+// embeddedApp is a kustomization whose ConfigMap's URL takes the
+// encrypted Secret's password between two dashes (a replacement with a
+// delimiter), and the keys that decrypt it.
+func embeddedApp(t *testing.T) (planner.Tree, *decrypt.Keys) {
+	t.Helper()
+	id := sopstest.NewIdentity(t)
+	keys, err := decrypt.ParseKeys(id.KeysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: web}\nstringData:\n  password: " + embeddedPassword + "\n"
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"kustomization.yaml": []byte(`resources: [db.enc.yaml, settings.yaml]
+replacements:
+  - source: {kind: Secret, name: db, fieldPath: stringData.password}
+    targets:
+      - select: {kind: ConfigMap, name: settings}
+        fieldPaths: [data.url]
+        options: {delimiter: '|', index: 1}
+`),
+		"settings.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: web}\ndata:\n  url: jdbc://db|PASSWORD|eu\n  color: blue\n"),
+		"db.enc.yaml":   sopstest.Encrypt(t, []byte(secret), sopstest.Options{Age: []string{id.Recipient}, EncryptedRegex: "^stringData$"}),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return planner.Tree{Root: dir, Dir: dir, Decryption: keys}, keys
+}
+
+// TestEmbeddedSecretInAnyOutput renders the embedded app (the password
+// lands inside jdbc://db|…|eu, a field no rule hides), and feeds the plan,
+// a preview against a stale live ConfigMap, its drift, and an error that
+// quotes the URL in a shape error scrubbing does not know, through every
+// output path: the password appears in none, the URL around it does.
+func TestEmbeddedSecretInAnyOutput(t *testing.T) {
+	tree, _ := embeddedApp(t)
+	app := config.App{Name: "embedded-web", Namespace: "web"}
+	spec, err := reconcile.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := planner.Render(context.Background(), tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pl.Plan(context.Background(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := plan.Sensitive(spec.Sensitive)
+	live := liveObjects(t, plan)
+	for ref, u := range live {
+		if ref.Kind == "ConfigMap" {
+			if err := unstructured.SetNestedField(u.Object, "jdbc://db|stale|eu", "data", "url"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	report := drift.Detect(plan, live, drift.Options{Sensitive: rules})
+	prev := previewOf(t, plan, live, rules)
+	errWithURL := fmt.Errorf("ConfigMap web/settings: dial jdbc://db|%s|eu: connection refused", embeddedPassword)
+
+	outputs := map[string]func(w io.Writer) error{
+		"render yaml":    func(w io.Writer) error { plan.Redact(spec.Sensitive); return plan.WriteYAML(w) },
+		"render json":    func(w io.Writer) error { plan.Redact(spec.Sensitive); return plan.WriteJSON(w) },
+		"plan text":      prev.WriteText,
+		"plan markdown":  prev.WriteMarkdown,
+		"plan json":      prev.WriteJSON,
+		"drift text":     report.WriteText,
+		"drift json":     report.WriteJSON,
+		"drift markdown": report.WriteMarkdown,
+		"alert payloads": func(w io.Writer) error {
+			for _, ev := range alertEvents(report, errWithURL) {
+				ev.Fields = append(ev.Fields, alert.Field{Path: ".data.url", Desired: "jdbc://db|" + embeddedPassword + "|eu"})
+				if err := json.NewEncoder(w).Encode(alert.Redact(ev)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"event message": func(w io.Writer) error {
+			_, err := fmt.Fprint(w, redact.Sprintf("revision %s: %v", "abc123", errWithURL))
+			return err
+		},
+		"/status error": func(w io.Writer) error {
+			_, err := fmt.Fprint(w, redact.Error(fmt.Errorf("apply: %w", errWithURL)))
+			return err
+		},
+		"command error": func(w io.Writer) error {
+			_, err := fmt.Fprintln(w, "error:", redact.Error(errWithURL))
+			return err
+		},
+		"logs": func(w io.Writer) error {
+			log := slog.New(redact.LogHandler(slog.NewJSONHandler(w, nil)))
+			log.Error("apply failed", "error", errWithURL, "detail", errWithURL.Error())
+			for _, f := range report.Findings {
+				log.Warn("drift", "path", f.Path, "desired", f.Desired, "live", f.Live)
+			}
+			return nil
+		},
+	}
+	for name, write := range outputs {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			for _, frag := range []string{embeddedPassword, embeddedPassword[:MinFragmentForTest], embeddedPassword[len(embeddedPassword)-MinFragmentForTest:]} {
+				if strings.Contains(out, frag) {
+					t.Errorf("output contains %q:\n%s", frag, out)
+				}
+			}
+			if !strings.Contains(out, "jdbc://db") || !strings.Contains(out, "redacted") {
+				t.Errorf("output does not show the URL with the password masked:\n%s", out)
+			}
+		})
+	}
+}
+
+// MinFragmentForTest is the length of the password's ends checked apart
+// (redact.MinFragment).
+const MinFragmentForTest = 8

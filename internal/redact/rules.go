@@ -33,6 +33,8 @@ func IsMarker(v any) bool { return v == Marker || v == ChangedMarker }
 // rules. A nil *Rules holds the built-in rules only.
 type Rules struct {
 	rules []rule
+	// secrets are masked inside every string (WithSecrets).
+	secrets *Secrets
 }
 
 type rule struct {
@@ -58,6 +60,7 @@ func (r *Rules) WithFields(fields []Field) *Rules {
 	out := &Rules{}
 	if r != nil {
 		out.rules = slices.Clone(r.rules)
+		out.secrets = r.secrets
 	}
 	at := map[schema.GroupKind]int{}
 	for _, f := range fields {

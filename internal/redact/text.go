@@ -28,8 +28,11 @@ var typeNames = map[string]bool{
 // value: ", "Duplicate value: " and "Not found: " (the API server's field
 // errors), after ", got " (structured-merge-diff type errors, unless it is
 // a type name), Go map dumps ("map[password:…]"), and the rest of a line
-// after kyaml's "node contents:". Field paths and reasons stay.
+// after kyaml's "node contents:". Every secret value the process knows
+// (Remember) is masked first, wherever it appears. Field paths and
+// reasons stay.
 func Text(s string) string {
+	s = Known(s)
 	var b strings.Builder
 	for len(s) > 0 {
 		i, intro := nextIntroducer(s)
