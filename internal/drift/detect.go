@@ -124,13 +124,15 @@ func keyOf(r planner.ObjectRef) objKey {
 func Detect(plan *planner.Plan, live map[planner.ObjectRef]*unstructured.Unstructured, opts Options) *Report {
 	byKey := make(map[objKey]*unstructured.Unstructured, len(live))
 	var liveSecrets []string // a live Secret's values: Git may have rotated them away
+	names := map[string]bool{}
 	for r, o := range live {
 		byKey[keyOf(r)] = o
 		if o != nil {
 			liveSecrets = append(liveSecrets, opts.Sensitive.Collect(o.Object)...)
+			redact.AddNames(names, o.Object)
 		}
 	}
-	opts.Sensitive = opts.Sensitive.WithSecrets(redact.NewSecrets(liveSecrets))
+	opts.Sensitive = opts.Sensitive.WithSecrets(redact.NewSecretsExcept(liveSecrets, names))
 	d := newDetector(plan, opts)
 	r := &Report{}
 	unreadable := opts.Unreadable.set()

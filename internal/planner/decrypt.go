@@ -171,14 +171,19 @@ func leafText(v any) (string, bool) {
 // knownSecrets are the plan's secret values: those the render decrypted
 // (Manifest.Secrets), the values of the substitution's sensitive
 // variables, and every value the objects hold at a field rules hide
-// (redact.Rules.Collect: Secret data, sensitive paths, decrypted fields).
-func knownSecrets(ms []Manifest, subst *Substitution, rules *redact.Rules) *redact.Secrets {
+// (redact.Rules.Collect: Secret data, sensitive paths, decrypted fields),
+// except the app's and the objects' names and namespaces (see
+// redact.NewSecretsExcept).
+func knownSecrets(ms []Manifest, app App, subst *Substitution) *redact.Secrets {
+	rules := app.Sensitive
 	var values []string
+	names := map[string]bool{}
 	for _, m := range ms {
 		values = append(values, m.Secrets...)
 		if m.Object == nil {
 			continue
 		}
+		redact.AddNames(names, m.Object.Object)
 		gk := m.Object.GroupVersionKind().GroupKind()
 		fields := make([]redact.Field, len(m.Decrypted))
 		for i, p := range m.Decrypted {
@@ -186,6 +191,7 @@ func knownSecrets(ms []Manifest, subst *Substitution, rules *redact.Rules) *reda
 		}
 		values = append(values, rules.WithFields(fields).Collect(m.Object.Object)...)
 	}
+	names[app.Name], names[app.Namespace] = true, true
 	if subst != nil {
 		for _, v := range subst.Variables {
 			if v.Sensitive {
@@ -193,7 +199,7 @@ func knownSecrets(ms []Manifest, subst *Substitution, rules *redact.Rules) *reda
 			}
 		}
 	}
-	return redact.NewSecrets(values)
+	return redact.NewSecretsExcept(values, names)
 }
 
 // decryptedFields are the fields of the plan's objects that hold

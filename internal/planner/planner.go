@@ -264,7 +264,7 @@ func (p *Planner) Plan(ctx context.Context, manifests []Manifest) (*Plan, error)
 	}
 	// The values are known before any check can fail with an error that
 	// quotes one.
-	run.plan.secrets = knownSecrets(manifests, p.opts.Substitution, p.app.Sensitive)
+	run.plan.secrets = knownSecrets(manifests, p.app, p.opts.Substitution)
 	redact.Remember(p.app.Name, run.plan.secrets)
 	run.collectCRDs(manifests)
 	items, err := run.admit(ctx, manifests)

@@ -247,12 +247,14 @@ func pruneBlocking(reason string) bool {
 // where it was embedded (a URL built from the old password).
 func liveSecrets(rules *redact.Rules, previews []applier.ObjectPreview) *redact.Secrets {
 	var values []string
+	names := map[string]bool{}
 	for _, p := range previews {
 		if p.Live != nil {
 			values = append(values, rules.Collect(p.Live.Object)...)
+			redact.AddNames(names, p.Live.Object)
 		}
 	}
-	return redact.NewSecrets(values)
+	return redact.NewSecretsExcept(values, names)
 }
 
 // Changed reports whether applying the plan would change anything. An

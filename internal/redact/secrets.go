@@ -61,6 +61,30 @@ func NewSecrets(values []string) *Secrets {
 	return s
 }
 
+// NewSecretsExcept is NewSecrets without the values in names: a value
+// that is also an object's name or namespace is a name, printed in every
+// report's object headers whatever is masked (names are never hidden),
+// and masking it elsewhere would only hide the names around it.
+func NewSecretsExcept(values []string, names map[string]bool) *Secrets {
+	keep := values[:0:0]
+	for _, v := range values {
+		if !names[v] {
+			keep = append(keep, v)
+		}
+	}
+	return NewSecrets(keep)
+}
+
+// AddNames adds to names the name and namespace of obj (decoded JSON).
+func AddNames(names map[string]bool, obj map[string]any) {
+	md, _ := obj["metadata"].(map[string]any)
+	for _, k := range []string{"name", "namespace"} {
+		if v, ok := md[k].(string); ok && v != "" {
+			names[v] = true
+		}
+	}
+}
+
 // Union returns one set of the values of every set; nil sets are skipped.
 func Union(sets ...*Secrets) *Secrets {
 	var all []string
