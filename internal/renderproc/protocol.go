@@ -84,6 +84,8 @@ type manifest struct {
 	Hook   planner.Hook    `json:"hook,omitempty"`
 	// Decrypted holds each path as a one-path field set's JSON.
 	Decrypted []json.RawMessage `json:"decrypted,omitempty"`
+	// Secrets are the decrypted values the object holds (planner.Manifest.Secrets).
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // failure is a render's error on the wire: a planner.ManifestErrors when
@@ -124,7 +126,7 @@ func wireManifest(m planner.Manifest) (manifest, error) {
 	if err != nil {
 		return manifest{}, fmt.Errorf("%s: encode: %w", m.Origin(), err)
 	}
-	w := manifest{File: m.File, Index: m.Index, Item: m.Item, Object: obj, Hook: m.Hook}
+	w := manifest{File: m.File, Index: m.Index, Item: m.Item, Object: obj, Hook: m.Hook, Secrets: m.Secrets}
 	for _, p := range m.Decrypted {
 		js, err := fieldpath.NewSet(p).ToJSON()
 		if err != nil {
@@ -178,7 +180,7 @@ func (f *failure) err() error {
 
 // manifest is w as a planner.Manifest.
 func (w manifest) manifest() (planner.Manifest, error) {
-	m := planner.Manifest{File: w.File, Index: w.Index, Item: w.Item, Hook: w.Hook, Object: &unstructured.Unstructured{}}
+	m := planner.Manifest{File: w.File, Index: w.Index, Item: w.Item, Hook: w.Hook, Secrets: w.Secrets, Object: &unstructured.Unstructured{}}
 	// utiljson decodes as the planner's own decoding does: whole numbers
 	// as int64, others as float64.
 	if err := utiljson.Unmarshal(w.Object, &m.Object.Object); err != nil {

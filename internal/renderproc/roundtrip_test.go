@@ -22,7 +22,7 @@ import (
 // messages and ManifestErrors' problems) are the same.
 func TestRenderInChildEqualsInProcess(t *testing.T) {
 	id := sopstest.NewIdentity(t)
-	secret := sopstest.Encrypt(t, []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ns\nstringData:\n  password: hunter2\n"),
+	secret := sopstest.Encrypt(t, []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ns\nstringData:\n  password: hunter2-correct-horse\n"),
 		sopstest.Options{Age: []string{id.Recipient}, EncryptedRegex: "^(data|stringData)$"})
 	keys, err := decrypt.ParseKeys(id.KeysFile)
 	if err != nil {
