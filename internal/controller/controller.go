@@ -89,10 +89,10 @@ type Controller struct {
 	targets    map[string]*reconcile.Targets
 	reconciles map[string]int
 	// reconcilers are the Apps' Reconcilers (drift.go): their drift
-	// watchers run in runCtx. findings are the drift findings each App's
+	// watchers run in runCtx. findings are the drift counts each App's
 	// status last showed.
 	reconcilers map[string]*reconcile.Reconciler
-	findings    map[string]int
+	findings    map[string]driftCount
 	runCtx      context.Context
 	// metadataWatches are the "<resource>/<namespace>" whose objects'
 	// metadata is watched (Secrets, ConfigMaps; secrets.go).
@@ -134,7 +134,7 @@ func New(opts Options) (*Controller, error) {
 		targets:         map[string]*reconcile.Targets{},
 		reconciles:      map[string]int{},
 		reconcilers:     map[string]*reconcile.Reconciler{},
-		findings:        map[string]int{},
+		findings:        map[string]driftCount{},
 		metadataWatches: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedMaxOfRateLimiter(

@@ -64,19 +64,26 @@ func (c *Controller) onDrift(namespace, name string, rc *reconcile.Reconciler, d
 	c.publishDrift(namespace, name, rc, d.Revision)
 }
 
-// publishDrift writes the App's drift summary when its count of drift
-// findings changed: after a change of the findings, and after each
-// reconcile (a watcher bound anew, on another cluster, starts empty).
+// driftCount is what an App's drift summary counts: drift findings, and
+// overlaps (objects another syncd app declares with the same values, once
+// per object and app).
+type driftCount struct {
+	findings, overlaps int
+}
+
+// publishDrift writes the App's drift summary when its counts changed:
+// after a change of the findings, and after each reconcile (a watcher
+// bound anew, on another cluster, starts empty).
 func (c *Controller) publishDrift(namespace, name string, rc *reconcile.Reconciler, revision string) {
 	key := namespace + "/" + name
 	report := rc.Report()
 	if report == nil {
 		return
 	}
-	n := 0
+	n := driftCount{overlaps: len(report.Overlaps())}
 	for _, f := range report.Findings {
 		if f.Class.IsDrift() {
-			n++
+			n.findings++
 		}
 	}
 	c.mu.Lock()
@@ -86,7 +93,7 @@ func (c *Controller) publishDrift(namespace, name string, rc *reconcile.Reconcil
 	if last == n {
 		return
 	}
-	sum := v1alpha1.DriftSummary{Findings: n, Revision: revision, Time: metav1.NewTime(c.opts.Clock.Now())}
+	sum := v1alpha1.DriftSummary{Findings: n.findings, Overlaps: n.overlaps, Revision: revision, Time: metav1.NewTime(c.opts.Clock.Now())}
 	if err := c.writeDrift(namespace, name, sum); err != nil {
 		c.log.Warn("drift summary not written", "app", key, "error", err)
 	}

@@ -384,6 +384,11 @@ type DriftSummary struct {
 	// fields are not drift); 0 when the cluster matches Git.
 	// +optional
 	Findings int `json:"findings"`
+	// Overlaps counts the objects another syncd app declares with the
+	// same values as this App, once per object and app: information, not
+	// drift (docs/drift.md).
+	// +optional
+	Overlaps int `json:"overlaps,omitempty"`
 	// Revision is the revision of the plan compared against.
 	Revision string `json:"revision,omitempty"`
 	// Time is when the count last changed.
