@@ -182,7 +182,7 @@ func TestLoadValidFull(t *testing.T) {
 			{Name: "teams", Type: AlertMSTeams, URLFile: in("secrets/teams-url")},
 			{Name: "discord", Type: AlertDiscord, URLFile: in("secrets/discord-url"), Events: []string{alertevent.Drift}},
 			{Name: "audit", Type: AlertWebhook, URLFile: in("secrets/audit-url"), HMACKeyFile: in("secrets/audit-hmac"),
-				Events: []string{alertevent.Drift, alertevent.Conflict, alertevent.Handoff, alertevent.Prune, alertevent.Error, alertevent.Sync}},
+				Events: []string{alertevent.Drift, alertevent.Overlap, alertevent.Conflict, alertevent.Handoff, alertevent.Prune, alertevent.Error, alertevent.Sync}},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
