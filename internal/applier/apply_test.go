@@ -370,7 +370,7 @@ func TestDryRun(t *testing.T) {
 	other := c.plan(t, config.App{Name: "other", Namespace: ns}, deployment("web", 5, "nginx:1.27"))
 	cs := run(other)
 	wantChanges(t, cs, "Deployment web syncd-other conflict")
-	if diff := cmp.Diff(Conflicts{{Manager: "syncd-web", Path: ".spec.replicas", Operation: "Apply"}}, cs.Changes[0].Conflicts); diff != "" {
+	if diff := cmp.Diff(Conflicts{{Manager: "syncd-web", Path: ".spec.replicas", Operation: "Apply", App: "web"}}, cs.Changes[0].Conflicts); diff != "" {
 		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/testenv"
 )
 
@@ -30,6 +31,7 @@ var env *testenv.Env
 // only the clusterrole-aggregation controller, which fills the aggregated
 // ClusterRole syncd-manager.
 func TestMain(m *testing.M) {
+	renderproc.Main()       // this binary re-run as a render child renders and exits
 	testenv.ForbidNetwork() // as syncd's main does: the tests run the render in process
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	e, err := testenv.Start(ctx, testenv.Options{
