@@ -299,11 +299,7 @@ spec:
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := Detect(plan, map[planner.ObjectRef]*unstructured.Unstructured{ref: tt.live}, Options{})
-			var got []string
-			for _, f := range r.Findings {
-				got = append(got, fmt.Sprintf("%s %s %v %v", f.Path, f.Class, f.Desired, f.Live))
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, findingLines(r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
@@ -361,13 +357,18 @@ spec:
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := Detect(plan, map[planner.ObjectRef]*unstructured.Unstructured{ref: tt.live}, Options{})
-			var got []string
-			for _, f := range r.Findings {
-				got = append(got, fmt.Sprintf("%s %s %v %v", f.Path, f.Class, f.Desired, f.Live))
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, findingLines(r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// findingLines is each finding of r as "path class desired live".
+func findingLines(r *Report) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, fmt.Sprintf("%s %s %v %v", f.Path, f.Class, f.Desired, f.Live))
+	}
+	return out
 }
