@@ -56,8 +56,8 @@ func TestUnknownResource(t *testing.T) {
 		args []string
 		want string
 	}{
-		"get kustomizations":        {[]string{"get", "kustomizations"}, `error: syncd get: unknown resource "kustomizations": use apps (app) or gitsources (gitsource)`},
-		"get alone":                 {[]string{"get"}, "error: syncd get needs a resource: apps (app) or gitsources (gitsource)"},
+		"get kustomizations":        {[]string{"get", "kustomizations"}, `error: syncd get: unknown resource "kustomizations": use apps (app) or gitsources (gitsource) or helmsources (helmsource) or ocisources (ocisource)`},
+		"get alone":                 {[]string{"get"}, "error: syncd get needs a resource: apps (app) or gitsources (gitsource) or helmsources (helmsource) or ocisources (ocisource)"},
 		"suspend kustomization foo": {[]string{"suspend", "kustomization", "foo"}, `error: syncd suspend: unknown resource "kustomization": use app`},
 		"resume helmrelease x":      {[]string{"resume", "helmrelease", "x"}, `error: syncd resume: unknown resource "helmrelease": use app`},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
@@ -48,16 +49,20 @@ type getKind struct {
 var (
 	getApps       = getKind{resource: v1alpha1.AppResource, kind: v1alpha1.KindApp, table: appTable}
 	getGitSources = getKind{resource: v1alpha1.GitSourceResource, kind: v1alpha1.KindGitSource, table: sourceTable}
+	getHelm       = getKind{resource: v1alpha1.HelmSourceResource, kind: v1alpha1.KindHelmSource, table: artifactSourceTable}
+	getOCI        = getKind{resource: v1alpha1.OCISourceResource, kind: v1alpha1.KindOCISource, table: artifactSourceTable}
 )
 
 func newGetCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "get apps|gitsources [-n NS | -A] [-o yaml|json]",
-		Short: "List App or GitSource objects and their status, like kubectl get",
+		Use:   "get apps|gitsources|helmsources|ocisources [-n NS | -A] [-o yaml|json]",
+		Short: "List App, GitSource, HelmSource or OCISource objects and their status, like kubectl get",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newGetKindCommand(getApps, "apps", "app"))
 	cmd.AddCommand(newGetKindCommand(getGitSources, "gitsources", "gitsource"))
+	cmd.AddCommand(newGetKindCommand(getHelm, "helmsources", "helmsource"))
+	cmd.AddCommand(newGetKindCommand(getOCI, "ocisources", "ocisource"))
 	return cmd
 }
 
@@ -196,6 +201,31 @@ func sourceTable(items []unstructured.Unstructured, now time.Time) ([]string, []
 		rows = append(rows, []string{src.Name, src.Spec.URL, ready, age(src.CreationTimestamp, now), msg})
 	}
 	return []string{"NAME", "URL", "READY", "AGE", "STATUS"}, rows, nil
+}
+
+// artifactSource is what the table of HelmSources and OCISources reads
+// of either.
+type artifactSource struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		URL string `json:"url"`
+	} `json:"spec"`
+	Status v1alpha1.SourceStatus `json:"status"`
+}
+
+// artifactSourceTable is the table of HelmSources or OCISources: the
+// CRDs' printer columns, the status message included.
+func artifactSourceTable(items []unstructured.Unstructured, now time.Time) ([]string, [][]string, error) {
+	rows := make([][]string, 0, len(items))
+	for i := range items {
+		var src artifactSource
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &src); err != nil {
+			return nil, nil, fmt.Errorf("%s %s/%s: decode: %w", items[i].GetKind(), items[i].GetNamespace(), items[i].GetName(), err)
+		}
+		ready, msg := readyColumns(src.Status.Conditions)
+		rows = append(rows, []string{src.Name, src.Spec.URL, ready, orNone(src.Status.Revision), age(src.CreationTimestamp, now), msg})
+	}
+	return []string{"NAME", "URL", "READY", "REVISION", "AGE", "STATUS"}, rows, nil
 }
 
 // readyColumns are the READY and STATUS cells: the Ready condition's

@@ -16,16 +16,15 @@ type HelmSpec struct {
 	// Chart is the chart's name in the Helm repository source's
 	// index.yaml (syncd.yaml's sources[].helm); required for an app of a
 	// Helm repository source and refused for an app of a Git source. An
-	// App's source is a GitSource, so an App may not set it (refused at
-	// admission); render a chart directory of the repository instead
-	// (path).
+	// App sets it when its source is a HelmSource (required then, and
+	// refused otherwise: render a chart directory with path instead).
 	// +kubebuilder:validation:MaxLength=1024
 	Chart string `json:"chart,omitempty"`
 	// Version goes with chart: an exact chart version ("1.2.3") or a
 	// semver range ("~1.2", ">=1.0.0 <2.0.0", Masterminds/semver as Helm
 	// reads it); the highest version index.yaml lists that matches is
 	// rendered; default: the highest version that is not a prerelease.
-	// An App may not set it.
+	// An App sets it only when its source is a HelmSource.
 	// +kubebuilder:validation:MaxLength=1024
 	Version string `json:"version,omitempty"`
 	// ReleaseName is .Release.Name in the chart's templates; default the
@@ -59,8 +58,8 @@ type HelmSpec struct {
 	// tree holds ValuesFiles, for an app of a Helm repository or OCI
 	// chart source (Argo CD's ref: values with $values/...). The app
 	// renders at both sources' revisions and is reconciled when either
-	// moves. Default: none. An App's source is a GitSource, so an App may
-	// not set it (refused at admission).
+	// moves. Default: none. It names a source of syncd.yaml, so an App
+	// may not set it (refused at admission).
 	// +kubebuilder:validation:MaxLength=1024
 	ValuesSource string `json:"valuesSource,omitempty"`
 	// IncludeCRDs renders the chart's crds/ directories (the chart's and

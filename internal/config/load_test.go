@@ -92,11 +92,10 @@ func TestLoadValidFull(t *testing.T) {
 				GitRef: GitRef{Tag: "v2.3.1", Interval: &metav1.Duration{Duration: 10 * time.Minute}},
 			}},
 			{Name: "bundles", OCI: &OCISource{
-				URL:      "oci://registry.example.com/ops/bundles",
-				Semver:   ">=1.0.0 <2.0.0",
-				Interval: &metav1.Duration{Duration: 5 * time.Minute},
-				Auth:     &OCIAuth{DockerConfigFile: in("secrets/docker-config.json")},
-				CAFile:   in("keys/registry-ca.pem"),
+				URL:    "oci://registry.example.com/ops/bundles",
+				OCIRef: OCIRef{Semver: ">=1.0.0 <2.0.0", Interval: &metav1.Duration{Duration: 5 * time.Minute}},
+				Auth:   &OCIAuth{DockerConfigFile: in("secrets/docker-config.json")},
+				CAFile: in("keys/registry-ca.pem"),
 			}},
 			{Name: "charts", Helm: &HelmSource{
 				URL:      "https://charts.example.com/stable",

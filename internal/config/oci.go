@@ -17,14 +17,7 @@ type OCISource struct {
 	// URL is oci://host[:port]/repository, without a tag or digest.
 	URL string `json:"url"`
 
-	// Exactly one of Tag, Semver and Digest is set.
-	Tag    string `json:"tag,omitempty"`
-	Semver string `json:"semver,omitempty"`
-	Digest string `json:"digest,omitempty"`
-
-	// Interval is how often the tag is resolved (one manifest HEAD
-	// request); required.
-	Interval *metav1.Duration `json:"interval,omitempty"`
+	OCIRef `json:",inline"`
 
 	Auth *OCIAuth `json:"auth,omitempty"`
 	// CAFile is a PEM file of CA certificates trusted for the registry,
@@ -33,6 +26,42 @@ type OCISource struct {
 	// Insecure allows plain HTTP to a registry that is not on loopback;
 	// default false (plain HTTP only to localhost/127.0.0.0/8/::1).
 	Insecure bool `json:"insecure,omitempty"`
+}
+
+// OCIRef says which version of an OCI artifact to follow and how often
+// to look. It is the one definition of these fields: sources[].oci
+// embeds it, and so does the OCISource custom resource's spec (package
+// api/v1alpha1), so the file and the object cannot drift apart. Exactly
+// one of Tag, Semver and Digest is set, and Interval is required.
+//
+// The +kubebuilder markers are the OCISource CRD's validation
+// (controller-gen, hack/generate.sh); the file's is validate.go.
+//
+// +kubebuilder:object:generate=true
+type OCIRef struct {
+	// Tag to follow (e.g. latest or v1.2.0); a re-pushed tag is followed.
+	// Exactly one of tag, semver and digest is set.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[A-Za-z0-9_][A-Za-z0-9._-]*$')`,messageExpression=`'"' + self + '" is not an OCI tag (letters, digits, \'_\', \'.\', \'-\', at most 128, not starting with \'.\' or \'-\')'`
+	Tag string `json:"tag,omitempty"`
+	// Semver is a constraint over the repository's tags; the highest
+	// matching tag is followed (e.g. ">=1.2.0 <2.0.0" or "~1.4").
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Semver string `json:"semver,omitempty"`
+	// Digest pins a manifest digest (sha256: and 64 lower-case hex
+	// digits); nothing is asked of the registry while it is in force.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^sha256:[0-9a-f]{64}$')`,messageExpression=`'"' + self + '" is not a manifest digest; write sha256: and 64 lower-case hex digits'`
+	Digest string `json:"digest,omitempty"`
+
+	// Interval is how often the tag is resolved (one manifest HEAD
+	// request), as a duration (e.g. 5m); required.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`duration(self) > duration('0s')`,message=`interval must be positive, e.g. 5m`
+	// +kubebuilder:validation:Type=string
+	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
 // OCIAuth names files holding registry credentials, re-read on every poll.

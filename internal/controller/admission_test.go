@@ -54,7 +54,7 @@ spec: {sourceRef: {kind: GitSource, name: repo}, timeout: 5m}`,
 kind: App
 metadata: {name: kind}
 spec: {sourceRef: {kind: OCIRepository, name: repo}}`,
-			want: `"OCIRepository" is not a source kind; use GitSource`},
+			want: `"OCIRepository" is not a source kind; use GitSource, HelmSource or OCISource`},
 		"app name not a label": {resource: "apps", manifest: `
 kind: App
 metadata: {name: web.prod}
@@ -132,12 +132,35 @@ spec: {sourceRef: {kind: GitSource, name: repo}, decryption: {provider: kms, sec
 kind: App
 metadata: {name: helmrepo}
 spec: {sourceRef: {kind: GitSource, name: repo}, helm: {chart: podinfo, version: "6.x"}}`,
-			want: `chart and version pick a chart of a Helm repository source, and an App's source is a GitSource`},
+			want: `chart and version pick a chart of a HelmSource, and this App's source is not one`},
+		"helm chart of an OCISource": {resource: "apps", manifest: `
+kind: App
+metadata: {name: ocichart}
+spec: {sourceRef: {kind: OCISource, name: bundle}, helm: {chart: podinfo}}`,
+			want: `chart and version pick a chart of a HelmSource, and this App's source is not one`},
+		"valid app of a HelmSource": {resource: "apps", manifest: `
+kind: App
+metadata: {name: chart}
+spec: {sourceRef: {kind: HelmSource, name: charts}, helm: {chart: podinfo, version: "6.x", values: {replicaCount: 2}}}`},
+		"HelmSource without chart": {resource: "apps", manifest: `
+kind: App
+metadata: {name: nochart}
+spec: {sourceRef: {kind: HelmSource, name: charts}, helm: {version: "6.x"}}`,
+			want: `the App's source is a HelmSource: name the chart to render from it in helm.chart`},
+		"HelmSource with path": {resource: "apps", manifest: `
+kind: App
+metadata: {name: chartpath}
+spec: {sourceRef: {kind: HelmSource, name: charts}, path: deploy, helm: {chart: podinfo}}`,
+			want: `path is for GitSources and OCISources; the chart of a HelmSource is named by helm.chart: remove path`},
+		"valid app of an OCISource": {resource: "apps", manifest: `
+kind: App
+metadata: {name: bundle}
+spec: {sourceRef: {kind: OCISource, name: bundle}, path: deploy/prod}`},
 		"helm values source": {resource: "apps", manifest: `
 kind: App
 metadata: {name: helmvalues}
 spec: {sourceRef: {kind: GitSource, name: repo}, helm: {valuesSource: values, valuesFiles: [prod.yaml]}}`,
-			want: `valuesSource reads values files from a Git source for a chart of a Helm repository source, and an App's source is a GitSource`},
+			want: `valuesSource names a source of syncd.yaml and is for the config file only`},
 		"helm namespace against targetNamespace": {resource: "apps", manifest: `
 kind: App
 metadata: {name: helmns}
@@ -201,6 +224,83 @@ kind: GitSource
 metadata: {name: pw}
 spec: {url: "https://user:hunter2@example.com/org/repo.git", branch: main, interval: 1m}`,
 			want: `the URL embeds a password or token`},
+		"valid HelmSource": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: charts}
+spec: {url: "https://charts.example.com/stable", interval: 10m, secretRef: {name: charts-auth}}`},
+		"valid HelmSource of a registry": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: registry-charts}
+spec: {url: "oci://registry.example.com/charts", interval: 10m}`},
+		"HelmSource without interval": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: nointerval}
+spec: {url: "https://charts.example.com/stable"}`,
+			want: `no polling interval; set interval, how often index.yaml is read (e.g. 10m)`},
+		"HelmSource interval not positive": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: zero}
+spec: {url: "https://charts.example.com/stable", interval: 0s}`,
+			want: `interval must be positive, e.g. 10m`},
+		"HelmSource file URL": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: helmfile}
+spec: {url: "file:///var/cache/syncd/apps", interval: 10m}`,
+			want: `a HelmSource fetches over the network (a file URL or a local path would read syncd's own disk`},
+		"HelmSource local path": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: helmpath}
+spec: {url: "/srv/charts", interval: 10m}`,
+			want: `the URL is not an https://, http:// or oci:// URL`},
+		"HelmSource password in URL": {resource: "helmsources", manifest: `
+kind: HelmSource
+metadata: {name: helmpw}
+spec: {url: "https://robot:hunter2@charts.example.com/stable", interval: 10m}`,
+			want: `the URL embeds credentials; remove them from the URL and put them in the Secret named by secretRef`},
+		"valid OCISource": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: bundle}
+spec: {url: "oci://registry.example.com/ops/bundle", semver: ">=1.0.0 <2.0.0", interval: 5m, secretRef: {name: registry}}`},
+		"OCISource without version": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: noversion}
+spec: {url: "oci://registry.example.com/ops/bundle", interval: 5m}`,
+			want: `no version to follow; set one of tag, semver or digest`},
+		"OCISource two versions": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: twoversions}
+spec: {url: "oci://registry.example.com/ops/bundle", tag: latest, semver: "1.x", interval: 5m}`,
+			want: `keep exactly one of tag, semver and digest`},
+		"OCISource without interval": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: ocinointerval}
+spec: {url: "oci://registry.example.com/ops/bundle", tag: latest}`,
+			want: `no polling interval; set interval, how often the tag is resolved (e.g. 5m)`},
+		"OCISource short digest": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: digest}
+spec: {url: "oci://registry.example.com/ops/bundle", digest: "sha256:abc", interval: 5m}`,
+			want: `"sha256:abc" is not a manifest digest; write sha256: and 64 lower-case hex digits`},
+		"OCISource tag": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: badtag}
+spec: {url: "oci://registry.example.com/ops/bundle", tag: "-v1", interval: 5m}`,
+			want: `"-v1" is not an OCI tag`},
+		"OCISource https URL": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: https}
+spec: {url: "https://registry.example.com/ops/bundle", tag: latest, interval: 5m}`,
+			want: `the URL is not an oci:// URL: an OCISource fetches from a registry over the network`},
+		"OCISource file URL": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: ocifile}
+spec: {url: "file:///var/cache/syncd", tag: latest, interval: 5m}`,
+			want: `the URL is not an oci:// URL`},
+		"OCISource password in URL": {resource: "ocisources", manifest: `
+kind: OCISource
+metadata: {name: ocipw}
+spec: {url: "oci://robot:hunter2@registry.example.com/ops/bundle", tag: latest, interval: 5m}`,
+			want: `the URL embeds credentials; remove them from the URL and put them in the Secret named by secretRef`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

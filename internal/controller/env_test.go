@@ -41,7 +41,7 @@ func installCRDs(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, f := range []string{"syncd.dev_gitsources.yaml", "syncd.dev_apps.yaml"} {
+	for _, f := range []string{"syncd.dev_gitsources.yaml", "syncd.dev_helmsources.yaml", "syncd.dev_ocisources.yaml", "syncd.dev_apps.yaml"} {
 		data, err := os.ReadFile(filepath.Join("../../manifests/crds", f))
 		if err != nil {
 			t.Fatal(err)

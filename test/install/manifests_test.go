@@ -49,6 +49,8 @@ func TestBaseDryRun(t *testing.T) {
 		configMapObject,
 		"CustomResourceDefinition apps.syncd.dev",
 		"CustomResourceDefinition gitsources.syncd.dev",
+		"CustomResourceDefinition helmsources.syncd.dev",
+		"CustomResourceDefinition ocisources.syncd.dev",
 		"Deployment syncd-system/syncd",
 		"Namespace syncd-system",
 		"NetworkPolicy syncd-system/syncd",

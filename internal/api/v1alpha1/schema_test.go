@@ -27,8 +27,10 @@ func TestCRDsAgreeWithGoTypes(t *testing.T) {
 		file string
 		typ  reflect.Type
 	}{
-		"GitSource": {file: "syncd.dev_gitsources.yaml", typ: reflect.TypeFor[GitSource]()},
-		"App":       {file: "syncd.dev_apps.yaml", typ: reflect.TypeFor[App]()},
+		"GitSource":  {file: "syncd.dev_gitsources.yaml", typ: reflect.TypeFor[GitSource]()},
+		"App":        {file: "syncd.dev_apps.yaml", typ: reflect.TypeFor[App]()},
+		"HelmSource": {file: "syncd.dev_helmsources.yaml", typ: reflect.TypeFor[HelmSource]()},
+		"OCISource":  {file: "syncd.dev_ocisources.yaml", typ: reflect.TypeFor[OCISource]()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

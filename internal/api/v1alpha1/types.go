@@ -178,20 +178,23 @@ type App struct {
 	Status AppStatus `json:"status,omitempty"`
 }
 
-// SourceReference names the GitSource an App renders.
+// SourceReference names the source an App renders: a GitSource, a
+// HelmSource or an OCISource.
 type SourceReference struct {
-	// Kind of the source; only GitSource.
+	// Kind of the source: GitSource (render spec.path of the
+	// repository), HelmSource (render the chart spec.helm.chart of the
+	// chart repository) or OCISource (render spec.path of the artifact).
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule=`self == 'GitSource'`,messageExpression=`'"' + self + '" is not a source kind; use GitSource'`
+	// +kubebuilder:validation:XValidation:rule=`self in ['GitSource', 'HelmSource', 'OCISource']`,messageExpression=`'"' + self + '" is not a source kind; use GitSource, HelmSource or OCISource'`
 	Kind string `json:"kind"`
-	// Name of the GitSource.
+	// Name of the source.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Name string `json:"name"`
-	// Namespace of the GitSource; default the App's namespace. A
-	// GitSource in another namespace is refused unless syncd runs with
-	// --allow-cross-namespace-sources (the App would use that
-	// GitSource's credentials).
+	// Namespace of the source; default the App's namespace. A source in
+	// another namespace is refused unless syncd runs with
+	// --allow-cross-namespace-sources (the App would use that source's
+	// credentials).
 	// +kubebuilder:validation:MaxLength=1024
 	Namespace string `json:"namespace,omitempty"`
 }
@@ -204,17 +207,20 @@ type SourceReference struct {
 // App's namespace where the file names files. installsSyncd is
 // file-only (no tenant may install syncd).
 //
-// The Helm rules refusing chart, version and valuesSource are here, not
-// on config.HelmSpec: they hold for an App only (its source is a
-// GitSource).
+// The Helm rules tying chart, version and valuesSource to the source's
+// kind are here, not on config.HelmSpec: they read spec.sourceRef,
+// which the file config does not have.
 //
 // +kubebuilder:validation:XValidation:rule=`!has(self.timeout) || (has(self.wait) && self.wait)`,message=`timeout only applies with wait: true; set wait: true or drop timeout`
 // +kubebuilder:validation:XValidation:rule=`!has(self.substituteStrict) || has(self.substitute) || has(self.substituteFrom)`,message=`substituteStrict has no effect without substitute or substituteFrom; remove it, or set variables`
 // +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.namespace) || !has(self.targetNamespace) || self.helm.namespace == self.targetNamespace`,message=`helm.namespace differs from targetNamespace: objects that set no namespace go to the target namespace, so set the namespace once (targetNamespace)`
-// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || (!has(self.helm.chart) && !has(self.helm.version))`,fieldPath=`.helm`,message=`chart and version pick a chart of a Helm repository source, and an App's source is a GitSource: put the chart directory in the repository and set path to it, or keep this app in the config file`
-// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.valuesSource)`,fieldPath=`.helm`,message=`valuesSource reads values files from a Git source for a chart of a Helm repository source, and an App's source is a GitSource: write valuesFiles relative to its repository root, or keep this app in the config file`
+// +kubebuilder:validation:XValidation:rule=`self.sourceRef.kind == 'HelmSource' || !has(self.helm) || (!has(self.helm.chart) && !has(self.helm.version))`,fieldPath=`.helm`,message=`chart and version pick a chart of a HelmSource, and this App's source is not one: set sourceRef.kind HelmSource, or put the chart directory in the source and set path to it`
+// +kubebuilder:validation:XValidation:rule=`self.sourceRef.kind != 'HelmSource' || (has(self.helm) && has(self.helm.chart))`,fieldPath=`.helm`,message=`the App's source is a HelmSource: name the chart to render from it in helm.chart (e.g. podinfo), and optionally helm.version`
+// +kubebuilder:validation:XValidation:rule=`self.sourceRef.kind != 'HelmSource' || !has(self.path)`,fieldPath=`.path`,message=`path is for GitSources and OCISources; the chart of a HelmSource is named by helm.chart: remove path`
+// +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.valuesSource)`,fieldPath=`.helm`,message=`valuesSource names a source of syncd.yaml and is for the config file only; an App reads valuesFiles from its chart (a HelmSource's or an OCISource's) or from its GitSource's tree`
 type AppSpec struct {
-	// SourceRef names the GitSource whose tree the App renders.
+	// SourceRef names the source whose tree (GitSource, OCISource) or
+	// chart (HelmSource) the App renders.
 	SourceRef SourceReference `json:"sourceRef"`
 	// TargetNamespace is given to namespaced objects that set none;
 	// default the App's namespace. (In syncd.yaml this field is
