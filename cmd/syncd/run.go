@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/egress"
+	"syncd.dev/syncd/internal/kubemetrics"
 	"syncd.dev/syncd/internal/leader"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
@@ -143,12 +145,14 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
+	reg, err := newRegistry()
+	if err != nil {
+		return withCode(exitError, err)
+	}
 	cl, err := f.kube.connectPatiently()
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	inv, err := newInventory(cmd.Context(), cl, &f.inventory, reg, false)
 	if err != nil {
 		return withCode(exitError, err)
@@ -239,4 +243,16 @@ func configForRun(path string, log *slog.Logger) (*config.Config, error) {
 		return config.Empty(), nil
 	}
 	return loadConfigForRun(path)
+}
+
+// newRegistry is /metrics' registry: the Go runtime's and the process's
+// series, and the requests syncd makes to API servers (registered before
+// the first client exists, so every request is counted).
+func newRegistry() (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := kubemetrics.Register(reg); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return reg, nil
 }

@@ -606,6 +606,7 @@ func drainQueues(queues map[string]chan appWork) {
 func (d *Daemon) onPoll(ev source.Event, runner *reconcile.Runner, deps *dependencies, apps []config.App, queues map[string]chan appWork) {
 	d.m.SourceFailures.WithLabelValues(ev.Source).Set(float64(ev.Failures))
 	d.m.SourceNextPoll.WithLabelValues(ev.Source).Set(float64(ev.Next.Unix()))
+	d.m.observePoll(ev)
 	if ev.Err != nil {
 		d.pollFailed(ev, runner, apps)
 		return
@@ -919,6 +920,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 	}
 	cluster := app.ClusterName()
 	d.m.ReconcileDuration.WithLabelValues(app.Name, cluster, string(result)).Observe(d.opts.Clock.Since(start).Seconds())
+	d.m.setResult(app, result)
 	if result == reconcile.ResultOK {
 		d.m.LastSuccess.WithLabelValues(app.Name, cluster).Set(float64(d.opts.Clock.Now().Unix()))
 	}

@@ -7,6 +7,7 @@ import (
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/prom"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/source"
 )
 
 // Metrics are the daemon's Prometheus metrics.
@@ -26,6 +27,12 @@ type Metrics struct {
 	// DependencyWaiting is 1 for each dependency an app waits for before
 	// it applies, labelled with the reason (depends.go).
 	DependencyWaiting *prometheus.GaugeVec
+	// SourceFetch is each poll's duration (list the remote's refs, fetch
+	// what moved), by result (ok, failed).
+	SourceFetch *prometheus.HistogramVec
+	// AppResult is 1 for the result of each app's last reconcile (ok,
+	// conflicts, failed, unhealthy): the apps by state, at a glance.
+	AppResult *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: a new
@@ -70,8 +77,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		DependencyWaiting: prom.GaugeVec("syncd_dependency_waiting",
 			"1 for each dependency (dependsOn) an app waits for before it applies its revision, by reason (no-revision, not-applied, failed, waiting, other-shard).",
 			"app", "cluster", "dependency", "reason"),
+		SourceFetch: prom.HistogramVec("syncd_source_fetch_duration_seconds",
+			"Time one poll of a source took (list its refs, fetch what moved), by result (ok, failed).",
+			prometheus.ExponentialBuckets(0.01, 2, 14), "source", "result"),
+		AppResult: prom.GaugeVec("syncd_app_result",
+			"1 for the result of an app's last reconcile (ok, conflicts, failed, unhealthy).",
+			"app", "cluster", "result"),
 	}
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.SourceRevision, m.SourceFailures, m.SourceNextPoll, m.LastSuccess, m.DriftFindings, m.SourceRewinds, m.DependencyWaiting, m.SourceFetch, m.AppResult)
 	return m
 }
 
@@ -83,4 +96,19 @@ func (m *Metrics) countError(app config.App, stage reconcile.Stage) {
 // as outcome, the outcome label of syncd_conflicts_total.
 func (m *Metrics) countConflicts(app config.App, outcome applier.ConflictAction, n int) {
 	m.Conflicts.WithLabelValues(app.Name, app.ClusterName(), string(outcome)).Add(float64(n))
+}
+
+// observePoll records how long a poll took and whether it failed.
+func (m *Metrics) observePoll(ev source.Event) {
+	result := "ok"
+	if ev.Err != nil {
+		result = "failed"
+	}
+	m.SourceFetch.WithLabelValues(ev.Source, result).Observe(ev.Finished.Sub(ev.Started).Seconds())
+}
+
+// setResult makes result the one state of app in syncd_app_result.
+func (m *Metrics) setResult(app config.App, result reconcile.Result) {
+	m.AppResult.DeletePartialMatch(map[string]string{"app": app.Name})
+	m.AppResult.WithLabelValues(app.Name, app.ClusterName(), string(result)).Set(1)
 }

@@ -36,3 +36,9 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
 	}
 	return err
 }
+
+// HistogramVec returns a new histogram vector with the given name, help
+// text, buckets and label names.
+func HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+}
