@@ -67,6 +67,12 @@ race_tests+='|DaemonYieldedNotAlerted|TenantDriftWatch|FaultAPIServerRestartMidP
 go test -count=1 -race -timeout 10m -run "$race_tests" \
   ./internal/drift/ ./internal/applier/ ./internal/inventory/ ./internal/daemon/
 go test -count=1 -timeout 20m ./...
+# manifests/monitoring's dashboard and alert rules, checked with
+# Prometheus's own PromQL parser and rule checks against the metrics table
+# of docs/operations.md (which cmd/syncd's TestMetricsDocumented keeps
+# equal to what syncd registers). A module of its own: Prometheus's server
+# module stays out of syncd's dependencies.
+(cd test/monitoring && go vet ./... && go test -count=1 ./...)
 
 echo "--- fuzz (bounded)"
 # Each decoder of untrusted input is fuzzed for a bounded number of

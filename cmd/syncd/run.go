@@ -245,14 +245,23 @@ func configForRun(path string, log *slog.Logger) (*config.Config, error) {
 	return loadConfigForRun(path)
 }
 
-// newRegistry is /metrics' registry: the Go runtime's and the process's
-// series, and the requests syncd makes to API servers (registered before
-// the first client exists, so every request is counted).
+// newRegistry is /metrics' registry, with the process-wide series
+// (processMetrics) on it.
 func newRegistry() (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if err := kubemetrics.Register(reg); err != nil {
+	if err := processMetrics(reg); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return reg, nil
+}
+
+// processMetrics registers the series of the whole process: the Go
+// runtime's, the process's, and the requests syncd makes to API servers
+// (registered before the first client exists, so every request counts).
+func processMetrics(reg prometheus.Registerer) error {
+	return errors.Join(
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+		kubemetrics.Register(reg),
+	)
 }
