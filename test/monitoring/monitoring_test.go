@@ -97,14 +97,14 @@ func TestAlertRules(t *testing.T) {
 func TestCheckQueryRefuses(t *testing.T) {
 	catalogue := map[string][]string{"syncd_objects": {"app", "cluster", "action"}}
 	tests := map[string]string{
-		`syncd_objects{app="a"}`:                  "",
-		`syncd_object{app="a"}`:                   `metric syncd_object: not a series syncd exports`,
-		`syncd_objects{application="a"}`:          `label application: not a label of syncd_objects`,
-		`sum by (verb) (syncd_objects)`:           `grouping label verb: not a label of syncd_objects`,
-		`sum by (pod) (syncd_objects)`:            "",
-		`histogram_quantile(0.9, syncd_objects_`:  "parse",
-		`rate(syncd_objects_bucket{le="1"}[5m])`:  `metric syncd_objects_bucket: not a series syncd exports`,
-		`max by (app) (syncd_objects) == bool 1`:  "",
+		`syncd_objects{app="a"}`:                   "",
+		`syncd_object{app="a"}`:                    `metric syncd_object: not a series syncd exports`,
+		`syncd_objects{application="a"}`:           `label application: not a label of syncd_objects`,
+		`sum by (verb) (syncd_objects)`:            `grouping label verb: not a label of syncd_objects`,
+		`sum by (pod) (syncd_objects)`:             "",
+		`histogram_quantile(0.9, syncd_objects_`:   "parse",
+		`rate(syncd_objects_bucket{le="1"}[5m])`:   `metric syncd_objects_bucket: not a series syncd exports`,
+		`max by (app) (syncd_objects) == bool 1`:   "",
 		`label_values(syncd_objects, nonexisting)`: "parse",
 	}
 	for q, want := range tests {
