@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"syncd.dev/syncd/internal/drift"
-	"syncd.dev/syncd/internal/identity"
-	"syncd.dev/syncd/internal/reconcile"
 )
 
 type driftFlags struct {
@@ -78,47 +76,15 @@ func runDrift(cmd *cobra.Command, f *driftFlags) error {
 	}
 	all := &drift.Report{}
 	for _, app := range apps {
-		rendered, err := runner.Render(cmd.Context(), app, f.path)
+		rep, err := runner.DetectDrift(cmd.Context(), app, f.path)
 		if err != nil {
 			return withCode(exitError, err)
 		}
-		// Read as the app's identity (its serviceAccountName): a tenant
-		// never sees through syncd what its RBAC does not let it read.
-		// On the app's cluster (apps[].cluster, else syncd's own).
-		target, err := runner.Target(cmd.Context(), app)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		dyn, err := target.Dynamic(app)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		live, unreadable, err := drift.Live(cmd.Context(), dyn, target.Cluster.Mapper, rendered.Plan)
-		if err != nil {
-			return withCode(exitError, fmt.Errorf("app %s: read live objects: %w", app.Name, err))
-		}
-		opts, err := reconcile.DriftOptions(app)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		opts.Sensitive = rendered.Plan.Sensitive(opts.Sensitive)
-		opts.Unreadable = drift.Unreadable{By: identity.Name(reconcile.TenantOf(app)), Objects: unreadable}
-		norm, err := runner.Normalizer(app)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		// Fields whose live value is not Git's text are compared with
-		// what the API server stores for them (one dry-run apply per
-		// such slice), so its defaults and normal forms are not drift.
-		var warns []string
-		opts.Normalized, warns = drift.Normalize(cmd.Context(), norm, rendered.Plan, live, opts)
-		rep := drift.Detect(rendered.Plan, live, opts)
 		all.Findings = append(all.Findings, rep.Findings...)
 		if f.showIgnored {
 			all.Ignored = append(all.Ignored, rep.Ignored...)
 		}
 		all.Warnings = append(all.Warnings, rep.Warnings...)
-		all.Warnings = append(all.Warnings, warns...)
 	}
 	out := cmd.OutOrStdout()
 	switch f.output {

@@ -28,6 +28,7 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newSuspendCommand())
 	root.AddCommand(newResumeCommand())
 	root.AddCommand(newConvertCommand())
+	root.AddCommand(newUICommand())
 	for _, cmd := range root.Commands() {
 		refuseUnknownSubcommands(cmd)
 	}

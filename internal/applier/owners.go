@@ -91,3 +91,10 @@ func DeclaringApp(live *unstructured.Unstructured, self, manager string) string 
 	}
 	return slices.Min(apps)
 }
+
+// AppManagers returns the field managers app lists in its managers
+// annotation on live (ManagersAnnotationPrefix): the managers whose fields
+// the app declares in Git. Nil when the app has not applied live.
+func AppManagers(live *unstructured.Unstructured, app string) []planner.FieldManager {
+	return managersOf(live, app)
+}

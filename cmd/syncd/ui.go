@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/ui"
+)
+
+// defaultUIAddress is where syncd ui listens by default: loopback only.
+const defaultUIAddress = "127.0.0.1:7480"
+
+type uiFlags struct {
+	kube      kubeFlags
+	address   string
+	inventory inventoryFlags
+	config    string
+	cacheDir  string
+}
+
+func newUICommand() *cobra.Command {
+	f := &uiFlags{}
+	cmd := &cobra.Command{
+		Use:   "ui [--address 127.0.0.1:7480] [--config FILE]",
+		Short: "Serve the ownership map: a local web UI of the apps, their objects and who owns each field",
+		Long: `ui serves a web UI on a loopback address (--address, default ` + defaultUIAddress + `;
+port 0 picks a free one) and prints its URL; it opens nothing by itself.
+It reads the cluster with your kubeconfig and RBAC, like kubectl proxy: App
+objects of every namespace you may list, the file apps' inventories, and
+the live objects with their managedFields. The Object page shows the object
+as YAML with every field's manager(s), one colour per manager. With
+--config, the Object page of a syncd.yaml app also shows its drift
+findings (as syncd drift computes them: a render of the app each time).
+
+Secret values and sensitive fields are redacted as in every other output.
+The UI answers only requests whose Host is a loopback name or the
+--address host (no DNS rebinding), sends a strict Content-Security-Policy
+and serves GET only. See docs/ui.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runUI(cmd, f) },
+	}
+	fs := cmd.Flags()
+	f.kube.register(fs)
+	f.inventory.register(fs, false)
+	fs.StringVar(&f.address, "address", defaultUIAddress, "loopback address to listen on (host:port; port 0 picks a free port)")
+	fs.StringVar(&f.config, "config", "", "syncd.yaml: show its apps' drift findings on the Object page")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached for --config (default ~/.cache/syncd/sources)")
+	return cmd
+}
+
+func runUI(cmd *cobra.Command, f *uiFlags) error {
+	host, err := loopbackHost(f.address)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	srv, err := newUIServer(cmd.Context(), f, host)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	ln, err := net.Listen("tcp", f.address)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("--address %s: %w", f.address, err))
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "syncd ui: serving http://%s/ (Ctrl-C stops it)\n", ln.Addr())
+	return serveUntilDone(cmd.Context(), ln, srv.Handler())
+}
+
+// loopbackHost checks that address is a loopback host:port and returns
+// its host. The UI reads the cluster with the user's own credentials:
+// listening on another interface would lend them to the network.
+func loopbackHost(address string) (string, error) {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", fmt.Errorf("--address %q: %w; give host:port, e.g. %s", address, err, defaultUIAddress)
+	}
+	if host == "localhost" {
+		return host, nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return "", fmt.Errorf("--address %q: not a loopback address; syncd ui reads the cluster with your credentials and serves only this machine (use 127.0.0.1, ::1 or localhost)", address)
+	}
+	return host, nil
+}
+
+// newUIServer connects to the cluster and builds the UI over it.
+func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, error) {
+	cl, err := f.kube.connect()
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return nil, err
+	}
+	opts := f.inventory.options(nil, true)
+	inv, err := inventory.New(cl.dynamic, md, cl.mapper, opts)
+	if err != nil {
+		return nil, err
+	}
+	uo := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, Hosts: []string{host}}
+	if f.config != "" {
+		runner, _, _, err := openConfig(ctx, f.config, "", &f.kube, nil, f.cacheDir, 0)
+		if err != nil {
+			return nil, err
+		}
+		uo.Drift = configDrift{runner: runner}
+	}
+	return ui.New(uo)
+}
+
+// configDrift is the UI's drift source for the apps of a syncd.yaml: the
+// one-shot check of syncd drift.
+type configDrift struct{ runner *reconcile.Runner }
+
+var _ ui.DriftSource = configDrift{}
+
+// Drift runs the drift check of a file app; an App object or an app the
+// config does not name has no report.
+func (c configDrift) Drift(ctx context.Context, app ui.AppRef) (*drift.Report, error) {
+	if !app.File() {
+		return nil, nil
+	}
+	a, err := c.runner.App(app.Name)
+	if err != nil {
+		return nil, nil
+	}
+	return c.runner.DetectDrift(ctx, a, "")
+}
+
+// serveUntilDone serves h on ln until ctx is cancelled, then shuts the
+// server down, giving open requests a few seconds.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return withCode(exitError, err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return withCode(exitError, err)
+	}
+	return nil
+}

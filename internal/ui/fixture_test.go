@@ -1,0 +1,180 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/reconcile/reconciletest"
+)
+
+// secretValue is the value of the fixture's Secret: no page may show it,
+// in clear or base64.
+const secretValue = "hunter2-do-not-show-this"
+
+var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// fixture is a file app "web" applied by syncd from a directory (a
+// Deployment, a ConfigMap and a Secret), then changed by others: a hand
+// edit of the image by kubectl-edit, the replicas through the scale
+// subresource by an autoscaler, and a label applied with the same value by
+// a second manager (shared).
+type fixture struct {
+	ns      string
+	app     config.App
+	dir     string
+	runner  *reconcile.Runner
+	server  *Server
+	httpSrv *httptest.Server
+}
+
+func (f *fixture) deployment() planner.ObjectRef {
+	return planner.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: f.ns, Name: "web"}
+}
+
+func (f *fixture) secret() planner.ObjectRef {
+	return planner.ObjectRef{Version: "v1", Kind: "Secret", Namespace: f.ns, Name: "creds"}
+}
+
+// dirDrift is a drift source that renders the app from the fixture's
+// directory (syncd drift --path).
+type dirDrift struct{ f *fixture }
+
+func (d dirDrift) Drift(ctx context.Context, app AppRef) (*drift.Report, error) {
+	if app.Name != d.f.app.Name || !app.File() {
+		return nil, nil
+	}
+	return d.f.runner.DetectDrift(ctx, d.f.app, d.f.dir)
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{ns: env.Namespace(t), dir: t.TempDir()}
+	invNS := env.Namespace(t)
+	files := map[string]string{
+		"deployment.yaml": fmt.Sprintf(deploymentYAML, f.ns),
+		"config.yaml":     fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  color: blue\n", f.ns),
+		"secret.yaml":     fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %s\nstringData:\n  password: %s\n", f.ns, secretValue),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := reconciletest.Cluster(t, env.Config)
+	md, err := metadata.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.New(cl.Dynamic, md, cl.Mapper, inventory.Options{Namespace: invNS, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inv.Stop)
+	f.app = config.App{Name: "web-" + f.ns, Source: "repo"}
+	cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "test", Apps: []config.App{f.app}}
+	if f.runner, err = reconcile.New(cfg, cl, reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}); err != nil {
+		t.Fatal(err)
+	}
+	if _, cs, err := f.runner.Apply(ctx, f.app, f.dir, false); err != nil || !cs.OK() {
+		t.Fatalf("apply: %v %v", err, cs)
+	}
+	f.changeByOthers(t, cl)
+	f.server, err = New(Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.httpSrv = httptest.NewServer(f.server.Handler())
+	t.Cleanup(f.httpSrv.Close)
+	return f
+}
+
+const deploymentYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %s
+  labels:
+    team: payments
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+`
+
+// changeByOthers makes the Deployment's other managers: kubectl-edit
+// edits the image (Update), an autoscaler sets replicas through the scale
+// subresource, and team-b applies the team label with syncd's value.
+func (f *fixture) changeByOthers(t *testing.T, cl reconcile.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	ri := cl.Dynamic.Resource(deploymentsGVR).Namespace(f.ns)
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28-hotfix"}]}}}}`)
+	if _, err := ri.Patch(ctx, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	scale := []byte(`{"spec":{"replicas":5}}`)
+	if _, err := ri.Patch(ctx, "web", types.MergePatchType, scale, metav1.PatchOptions{FieldManager: "autoscaler"}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	label := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": f.ns, "labels": map[string]any{"team": "payments"}},
+	}}
+	if _, err := ri.Apply(ctx, "web", label, metav1.ApplyOptions{FieldManager: "team-b"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// get fetches a path of the fixture's UI and returns the status and body.
+func (f *fixture) get(t *testing.T, path string) (int, string, http.Header) {
+	t.Helper()
+	return httpGet(t, f.httpSrv.Client(), f.httpSrv.URL+path)
+}
+
+// httpGet fetches url with client (a loopback server's own: the test
+// binary's default transport refuses every request).
+func httpGet(t *testing.T, client *http.Client, url string) (int, string, http.Header) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(buf), resp.Header
+}

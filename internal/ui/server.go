@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+
+	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/inventory"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// InventoryReader reads an app's inventory (inventory.Manager.Load).
+type InventoryReader interface {
+	Load(ctx context.Context, app string) (*inventory.Inventory, error)
+}
+
+// DriftSource tells an app's drift findings (a one-shot drift check, as
+// `syncd drift` runs). It returns a nil report for an app it does not
+// know.
+type DriftSource interface {
+	Drift(ctx context.Context, app AppRef) (*drift.Report, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Dynamic and Mapper read the cluster, with the credentials of whoever
+	// runs the UI; required.
+	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
+	// Inventory reads the apps' inventories; required.
+	Inventory InventoryReader
+	// InventoryNamespace holds the file apps' inventory Secrets;
+	// required.
+	InventoryNamespace string
+	// Drift, when set, gives the file apps' drift findings; without it
+	// the Object page shows ownership only.
+	Drift DriftSource
+	// Hosts are the host names (without port) requests may name in
+	// their Host header besides the loopback ones (localhost, 127.0.0.1,
+	// ::1): the configured address's host. Any other Host is refused, so
+	// a web page cannot reach the UI through DNS rebinding.
+	Hosts []string
+}
+
+// Server serves the UI's pages.
+type Server struct {
+	opts  Options
+	pages *pages
+}
+
+// New returns a Server; it checks that the required options are set.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Dynamic == nil:
+		return nil, errors.New("ui: Dynamic is required")
+	case opts.Mapper == nil:
+		return nil, errors.New("ui: Mapper is required")
+	case opts.Inventory == nil:
+		return nil, errors.New("ui: Inventory is required")
+	case opts.InventoryNamespace == "":
+		return nil, errors.New("ui: InventoryNamespace is required: the namespace of the apps' inventory Secrets")
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts, pages: p}, nil
+}
+
+// Handler returns the UI's HTTP handler: its pages and static assets
+// behind the security checks (allowedHost, securityHeaders; only GET and
+// HEAD).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(fmt.Sprintf("ui: embedded static assets: %v", err))
+	}
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", s.serveApps)
+	mux.HandleFunc("GET /app", s.serveApp)
+	mux.HandleFunc("GET /object", s.serveObject)
+	return s.guard(mux)
+}
+
+func (s *Server) serveApps(w http.ResponseWriter, r *http.Request) {
+	rows, warns, err := s.appRows(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	f := appFilter{Query: q.Get("q"), Ready: q.Get("ready"), Drifted: q.Get("drifted") == "1"}
+	var kept []AppRow
+	for _, row := range rows {
+		if f.keep(row) {
+			kept = append(kept, row)
+		}
+	}
+	s.render(w, "apps", map[string]any{"Title": "Apps", "Rows": kept, "Total": len(rows), "Filter": f, "Warnings": warns})
+}
+
+func (s *Server) serveApp(w http.ResponseWriter, r *http.Request) {
+	ref := appRefOf(r.URL.Query())
+	page, err := s.app(r.Context(), ref)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, "app", map[string]any{"Title": "App " + ref.String(), "Page": page})
+}
+
+func (s *Server) serveObject(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	app, ref := appRefOf(q), objectRefOf(q)
+	page, err := s.object(r.Context(), app, ref)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, "object", map[string]any{"Title": ref.String(), "Page": page})
+}

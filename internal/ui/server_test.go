@@ -1,0 +1,196 @@
+package ui
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
+)
+
+// mapLine is what a test reads of one line of an ownership map.
+type mapLine struct {
+	Owners  []string
+	Classes string
+	Text    string
+}
+
+// ownerMapLines parses an Object page's ownership map: its lines by path.
+func ownerMapLines(t *testing.T, body string) map[string]mapLine {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]mapLine{}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && attr(n, "data-path") != "" {
+			l := mapLine{Classes: attr(n, "class"), Text: text(n)}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && attr(c, "class") == "owners" {
+					for o := c.FirstChild; o != nil; o = o.NextSibling {
+						l.Owners = append(l.Owners, attr(o, "title"))
+					}
+				}
+			}
+			out[attr(n, "data-path")] = l
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// TestPages serves every page over the real API server's objects: the
+// ownership map names the right manager(s) of each field, marks the
+// fields Git declares, the shared label and the drifted image with its
+// culprit, and no page shows the Secret's value.
+func TestPages(t *testing.T) {
+	f := newFixture(t)
+	app := AppRef{Name: f.app.Name}
+	pages := map[string]string{
+		"apps":       "/",
+		"app":        appURLOf(app),
+		"deployment": "/object?" + objectQuery(app, f.deployment()),
+		"secret":     "/object?" + objectQuery(app, f.secret()),
+	}
+	bodies := map[string]string{}
+	for name, path := range pages {
+		code, body, _ := f.get(t, path)
+		if code != http.StatusOK {
+			t.Fatalf("%s (%s): status %d:\n%s", name, path, code, body)
+		}
+		bodies[name] = body
+	}
+	for name, body := range bodies {
+		for _, v := range []string{secretValue, base64.StdEncoding.EncodeToString([]byte(secretValue))} {
+			if strings.Contains(body, v) {
+				t.Errorf("page %s shows the Secret's value %q", name, v)
+			}
+		}
+	}
+	if !strings.Contains(bodies["apps"], f.app.Name) {
+		t.Errorf("the Apps page does not list app %s:\n%s", f.app.Name, bodies["apps"])
+	}
+	if !strings.Contains(bodies["app"], `href="/object?`) || !strings.Contains(bodies["app"], ">web</a>") {
+		t.Errorf("the App page does not link the Deployment:\n%s", bodies["app"])
+	}
+
+	lines := ownerMapLines(t, bodies["deployment"])
+	syncd := "syncd-" + f.app.Name + " (Apply)"
+	tests := map[string]struct {
+		path       string
+		wantOwners []string
+		wantClass  []string
+		wantText   []string
+	}{
+		"a field only syncd owns":      {path: ".spec.selector.matchLabels.app", wantOwners: []string{syncd}, wantClass: []string{"declared"}},
+		"the label team-b applies too": {path: ".metadata.labels.team", wantOwners: []string{syncd, "team-b (Apply)"}, wantClass: []string{"declared", "shared"}},
+		"the image kubectl-edit took": {path: `.spec.template.spec.containers[name="web"].image`, wantOwners: []string{"kubectl-edit (Update)"}, wantClass: []string{"drifted"},
+			wantText: []string{"nginx:1.28-hotfix", "taken-over", "kubectl-edit (Update"}},
+		"the replicas the autoscaler set": {path: ".spec.replicas", wantOwners: []string{"autoscaler (Update /scale)"}, wantClass: []string{"drifted"}, wantText: []string{"5", "autoscaler"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			l, ok := lines[tc.path]
+			if !ok {
+				t.Fatalf("no line for %s; lines: %v", tc.path, keys(lines))
+			}
+			if diff := cmp.Diff(tc.wantOwners, l.Owners); diff != "" {
+				t.Errorf("owners of %s (-want +got):\n%s", tc.path, diff)
+			}
+			for _, c := range tc.wantClass {
+				if !strings.Contains(" "+l.Classes+" ", " "+c+" ") {
+					t.Errorf("line %s has classes %q, want %s", tc.path, l.Classes, c)
+				}
+			}
+			for _, s := range tc.wantText {
+				if !strings.Contains(l.Text, s) {
+					t.Errorf("line %s reads %q, want %q in it", tc.path, l.Text, s)
+				}
+			}
+		})
+	}
+	secret := ownerMapLines(t, bodies["secret"])
+	if l := secret[".data.password"]; !strings.Contains(l.Text, "<redacted>") || !strings.Contains(l.Classes, "redacted") {
+		t.Errorf("the Secret's password line is %+v, want it redacted", l)
+	}
+}
+
+func appURLOf(app AppRef) string { return "/app?" + appQuery(app).Encode() }
+
+func keys(m map[string]mapLine) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestGuard: the UI refuses a Host that is not its own (DNS rebinding)
+// and any method but GET and HEAD, and every response carries the
+// security headers.
+func TestGuard(t *testing.T) {
+	s := &Server{opts: Options{Hosts: []string{"127.0.0.2"}}}
+	h := s.guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	tests := map[string]struct {
+		method, host string
+		want         int
+	}{
+		"loopback IP":           {method: http.MethodGet, host: "127.0.0.1:7480", want: http.StatusOK},
+		"localhost":             {method: http.MethodGet, host: "localhost:7480", want: http.StatusOK},
+		"IPv6 loopback":         {method: http.MethodGet, host: "[::1]:7480", want: http.StatusOK},
+		"the configured host":   {method: http.MethodGet, host: "127.0.0.2:9000", want: http.StatusOK},
+		"a rebinding host name": {method: http.MethodGet, host: "evil.example:7480", want: http.StatusMisdirectedRequest},
+		"a POST":                {method: http.MethodPost, host: "127.0.0.1:7480", want: http.StatusMethodNotAllowed},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			req, err := http.NewRequest(tc.method, "http://"+tc.host+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("status %d, want %d", rec.Code, tc.want)
+			}
+			if got := rec.Header().Get("Content-Security-Policy"); got != contentSecurityPolicy {
+				t.Errorf("Content-Security-Policy %q, want %q", got, contentSecurityPolicy)
+			}
+			if got := rec.Header().Get("X-Frame-Options"); got != "DENY" {
+				t.Errorf("X-Frame-Options %q, want DENY", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"syncd.dev/syncd/internal/testenv/gitserver"
+)
+
+// uiSecret is the value of the UI journey's Secret: no page may show it.
+const uiSecret = "ui-e2e-Qw7Rt2Yp9Ls4"
+
+// uiRepo is the UI journey's app: a namespace, a Deployment and a Secret.
+func uiRepo() map[string][]byte {
+	return map[string][]byte{
+		"apps/shop/namespace.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ui-shop}\n"),
+		"apps/shop/deployment.yaml": []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop, namespace: ui-shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec:
+      containers:
+        - {name: shop, image: "nginx:1.27"}
+`),
+		"apps/shop/secret.yaml": []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-db, namespace: ui-shop}\nstringData: {password: " + uiSecret + "}\n"),
+	}
+}
+
+// TestJourneyUI: after `syncd apply` and a hand edit of the Deployment's
+// image with kubectl, `syncd ui --address 127.0.0.1:0 --config` prints
+// the address it serves; the Apps page lists the app, its App page links
+// the Deployment, whose ownership map names the hand edit's manager
+// (kubectl-set) beside syncd's and the image's drift; no page shows the
+// Secret's value; a request naming another Host is refused.
+func TestJourneyUI(t *testing.T) {
+	w := newWorkspace(t)
+	repo := gitserver.StartTest(t).NewTestRepo(t, "shop")
+	if _, err := repo.Commit("shop", uiRepo()); err != nil {
+		t.Fatal(err)
+	}
+	w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: shop
+    git: {url: %s, branch: main, interval: 1h}
+apps:
+  - {name: ui-shop, source: shop, path: apps/shop}
+`, repo.URL))
+	w.must(exitOK, "apply", "--config", w.config, "--cache-dir", w.cache)
+	if out, err := kubectl("set", "image", "-n", "ui-shop", "deployment/shop", "shop=nginx:1.28-hotfix"); err != nil {
+		t.Fatalf("kubectl set image: %v\n%s", err, out)
+	}
+	base := startUI(t, w, "--config", w.config, "--cache-dir", w.cache)
+
+	apps := uiGet(t, w, base+"/")
+	if !strings.Contains(apps, ">ui-shop</a>") {
+		t.Fatalf("the Apps page does not list ui-shop:\n%s", apps)
+	}
+	app := uiGet(t, w, base+"/app?app=ui-shop")
+	if !strings.Contains(app, "kind=Deployment") {
+		t.Fatalf("the App page does not link the Deployment:\n%s", app)
+	}
+	obj := uiGet(t, w, base+"/object?app=ui-shop&group=apps&version=v1&kind=Deployment&namespace=ui-shop&name=shop")
+	for _, want := range []string{"kubectl-set", "syncd-ui-shop", "nginx:1.28-hotfix", "taken-over"} {
+		if !strings.Contains(obj, want) {
+			t.Errorf("the Deployment's ownership map does not show %q:\n%s", want, obj)
+		}
+	}
+	uiGet(t, w, base+"/object?app=ui-shop&version=v1&kind=Secret&namespace=ui-shop&name=shop-db")
+
+	req, err := http.NewRequest(http.MethodGet, base+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebound.example:7480"
+	resp, err := loopback.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("a request for Host rebound.example got %d, want %d", resp.StatusCode, http.StatusMisdirectedRequest)
+	}
+	w.checkNoSecrets(uiSecret)
+}
+
+// startUI runs `syncd ui --address 127.0.0.1:0` with args and returns the
+// URL it prints; the process is stopped when the test ends.
+func startUI(t *testing.T, w *workspace, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"ui", "--address", "127.0.0.1:0"}, args...)...)
+	cmd.Env = w.environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		w.record(stderr.String())
+	})
+	addr := make(chan string, 1)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			w.record(sc.Text())
+			if _, rest, ok := strings.Cut(sc.Text(), "serving "); ok {
+				addr <- strings.Fields(rest)[0]
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		u, err := url.Parse(a)
+		if err != nil {
+			t.Fatalf("syncd ui printed %q: %v", a, err)
+		}
+		return strings.TrimSuffix(u.String(), "/")
+	case <-done:
+		t.Fatalf("syncd ui exited before serving:\n%s", stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("syncd ui printed no address within a minute:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// uiGet fetches a page of the UI, fails the test unless it is 200, and
+// records it for the secret check.
+func uiGet(t *testing.T, w *workspace, u string) string {
+	t.Helper()
+	resp, err := loopback.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.record(string(body))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", u, resp.StatusCode, body)
+	}
+	return string(body)
+}
