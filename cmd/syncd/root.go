@@ -29,6 +29,8 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newResumeCommand())
 	root.AddCommand(newConvertCommand())
 	root.AddCommand(newUICommand())
+	root.AddCommand(newTreeCommand())
+	root.AddCommand(newEventsCommand())
 	for _, cmd := range root.Commands() {
 		refuseUnknownSubcommands(cmd)
 	}

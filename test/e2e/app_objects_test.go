@@ -113,6 +113,9 @@ func TestJourneyAppObjects(t *testing.T) {
 	a.w.must(exitOK, a.planArgs()...)
 	a.step("get apps, plan")
 
+	a.checkTreeAndEvents(sha)
+	a.step("tree, events")
+
 	a.checkReconcileWritesNothing()
 	a.step("reconcile (no change)")
 
@@ -258,6 +261,41 @@ func (a *appJourney) checkGet(sha string) {
 	checkTable(a.t, r, "NAME READY REVISION AGE STATUS", a.name, "True", sha)
 	r = a.w.must(exitOK, "get", "gitsources", "-n", a.ns)
 	checkTable(a.t, r, "NAME URL READY AGE STATUS", "team-repo", a.repo.URL, "True")
+}
+
+// checkTreeAndEvents: `syncd tree app` shows the App's objects by
+// stage and kind, applied under its manager at the revision, and `syncd
+// events app` lists the controller's Synced Event.
+func (a *appJourney) checkTreeAndEvents(sha string) {
+	a.t.Helper()
+	r := a.w.must(exitOK, "tree", "app", a.name, "-n", a.ns)
+	if want := fmt.Sprintf("App %s/%s (syncd app %s-%s)  revision %s", a.ns, a.name, a.ns, a.name, sha[:12]); !strings.HasPrefix(r.stdout, want) {
+		a.t.Errorf("tree starts %q, want %q", firstLineOf(r.stdout), want)
+	}
+	for _, kind := range []string{"Deployment.apps", "ConfigMap", "Service"} {
+		if lineWith(r.stdout, kind) == "" {
+			a.t.Errorf("tree has no %s:\n%s", kind, r.stdout)
+		}
+	}
+	if l := lineWith(r.stdout, a.ns+"/web-settings"); !strings.Contains(l, "applied") || !strings.Contains(l, a.manager()) {
+		a.t.Errorf("the ConfigMap's line %q: want applied by %s", l, a.manager())
+	}
+	r = a.w.must(exitOK, "events", "app", a.name, "-n", a.ns)
+	checkTableHeader(a.t, r, "LAST SEEN TYPE REASON COUNT MESSAGE")
+	if l := lineWith(r.stdout, "Synced"); !strings.Contains(l, "Normal") || !strings.Contains(l, "applied") {
+		a.t.Errorf("events: no Normal Synced line:\n%s", r)
+	}
+}
+
+func firstLineOf(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// checkTableHeader checks a table's header line.
+func checkTableHeader(t *testing.T, r result, header string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != header {
+		t.Errorf("header %q, want %q\n%s", got, header, r)
+	}
 }
 
 // checkTable checks a `syncd get` table's header and that a row begins

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"syncd.dev/syncd/internal/testenv/gitserver"
+)
+
+// TestJourneyTree: after `syncd run` applied an app, `syncd tree app
+// NAME --config`
+// shows the app's objects by stage and kind with their health, that
+// syncd applied them, and every field manager: another writer (a person
+// labelling the ConfigMap with kubectl) appears beside syncd's manager.
+// -o json carries the same tree; `syncd events app NAME --config` lists
+// the daemon's Synced Event; an unknown app or resource is a one-line
+// error, exit 1.
+func TestJourneyTree(t *testing.T) {
+	w := newWorkspace(t)
+	ensureNamespace(t, "tree-e2e")
+	srv := gitserver.StartTest(t)
+	repo := srv.NewTestRepo(t, "tree")
+	if _, err := repo.Commit("app", map[string][]byte{
+		"app/ns.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: tree-e2e}\n"),
+		"app/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: tree-e2e}\ndata: {a: b}\n"),
+		"app/sa.yaml": []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner, namespace: tree-e2e}\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: tree
+    git: {url: %s, branch: main, interval: 1m}
+apps:
+  - name: tree
+    source: tree
+    path: app
+`, repo.URL))
+	d := w.startDaemon()
+	d.waitApplied("tree", func(rev string) bool { return rev != "" })
+	patch := []byte(`{"metadata":{"labels":{"owner":"team-a"}}}`)
+	if _, err := clientset(t).CoreV1().ConfigMaps("tree-e2e").Patch(context.Background(), "settings", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-label"}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := w.must(0, "tree", "app", "tree", "--config", w.config)
+	for _, line := range []string{
+		"app tree (" + w.config + ")  revision ",
+		"├─ stage namespaces",
+		"│  └─ Namespace",
+		"│     └─ tree-e2e",
+		"└─ stage namespaced",
+		"   ├─ ConfigMap",
+		"   │  └─ tree-e2e/settings",
+		"   └─ ServiceAccount",
+		"      └─ tree-e2e/runner",
+	} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("tree lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	settings := lineWith(r.stdout, "tree-e2e/settings")
+	for _, want := range []string{"Current", "applied", "syncd-tree", "kubectl-label (Update)"} {
+		if !strings.Contains(settings, want) {
+			t.Errorf("the ConfigMap's line lacks %q: %q", want, settings)
+		}
+	}
+
+	t.Logf("syncd tree:\n%s", r.stdout)
+	r = w.must(0, "tree", "app", "tree", "--config", w.config, "-o", "json")
+	var tree struct {
+		App    string
+		Stages []struct {
+			Name  string
+			Kinds []struct {
+				Kind    string
+				Objects []struct{ Name, Health, Outcome string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tree); err != nil {
+		t.Fatalf("tree -o json: %v\n%s", err, r.stdout)
+	}
+	if tree.App != "tree" || len(tree.Stages) != 2 || tree.Stages[1].Kinds[0].Objects[0].Outcome != "applied" {
+		t.Errorf("tree -o json: %+v", tree)
+	}
+
+	r = w.must(0, "events", "app", "tree", "--config", w.config)
+	checkTableHeader(t, r, "LAST SEEN TYPE REASON COUNT MESSAGE")
+	if l := lineWith(r.stdout, "Synced"); !strings.Contains(l, "Normal") || !strings.Contains(l, "applied: 2 created, 1 configured") {
+		t.Errorf("events: no Normal Synced line with the counts:\n%s", r)
+	}
+
+	r = w.must(1, "tree", "app", "nope", "--config", w.config)
+	if want := `no app "nope"; its apps are tree`; !strings.Contains(r.stderr, want) {
+		t.Errorf("unknown app: stderr %q, want %q", r.stderr, want)
+	}
+	r = w.must(1, "tree", "kustomization", "x")
+	if want := "unknown resource \"kustomization\": use app (apps)"; !strings.Contains(r.stderr, want) {
+		t.Errorf("unknown resource: stderr %q, want %q", r.stderr, want)
+	}
+}
+
+// lineWith returns the first line of s that contains sub.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
