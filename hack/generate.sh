@@ -3,8 +3,10 @@
 # (sigs.k8s.io/controller-tools, pinned in tools/controller-gen/go.mod):
 # the CRDs in manifests/crds/ (schemas from the types, descriptions from
 # their doc comments, CEL rules, bounds, defaults and printer columns
-# from their +kubebuilder markers) and zz_generated.deepcopy.go of
-# internal/api/v1alpha1 and of the internal/config types the CRDs embed.
+# from their +kubebuilder markers), their copy in the Helm chart
+# (charts/syncd/crds/, which `syncd install` embeds), and
+# zz_generated.deepcopy.go of internal/api/v1alpha1 and of the
+# internal/config types the CRDs embed.
 # Run it after changing those types or their markers.
 #
 #   hack/generate.sh          write the generated files in place
@@ -34,6 +36,15 @@ fi
 generate() {
   "$bin" object paths=./internal/api/v1alpha1/... paths=./internal/config/...
   "$bin" crd paths=./internal/api/v1alpha1/... output:crd:artifacts:config=manifests/crds
+  copy_chart_crds
+}
+
+# copy_chart_crds makes charts/syncd/crds/ the same files as the CRDs in
+# manifests/crds/ (every kind, so a new one flows into the chart; a
+# removed one leaves it).
+copy_chart_crds() {
+  rm -f charts/syncd/crds/*.yaml
+  cp manifests/crds/*_*.yaml charts/syncd/crds/
 }
 
 if [ "${1:-}" != "--check" ]; then
@@ -51,9 +62,11 @@ stale=()
 for f in "${generated[@]}"; do
   cmp -s "$root/$f" "$copy/$f" || stale+=("$f")
 done
+# The chart's CRDs as a directory: a file missing on either side is stale.
+diff -rq "$root/charts/syncd/crds" "$copy/charts/syncd/crds" >/dev/null || stale+=(charts/syncd/crds)
 if [ ${#stale[@]} -gt 0 ]; then
   echo "generate: stale generated files (the Go types or their markers changed): ${stale[*]}" >&2
   echo "generate: run hack/generate.sh and commit the result" >&2
-  for f in "${stale[@]}"; do diff -u "$root/$f" "$copy/$f" | head -40 >&2 || true; done
+  for f in "${stale[@]}"; do diff -ru "$root/$f" "$copy/$f" | head -40 >&2 || true; done
   exit 1
 fi

@@ -31,6 +31,8 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newUICommand())
 	root.AddCommand(newTreeCommand())
 	root.AddCommand(newEventsCommand())
+	root.AddCommand(newInstallCommand())
+	root.AddCommand(newCheckCommand())
 	for _, cmd := range root.Commands() {
 		refuseUnknownSubcommands(cmd)
 	}
