@@ -183,7 +183,11 @@ func TestInstallJourney(t *testing.T) {
 	waitAppReady(t, cp, ns, "web", sha)
 
 	// The Deployment rolls out once its pods are Ready; no kubelet runs
-	// here, so its status is written as the deployment controller would.
+	// here, so until its status is written as the deployment controller
+	// would, install waits in vain and says so.
+	if out, code := syncd("install", "--timeout=3s"); code != 1 || !strings.Contains(out, "Deployment syncd-system/syncd not rolled out after 3s") {
+		t.Errorf("syncd install with no pods: exit %d, want 1 and the Deployment not rolled out:\n%s", code, out)
+	}
 	markRolledOut(t, cp, "syncd-system", "syncd")
 	if out, code := syncd("install", "--timeout=30s"); code != 0 || !strings.Contains(out, "Deployment syncd-system/syncd rolled out") {
 		t.Errorf("syncd install (waiting): exit %d, want 0 and the rollout:\n%s", code, out)
