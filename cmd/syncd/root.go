@@ -33,6 +33,7 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newEventsCommand())
 	root.AddCommand(newInstallCommand())
 	root.AddCommand(newCheckCommand())
+	root.AddCommand(newHistoryCommand())
 	for _, cmd := range root.Commands() {
 		refuseUnknownSubcommands(cmd)
 	}

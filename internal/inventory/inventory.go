@@ -90,6 +90,9 @@ type Inventory struct {
 	// AnnotationOwner, not part of the blob); empty when none is
 	// recorded.
 	Owner string `json:"-"`
+	// History is the app's last applies, oldest first (the parent's
+	// AnnotationHistory, not part of the blob).
+	History []HistoryEntry `json:"-"`
 }
 
 // Index returns the members by key.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,6 +133,7 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 	if r.advances(rep, cs, applyErr) {
 		next.Revision = r.revision
 	}
+	next.History = recordHistory(r.prev.inv.History, r.historyEntry(time.Now(), cs, applyErr, rep))
 	// Members prune did not remove stay, with their reason.
 	removed := rep.removed()
 	spared := map[Key]Reason{}
@@ -196,7 +198,7 @@ func (r *Run) advances(rep *Report, cs *applier.ChangeSet, applyErr error) bool 
 // plus ours' members fresh lacks, at fresh's revision: a member neither
 // writer dropped on purpose is never lost.
 func mergeInto(fresh, ours *Inventory) *Inventory {
-	out := &Inventory{App: fresh.App, ID: fresh.ID, Revision: fresh.Revision, Owner: ours.Owner}
+	out := &Inventory{App: fresh.App, ID: fresh.ID, Revision: fresh.Revision, Owner: ours.Owner, History: ours.History}
 	have := fresh.Index()
 	for _, mem := range fresh.Members {
 		c := *mem

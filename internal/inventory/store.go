@@ -107,6 +107,7 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 		if l.inv != nil {
 			l.inv.Revision = ann[AnnotationRevision]
 			l.inv.Owner = ann[AnnotationOwner]
+			l.inv.History = decodeHistory(ann[AnnotationHistory])
 		}
 	}()
 	enc, _, _ := unstructured.NestedString(u.Object, "data", DataKey)
@@ -195,6 +196,9 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 	}
 	if inv.Owner != "" {
 		ann[AnnotationOwner] = inv.Owner
+	}
+	if len(inv.History) > 0 {
+		ann[AnnotationHistory] = encodeHistory(inv.History)
 	}
 	if prev != nil && prev.exists && bytes.Equal(prev.blob, blob) && sameAnnotations(prev.ann, ann) {
 		return false, nil

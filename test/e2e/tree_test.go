@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,22 +28,24 @@ func TestJourneyTree(t *testing.T) {
 	ensureNamespace(t, "tree-e2e")
 	srv := gitserver.StartTest(t)
 	repo := srv.NewTestRepo(t, "tree")
-	if _, err := repo.Commit("app", map[string][]byte{
+	first, err := repo.Commit("app", map[string][]byte{
 		"app/ns.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: tree-e2e}\n"),
 		"app/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: tree-e2e}\ndata: {a: b}\n"),
 		"app/sa.yaml": []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner, namespace: tree-e2e}\n"),
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
   - name: tree
-    git: {url: %s, branch: main, interval: 1m}
+    git: {url: %s, branch: main, interval: 2s}
 apps:
   - name: tree
     source: tree
     path: app
+    pruneBudget: 100
 `, repo.URL))
 	d := w.startDaemon()
 	d.waitApplied("tree", func(rev string) bool { return rev != "" })
@@ -96,6 +100,29 @@ apps:
 	checkTableHeader(t, r, "LAST SEEN TYPE REASON COUNT MESSAGE")
 	if l := lineWith(r.stdout, "Synced"); !strings.Contains(l, "Normal") || !strings.Contains(l, "applied: 2 created, 1 configured") {
 		t.Errorf("events: no Normal Synced line with the counts:\n%s", r)
+	}
+
+	// A second revision changes the ConfigMap and drops the
+	// ServiceAccount: history has both applies, oldest first.
+	second, err := repo.Commit("drop the runner", map[string][]byte{
+		"app/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: tree-e2e}\ndata: {a: c}\n"),
+		"app/sa.yaml": nil,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.waitApplied("tree", func(rev string) bool { return rev == second })
+	r = w.must(0, "history", "app", "tree", "--config", w.config)
+	checkTableHeader(t, r, "TIME AGE REVISION RESULT CREATED CONFIGURED PRUNED NOTE")
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
+	var got []string
+	for _, row := range rows {
+		f := strings.Fields(row)
+		got = append(got, strings.Join(f[2:7], " "))
+	}
+	want := []string{first[:12] + " applied 2 1 0", second[:12] + " applied 0 1 1"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("history rows (revision result created configured pruned) %q, want %q\n%s", got, want, r)
 	}
 
 	r = w.must(1, "tree", "app", "nope", "--config", w.config)
