@@ -2,14 +2,18 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"syncd.dev/syncd/internal/config"
 )
 
 // TestProbeTarget: each source type is probed with the first request its
@@ -79,5 +83,27 @@ func TestProbe(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"", "", ""}, gotAuth); diff != "" {
 		t.Errorf("Authorization headers sent (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigEndpoints: every source of a syncd.yaml is probed the way its
+// kind is fetched (examples/ hold each kind).
+func TestConfigEndpoints(t *testing.T) {
+	var got []string
+	for _, file := range []string{"helmrepo.yaml", "oci.yaml"} {
+		cfg, err := config.Load(filepath.Join("..", "..", "examples", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ep := range ConfigEndpoints(cfg) {
+			got = append(got, fmt.Sprintf("%s %s", ep.Type, ep.URL))
+		}
+	}
+	want := []string{
+		"helm https://charts.example.com/stable", "git https://git.example.com/org/platform.git",
+		"oci oci://ghcr.io/example/manifests/web", "oci oci://ghcr.io/example/charts/web",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("endpoints (-want +got):\n%s", diff)
 	}
 }
