@@ -34,6 +34,7 @@ owns, and reports who changed what when the cluster drifts from Git.`,
 	root.AddCommand(newInstallCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newHistoryCommand())
+	root.AddCommand(newImportCommand())
 	for _, cmd := range root.Commands() {
 		refuseUnknownSubcommands(cmd)
 	}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"syncd.dev/syncd/internal/importer"
+)
+
+// Output forms of `syncd import`.
+const (
+	importObjects = "yaml"
+	importConfig  = "config"
+)
+
+type importFlags struct {
+	kube          kubeFlags
+	fromCluster   bool
+	fromNamespace string
+	namespace     string
+	output        string
+}
+
+// importKinds are the kinds each tool's import reads from a cluster,
+// sources before the objects that name them.
+var importKinds = map[importer.Tool][]schema.GroupKind{
+	importer.Flux: {
+		{Group: "source.toolkit.fluxcd.io", Kind: "GitRepository"},
+		{Group: "source.toolkit.fluxcd.io", Kind: "HelmRepository"},
+		{Group: "source.toolkit.fluxcd.io", Kind: "OCIRepository"},
+		{Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization"},
+		{Group: "helm.toolkit.fluxcd.io", Kind: "HelmRelease"},
+	},
+	importer.ArgoCD: {
+		{Group: "argoproj.io", Kind: "Application"},
+	},
+}
+
+func newImportCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import flux|argocd [PATH...] [--from-cluster] [-o yaml|config]",
+		Short: "Print the syncd objects (or syncd.yaml) equivalent to Flux or Argo CD objects, warning about every field that has none",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newImportToolCommand(importer.Flux, "Flux Kustomization, GitRepository, HelmRepository, OCIRepository and HelmRelease objects"))
+	cmd.AddCommand(newImportToolCommand(importer.ArgoCD, "Argo CD Application objects"))
+	return cmd
+}
+
+func newImportToolCommand(tool importer.Tool, what string) *cobra.Command {
+	f := &importFlags{}
+	cmd := &cobra.Command{
+		Use:   string(tool) + " [PATH...] [--from-cluster] [-o yaml|config] [-n NS]",
+		Short: "Import " + what,
+		Long: `import ` + string(tool) + ` reads ` + what + ` from the files
+and directories given (directories recursively, every .yaml, .yml and .json
+file, multi-document; "-" reads standard input, e.g. from kustomize build),
+or with --from-cluster from the cluster the kubeconfig names, and prints
+the equivalent syncd objects (GitSource, App) as YAML documents for
+kubectl apply -f -, or with -o config a syncd.yaml. Nothing is written to
+a cluster.
+
+Every field that has no syncd equivalent, and everything to do before the
+objects work as the imported ones did (a Secret key syncd reads under
+another name, a namespace to create), is printed on stderr as a warning
+naming the file, the object and the field. Secrets are never read, not
+even with --from-cluster: the syncd objects name the same Secrets.
+Objects are read as written: kustomize overlays that patch them are not
+applied (use --from-cluster, or pipe kustomize build into "-").`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd, f, tool, args) },
+	}
+	fs := cmd.Flags()
+	f.kube.register(fs)
+	fs.BoolVar(&f.fromCluster, "from-cluster", false, "read the objects from the cluster instead of files")
+	fs.StringVar(&f.fromNamespace, "from-namespace", "", "with --from-cluster, read only this namespace (default: every namespace)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the syncd objects (default: each imported object's own)")
+	fs.StringVarP(&f.output, "output", "o", importObjects, "output: yaml (GitSource and App objects) or config (a syncd.yaml)")
+	return cmd
+}
+
+func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []string) error {
+	if f.output != importObjects && f.output != importConfig {
+		return withCode(exitError, fmt.Errorf("-o %q: use yaml (GitSource and App objects) or config (a syncd.yaml)", f.output))
+	}
+	docs, warnings, err := readImport(cmd.Context(), f, tool, paths, cmd.InOrStdin())
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	res := importer.Import(tool, docs, importer.Options{Namespace: f.namespace})
+	warnings = append(warnings, res.Warnings...)
+	if len(res.GitSources) == 0 && len(res.Apps) == 0 {
+		printImportWarnings(cmd.ErrOrStderr(), warnings)
+		return withCode(exitError, fmt.Errorf("no %s objects to import found in %s", tool, importInput(f, paths)))
+	}
+	err = writeImport(cmd.OutOrStdout(), f, res, &warnings)
+	printImportWarnings(cmd.ErrOrStderr(), warnings)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	return nil
+}
+
+// readImport reads the documents from the files or the cluster.
+func readImport(ctx context.Context, f *importFlags, tool importer.Tool, paths []string, stdin io.Reader) ([]importer.Document, []importer.Warning, error) {
+	switch {
+	case f.fromCluster && len(paths) > 0:
+		return nil, nil, errors.New("--from-cluster reads the cluster: give no PATH")
+	case f.fromCluster:
+		docs, err := readCluster(ctx, f, tool)
+		return docs, nil, err
+	case len(paths) == 0:
+		return nil, nil, errors.New("nothing to import: give files or directories (- for standard input), or --from-cluster")
+	}
+	return importer.Read(paths, stdin)
+}
+
+// importInput names where the objects were read from.
+func importInput(f *importFlags, paths []string) string {
+	if f.fromCluster {
+		return "the cluster"
+	}
+	return fmt.Sprint(paths)
+}
+
+// readCluster lists the tool's kinds the cluster serves (every
+// namespace, or --from-namespace); a kind it does not serve is skipped.
+func readCluster(ctx context.Context, f *importFlags, tool importer.Tool) ([]importer.Document, error) {
+	cl, err := f.kube.connect()
+	if err != nil {
+		return nil, err
+	}
+	var docs []importer.Document
+	for _, gk := range importKinds[tool] {
+		mapping, err := cl.mapper.RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gk, err)
+		}
+		list, err := cl.dynamic.Resource(mapping.Resource).Namespace(f.fromNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", mapping.Resource.GroupResource(), err)
+		}
+		for i := range list.Items {
+			docs = append(docs, importer.Document{File: importer.ClusterFile, Object: &list.Items[i]})
+		}
+	}
+	return docs, nil
+}
+
+// writeImport prints the objects or the syncd.yaml; the latter adds
+// its own warnings.
+func writeImport(w io.Writer, f *importFlags, res *importer.Result, warnings *[]importer.Warning) error {
+	if f.output == importObjects {
+		return res.WriteObjects(w)
+	}
+	cfg, more := res.Config()
+	*warnings = append(*warnings, more...)
+	return importer.WriteConfig(w, cfg)
+}
+
+// printImportWarnings prints one "warning: " line each.
+func printImportWarnings(w io.Writer, warnings []importer.Warning) {
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}

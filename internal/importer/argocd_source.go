@@ -1,0 +1,123 @@
+package importer
+
+import (
+	"crypto/sha256"
+	"maps"
+	"slices"
+	"encoding/hex"
+	"path"
+	"regexp"
+	"strings"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
+)
+
+// Patterns of Argo CD targetRevisions.
+var (
+	commitRE  = regexp.MustCompile(`^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$`)
+	semverRE  = regexp.MustCompile(`[*^~<>=xX]|\s-\s|\|\|`)
+	versionRE = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+){1,2}([-+].*)?$`)
+)
+
+// argoDefaultBranch is the branch an Application following HEAD is
+// taken to follow.
+const argoDefaultBranch = "main"
+
+// argoGitSource returns the name of the GitSource of a Git source's
+// repository and revision, making it on first use.
+func (im *importer) argoGitSource(d Document, s argoSource) string {
+	ref := argoGitRef(s)
+	ns := im.namespace(d)
+	key := ns + " " + s.repoURL + "@" + ref.Branch + ref.Tag + ref.Semver + ref.Commit
+	if name, ok := im.gitByURL[key]; ok {
+		return name
+	}
+	name := im.gitSourceName(ns, s.repoURL, ref)
+	im.gitByURL[key] = name
+	src := &v1alpha1.GitSource{
+		TypeMeta:   typeMeta(v1alpha1.KindGitSource),
+		ObjectMeta: im.objectMeta(d, name),
+		Spec:       v1alpha1.GitSourceSpec{URL: s.repoURL, GitRef: ref},
+	}
+	src.Spec.Interval = mustDuration(argoDefaultInterval)
+	im.taken[v1alpha1.KindGitSource+"/"+ns+"/"+name] = d.File
+	im.res.GitSources = append(im.res.GitSources, src)
+	im.warn(d, s.f.field("repoURL"), "became GitSource %s/%s; Argo CD finds repository credentials by URL, syncd by the GitSource's secretRef: for a private repository, create a Secret with key token (https) or keys identity and known_hosts (ssh) and name it in spec.secretRef", ns, name)
+	return name
+}
+
+// argoGitRef maps targetRevision: HEAD (or none) is taken as branch
+// main, a full hash is a commit, a range is a semver constraint, a
+// version a tag, anything else a branch.
+func argoGitRef(s argoSource) config.GitRef {
+	rev := strings.TrimSpace(s.revision)
+	switch {
+	case rev == "" || rev == "HEAD":
+		s.f.warn("targetRevision", "%q follows the repository's default branch, and syncd follows a named branch: the GitSource follows %q; change it if the default branch is another", rev, argoDefaultBranch)
+		return config.GitRef{Branch: argoDefaultBranch}
+	case commitRE.MatchString(rev):
+		return config.GitRef{Commit: rev}
+	case semverRE.MatchString(rev):
+		return config.GitRef{Semver: rev}
+	case versionRE.MatchString(rev):
+		s.f.warn("targetRevision", "%q is taken as a tag (Argo CD resolves branches and tags alike); make it the GitSource's branch if it is one", rev)
+		return config.GitRef{Tag: rev}
+	case strings.HasPrefix(rev, "refs/"):
+		s.f.warn("targetRevision", "%q is a full reference; the GitSource follows branch %q (change it to the branch or tag you mean)", rev, path.Base(rev))
+		return config.GitRef{Branch: path.Base(rev)}
+	}
+	return config.GitRef{Branch: rev}
+}
+
+// gitSourceName names the GitSource of url in ns: the repository's
+// name, then with the revision, then with a hash, whichever is free.
+func (im *importer) gitSourceName(ns, url string, ref config.GitRef) string {
+	base := dnsLabel(strings.TrimSuffix(path.Base(strings.TrimRight(url, "/")), ".git"))
+	if base == "" {
+		base = "repo"
+	}
+	rev := dnsLabel(ref.Branch + ref.Tag + ref.Semver + ref.Commit)
+	sum := sha256.Sum256([]byte(url + "@" + rev))
+	for _, name := range []string{base, base + "-" + rev, base + "-" + hex.EncodeToString(sum[:4])} {
+		name = strings.TrimRight(truncate(name, 63), "-")
+		if _, ok := im.taken[v1alpha1.KindGitSource+"/"+ns+"/"+name]; !ok && name != "" {
+			return name
+		}
+	}
+	return base + "-" + hex.EncodeToString(sum[:8])
+}
+
+// dnsLabel makes s a lowercase DNS label (characters other than
+// letters, digits and - become -).
+func dnsLabel(s string) string {
+	return strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// truncate cuts s to n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// argoKustomize warns about a source's kustomize section: its
+// overrides belong in the kustomization.yaml.
+func argoKustomize(k *fields) {
+	for _, key := range slices.Sorted(maps.Keys(k.m)) {
+		k.none(key, "write it in the kustomization.yaml of the App's path: syncd renders the directory as kustomize build does")
+	}
+}
+
+// argoDirectory maps a source's directory section: syncd reads a plain
+// directory recursively.
+func argoDirectory(dir *fields) {
+	if recurse, set := dir.boolean("recurse"); set && !recurse {
+		dir.warn("recurse", "syncd reads a directory of plain manifests recursively; move subdirectories that must not be applied out of the App's path")
+	}
+	dir.none("include", "syncd applies every manifest of the App's path; move the files that must not be applied out of it")
+	dir.none("exclude", "syncd applies every manifest of the App's path; move the files that must not be applied out of it")
+	dir.none("jsonnet", "Jsonnet is not rendered: render it into YAML in the repository")
+	dir.done()
+}

@@ -1,0 +1,194 @@
+package importer
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"syncd.dev/syncd/internal/api/v1alpha1"
+)
+
+// Tool is the GitOps tool whose objects are imported.
+type Tool string
+
+// Tools.
+const (
+	Flux   Tool = "flux"
+	ArgoCD Tool = "argocd"
+)
+
+// API groups of the imported kinds.
+const (
+	fluxKustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	fluxSourceGroup    = "source.toolkit.fluxcd.io"
+	fluxHelmGroup      = "helm.toolkit.fluxcd.io"
+	argoGroup          = "argoproj.io"
+)
+
+// ClusterFile is the File of the documents read from a cluster.
+const ClusterFile = "cluster"
+
+// Document is one object read from a file (or from a cluster: File is
+// then "cluster").
+type Document struct {
+	File   string
+	Object *unstructured.Unstructured
+}
+
+// ref is the object as warnings name it: "Kind namespace/name".
+func (d Document) ref() string {
+	if ns := d.Object.GetNamespace(); ns != "" {
+		return d.Object.GetKind() + " " + ns + "/" + d.Object.GetName()
+	}
+	return d.Object.GetKind() + " " + d.Object.GetName()
+}
+
+// Warning is one thing the import could not carry over, or that the
+// user must do before the syncd objects work as the imported ones did.
+type Warning struct {
+	// File the object came from ("cluster" for --from-cluster).
+	File string
+	// Object is "Kind namespace/name" of the imported object.
+	Object string
+	// Field is the field of the imported object, e.g. spec.patches.
+	Field string
+	// Message says what syncd does instead, or what to do.
+	Message string
+}
+
+// String is "file: Kind ns/name: field: message".
+func (w Warning) String() string {
+	parts := []string{w.File}
+	if w.Object != "" {
+		parts = append(parts, w.Object)
+	}
+	if w.Field != "" {
+		parts = append(parts, w.Field)
+	}
+	return strings.Join(append(parts, w.Message), ": ")
+}
+
+// Result is the syncd objects of an import and its warnings.
+type Result struct {
+	GitSources []*v1alpha1.GitSource
+	Apps       []*v1alpha1.App
+	Warnings   []Warning
+}
+
+// Options are the per-import settings.
+type Options struct {
+	// Namespace, when set, is the namespace of every syncd object;
+	// default each imported object's own (default "default").
+	Namespace string
+}
+
+// DefaultNamespace is the namespace of objects that name none.
+const DefaultNamespace = "default"
+
+// importer holds one import's state: the result being filled and the
+// names already taken, by "Kind/namespace/name".
+type importer struct {
+	opts  Options
+	res   Result
+	taken map[string]string
+	// gitByURL finds the GitSource an Argo CD source becomes, by
+	// "namespace url@revision".
+	gitByURL map[string]string
+	// pathApps are the Apps made from Kustomizations (checkPaths).
+	pathApps []pathApp
+}
+
+// Import maps the documents of tool onto syncd objects. Documents of
+// other kinds are skipped; those of the other tool get a warning naming
+// the command that imports them.
+func Import(tool Tool, docs []Document, opts Options) *Result {
+	im := &importer{opts: opts, taken: map[string]string{}, gitByURL: map[string]string{}}
+	for _, d := range docs {
+		im.document(tool, d)
+	}
+	im.checkPaths(docs)
+	im.sort()
+	return &im.res
+}
+
+// document maps one document when it is a kind of tool.
+func (im *importer) document(tool Tool, d Document) {
+	group := d.Object.GroupVersionKind().Group
+	kind := d.Object.GetKind()
+	switch {
+	case tool == Flux && group == fluxSourceGroup && kind == "GitRepository":
+		im.gitRepository(d)
+	case tool == Flux && group == fluxKustomizeGroup && kind == "Kustomization":
+		im.kustomization(d)
+	case tool == ArgoCD && group == argoGroup && kind == "Application":
+		im.application(d)
+	case tool == Flux && (group == fluxSourceGroup || group == fluxHelmGroup):
+		im.fluxHelmOrOCI(d)
+	case tool == ArgoCD && isFlux(group):
+		im.warn(d, "", "a Flux object: import it with syncd import flux")
+	case tool == Flux && group == argoGroup && kind == "Application":
+		im.warn(d, "", "an Argo CD object: import it with syncd import argocd")
+	case tool == ArgoCD && group == argoGroup:
+		im.warn(d, "", "has no syncd equivalent (syncd import argocd imports Applications); not imported")
+	}
+}
+
+// isFlux reports whether group is one of Flux's.
+func isFlux(group string) bool {
+	return strings.HasSuffix(group, ".toolkit.fluxcd.io")
+}
+
+// warn records a warning about d's field.
+func (im *importer) warn(d Document, field, format string, args ...any) {
+	im.res.Warnings = append(im.res.Warnings, Warning{File: d.File, Object: d.ref(), Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// namespace is the namespace of the syncd object made from d.
+func (im *importer) namespace(d Document) string {
+	switch {
+	case im.opts.Namespace != "":
+		return im.opts.Namespace
+	case d.Object.GetNamespace() != "":
+		return d.Object.GetNamespace()
+	}
+	return DefaultNamespace
+}
+
+// claim takes the name of a syncd object; false (with a warning) when
+// another imported object already took it.
+func (im *importer) claim(d Document, kind string, meta metav1.ObjectMeta) bool {
+	key := kind + "/" + meta.Namespace + "/" + meta.Name
+	if first, ok := im.taken[key]; ok {
+		im.warn(d, "metadata.name", "%s %s/%s was already imported from %s; this one is not imported (import one cluster's objects at a time, or rename one)", kind, meta.Namespace, meta.Name, first)
+		return false
+	}
+	im.taken[key] = d.File
+	return true
+}
+
+// objectMeta is the metadata of a syncd object named name made from d.
+func (im *importer) objectMeta(d Document, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: im.namespace(d)}
+}
+
+// typeMeta is the apiVersion and kind of a syncd object.
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
+}
+
+// sort orders the objects by namespace and name, and the warnings by
+// file and object (stable: a file's warnings stay in field order).
+func (im *importer) sort() {
+	byMeta := func(a, b metav1.ObjectMeta) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	}
+	slices.SortStableFunc(im.res.GitSources, func(a, b *v1alpha1.GitSource) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
+	slices.SortStableFunc(im.res.Apps, func(a, b *v1alpha1.App) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
+	slices.SortStableFunc(im.res.Warnings, func(a, b Warning) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Object, b.Object))
+	})
+}
