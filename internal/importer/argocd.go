@@ -31,9 +31,9 @@ type argoApp struct {
 
 // argoSource is a source of an Application.
 type argoSource struct {
-	f                          *fields
-	repoURL, revision, chart   string
-	path, ref                  string
+	f                           *fields
+	repoURL, revision, chart    string
+	path, ref                   string
 	hasHelm, hasKust, hasPlugin bool
 }
 

@@ -2,11 +2,11 @@ package importer
 
 import (
 	"crypto/sha256"
-	"maps"
-	"slices"
 	"encoding/hex"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
