@@ -31,10 +31,10 @@ type argoApp struct {
 
 // argoSource is a source of an Application.
 type argoSource struct {
-	f                           *fields
-	repoURL, revision, chart    string
-	path, ref                   string
-	hasHelm, hasKust, hasPlugin bool
+	f                        *fields
+	repoURL, revision, chart string
+	path, ref                string
+	hasPlugin                bool
 }
 
 // application maps an Argo CD Application onto one App per source that
@@ -86,7 +86,7 @@ func argoSources(spec *fields) []argoSource {
 // readArgoSource reads the fields of a source that decide what it is.
 func readArgoSource(f *fields) argoSource {
 	return argoSource{f: f, repoURL: f.str("repoURL"), revision: f.str("targetRevision"), chart: f.str("chart"),
-		path: f.str("path"), ref: f.str("ref"), hasHelm: f.has("helm"), hasKust: f.has("kustomize"), hasPlugin: f.has("plugin")}
+		path: f.str("path"), ref: f.str("ref"), hasPlugin: f.has("plugin")}
 }
 
 // sortSources keeps the sources that render, and records the others
