@@ -138,9 +138,13 @@ func (c configDrift) Drift(ctx context.Context, app ui.AppRef) (*drift.Report, e
 }
 
 // serveUntilDone serves h on ln until ctx is cancelled, then shuts the
-// server down, giving open requests a few seconds.
+// server down, giving open requests a few seconds; the requests' context
+// ends at shutdown, so open event streams end too.
 func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
+	srv.RegisterOnShutdown(cancelBase)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

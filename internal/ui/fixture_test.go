@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
@@ -41,6 +44,7 @@ type fixture struct {
 	app     config.App
 	dir     string
 	runner  *reconcile.Runner
+	cluster reconcile.Cluster
 	server  *Server
 	httpSrv *httptest.Server
 }
@@ -80,6 +84,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	cl := reconciletest.Cluster(t, env.Config)
+	f.cluster = cl
 	md, err := metadata.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +103,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("apply: %v %v", err, cs)
 	}
 	f.changeByOthers(t, cl)
+	f.appObject(t, cl)
 	f.server, err = New(Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}})
 	if err != nil {
 		t.Fatal(err)
@@ -177,4 +183,44 @@ func httpGet(t *testing.T, client *http.Client, url string) (int, string, http.H
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(buf), resp.Header
+}
+
+// runnerDynamic is the fixture's admin dynamic client.
+func (f *fixture) runnerDynamic(t *testing.T) dynamic.Interface {
+	t.Helper()
+	return f.cluster.Dynamic
+}
+
+// appObject installs the App CRD and makes an App "shop" in the
+// fixture's namespace with the status a controller writes: Ready, a
+// revision, counts of objects, conflicts and drift.
+func (f *fixture) appObject(t *testing.T, cl reconcile.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-k", "../../manifests/crds").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply -k manifests/crds: %v\n%s", err, out)
+	}
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "syncd.dev/v1alpha1", "kind": "App",
+		"metadata": map[string]any{"name": "shop", "namespace": f.ns},
+		"spec":     map[string]any{"sourceRef": map[string]any{"kind": "GitSource", "name": "shop"}},
+	}}
+	ri := cl.Dynamic.Resource(v1alpha1.AppResource).Namespace(f.ns)
+	var created *unstructured.Unstructured
+	reconciletest.Eventually(t, "the App CRD served", func() (bool, string) {
+		created, err = ri.Create(ctx, app, metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	now := time.Now().UTC().Format(time.RFC3339)
+	created.Object["status"] = map[string]any{
+		"conditions":          []any{map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": "applied revision main@sha1:4f2c9a1e", "lastTransitionTime": now}},
+		"lastAppliedRevision": "main@sha1:4f2c9a1e7d3b5c6a8f90",
+		"lastReconcileTime":   now,
+		"objects":             map[string]any{"total": 7, "changed": 0, "conflicts": 1, "failed": 0, "handoffsPending": 1},
+		"drift":               map[string]any{"findings": 2, "overlaps": 0, "time": now},
+	}
+	if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

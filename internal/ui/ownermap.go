@@ -310,9 +310,13 @@ func scalarText(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// plainString reports whether s reads back as the same string unquoted.
+// plainString reports whether s reads back as the same string unquoted
+// in YAML: no indicator at its start, no ": " or " #" inside, not a
+// word YAML reads as a boolean or null, not a number.
 func plainString(s string) bool {
-	if s == "" || strings.ContainsAny(s, ":#{}[],&*!|>'\"%@`\n\t") || strings.TrimSpace(s) != s {
+	if s == "" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\n\t") ||
+		strings.ContainsAny(s[:1], "-?:,[]{}#&*!|>'\"%@`") ||
+		strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
 		return false
 	}
 	switch strings.ToLower(s) {

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"syncd.dev/syncd/internal/drift"
@@ -55,15 +56,20 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
-// shortRevision is a commit SHA's first 12 characters.
+// shortRevision shortens a revision's commit SHA to 12 characters, the
+// way it reads in a table: "main@sha1:4f2c9a1e7d3b…" keeps its ref.
 func shortRevision(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
 	if rev == "" {
 		return "—"
 	}
-	return rev
+	prefix, sha := "", rev
+	if i := strings.LastIndex(rev, ":"); i >= 0 {
+		prefix, sha = rev[:i+1], rev[i+1:]
+	}
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	return prefix + sha
 }
 
 // when formats a time in UTC to the second; "—" for none.

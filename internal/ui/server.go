@@ -89,6 +89,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.serveApps)
 	mux.HandleFunc("GET /app", s.serveApp)
 	mux.HandleFunc("GET /object", s.serveObject)
+	mux.HandleFunc("GET /events", s.serveEvents)
 	return s.guard(mux)
 }
 

@@ -99,8 +99,10 @@ func TestPages(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(bodies["apps"], f.app.Name) {
-		t.Errorf("the Apps page does not list app %s:\n%s", f.app.Name, bodies["apps"])
+	for _, want := range []string{">" + f.app.Name + "</a>", ">shop</a>", "4f2c9a1e7d3b", `class="ready-True"`} {
+		if !strings.Contains(bodies["apps"], want) {
+			t.Errorf("the Apps page does not show %q:\n%s", want, bodies["apps"])
+		}
 	}
 	if !strings.Contains(bodies["app"], `href="/object?`) || !strings.Contains(bodies["app"], ">web</a>") {
 		t.Errorf("the App page does not link the Deployment:\n%s", bodies["app"])
