@@ -22,6 +22,7 @@ cd "$(dirname "$0")/.."
 # The generated files, relative to the repository root.
 generated=(manifests/crds/syncd.dev_apps.yaml manifests/crds/syncd.dev_gitsources.yaml
   manifests/crds/syncd.dev_helmsources.yaml manifests/crds/syncd.dev_ocisources.yaml
+  manifests/crds/syncd.dev_alertproviders.yaml manifests/crds/syncd.dev_alerts.yaml
   internal/api/v1alpha1/zz_generated.deepcopy.go internal/config/zz_generated.deepcopy.go)
 
 version=$(cd tools/controller-gen && go list -m -f '{{.Version}}' sigs.k8s.io/controller-tools)

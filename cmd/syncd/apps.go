@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 
+	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
@@ -66,7 +68,7 @@ func appObjectsServed(cl *cluster) (bool, error) {
 // cannot start again). When the CRDs are not served yet, building waits
 // for them (appCRDPoll), so CRDs installed after syncd started are
 // picked up without a restart.
-func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
+func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
 	if err != nil {
 		return nil, err
@@ -110,6 +112,7 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		Names:    names,
 		Events:   events,
 		Tenancy:  f.apps.tenancy(),
+		Alerts:   alert.Options{Registerer: reg},
 		InShard:  func(app string) bool { return daemon.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
 		Logger:   log.With("controller", "apps"),
 	}

@@ -192,7 +192,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, err)
 	}
 	// App objects run beside the file's apps when their CRDs are served.
-	newCtrl, err := appControllerFor(cl, f, ropts, cfg, names, recorder, log)
+	newCtrl, err := appControllerFor(cl, f, ropts, cfg, names, recorder, reg, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -219,7 +219,7 @@ const driftRevision = "5d0f3a8e21c94b7a6e3f0d1c2b9a8e7f6d5c4b3a"
 // control plane): hpa-controller wrote .spec.replicas through /scale (the
 // server recorded no time for that entry) and kubectl-edit changed the
 // image; both fields are taken-over. Summary and revision are what the
-// daemon fills in (internal/daemon driftEvent).
+// daemon fills in (findingEvent).
 func driftEvent() Event {
 	return Event{
 		Type:     EventDrift,

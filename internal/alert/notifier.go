@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -61,6 +62,12 @@ type Options struct {
 	// files are read again for every attempt, so rotated secrets apply
 	// without a restart.
 	ReadFile func(name string) ([]byte, error)
+	// CheckURL, when set, vets the URL before every attempt (and when
+	// the sink is built); an error fails the attempt with reason config.
+	// The App controller sets it to the egress rules of addresses a
+	// tenant chooses (egress.CheckTenantURL). Its error must not quote
+	// the URL's path or query.
+	CheckURL func(*url.URL) error
 	// ErrorHandler, when set, receives a *SendError for every alert given
 	// up on. It is called from the sink's goroutine and must not block.
 	ErrorHandler func(error)
@@ -142,8 +149,10 @@ func New(alerts []Sink, opts Options) (*Notifier, error) {
 	n := &Notifier{opts: opts, metrics: m}
 	seen := map[string]int{}
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+	defer cancel()
 	for i, a := range alerts {
-		s, err := newSink(n, a)
+		s, err := newSink(ctx, n, a)
 		if err == nil {
 			if j, dup := seen[a.Name]; dup {
 				err = fmt.Errorf("name is already used by alerts[%d]; give each alert its own name", j)
@@ -167,6 +176,18 @@ func New(alerts []Sink, opts Options) (*Notifier, error) {
 	return n, nil
 }
 
+// Check validates one sink and reads its URL and key as every message
+// does, without starting anything: the App controller's Ready check of
+// an AlertProvider. Its errors are New's for that sink.
+func Check(ctx context.Context, a Sink, opts Options) error {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = newSink(ctx, &Notifier{opts: opts}, a)
+	return err
+}
+
 var sinkTypes = map[SinkType]func(message) ([]byte, error){
 	SinkSlack:   renderSlack,
 	SinkMSTeams: renderTeams,
@@ -177,7 +198,7 @@ var sinkTypes = map[SinkType]func(message) ([]byte, error){
 var knownEvents = alertevent.All()
 
 // newSink validates one alert config and builds its sink.
-func newSink(n *Notifier, a Sink) (*sink, error) {
+func newSink(ctx context.Context, n *Notifier, a Sink) (*sink, error) {
 	if a.Name == "" {
 		return nil, errors.New("name is empty; give the alert a name, it labels metrics and errors")
 	}
@@ -185,14 +206,9 @@ func newSink(n *Notifier, a Sink) (*sink, error) {
 	if !ok {
 		return nil, fmt.Errorf("type %q is not one of slack, msteams, discord, webhook", a.Type)
 	}
-	if a.URLFile == "" {
-		return nil, errors.New("urlFile is empty; name a file holding the webhook URL")
-	}
-	switch {
-	case a.Type == SinkWebhook && a.HMACKeyFile == "":
-		return nil, errors.New("hmacKeyFile is empty; a webhook alert is signed, name a file holding the HMAC key")
-	case a.Type != SinkWebhook && a.HMACKeyFile != "":
-		return nil, fmt.Errorf("hmacKeyFile is only used by type webhook, not %s; remove it", a.Type)
+	source, err := sourceOf(a, n.opts.ReadFile)
+	if err != nil {
+		return nil, err
 	}
 	var events map[string]bool
 	for _, e := range a.Events {
@@ -208,21 +224,15 @@ func newSink(n *Notifier, a Sink) (*sink, error) {
 		n:       n,
 		name:    a.Name,
 		typ:     a.Type,
-		urlFile: a.URLFile,
-		keyFile: a.HMACKeyFile,
+		source:  source,
 		events:  events,
 		render:  render,
 		limiter: rate.NewLimiter(n.opts.RateLimit, n.opts.Burst),
 		open:    map[string]openEntry{},
 		wake:    make(chan struct{}, 1),
 	}
-	if _, err := s.readURL(); err != nil {
+	if _, err := s.credentials(ctx); err != nil {
 		return nil, err
-	}
-	if s.keyFile != "" {
-		if _, err := s.readKey(); err != nil {
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -297,6 +307,11 @@ type Sink struct {
 	URLFile string
 	// HMACKeyFile holds the key that signs SinkWebhook payloads.
 	HMACKeyFile string
+	// Secrets, when set, supplies the URL and the HMAC key instead of
+	// URLFile and HMACKeyFile (which must then be empty): an
+	// AlertProvider's Secret. It is read for every attempt, like the
+	// files.
+	Secrets SecretSource
 	// Events limits the sink to these event types; empty: every event.
 	Events []string
 }

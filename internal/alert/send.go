@@ -115,25 +115,22 @@ const maxErrorBody = 200
 // attempt posts body once and classifies the outcome; reason is "" on
 // success.
 func (s *sink) attempt(ctx context.Context, body []byte) (reason string, err error) {
-	u, err := s.readURL()
+	cred, err := s.credentials(ctx)
 	if err != nil {
 		return ReasonConfig, err
 	}
+	u := cred.url
 	actx, cancel := context.WithTimeout(ctx, s.n.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		// The error would quote the URL.
-		return ReasonConfig, errors.New("cannot build a request for the URL in urlFile " + s.urlFile)
+		return ReasonConfig, errors.New("cannot build a request for the URL in " + cred.urlFrom)
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "syncd-alert/1")
-	if s.typ == SinkWebhook {
-		key, err := s.readKey()
-		if err != nil {
-			return ReasonConfig, err
-		}
-		signRequest(req.Header, key, body, s.n.opts.Clock.Now())
+	if cred.key != nil {
+		signRequest(req.Header, cred.key, body, s.n.opts.Clock.Now())
 	}
 	resp, err := s.n.opts.Client.Do(req)
 	if err != nil {

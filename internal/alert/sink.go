@@ -18,8 +18,7 @@ type sink struct {
 	n       *Notifier
 	name    string
 	typ     SinkType
-	urlFile string
-	keyFile string
+	source  SecretSource
 	events  map[string]bool // nil: every event
 	render  func(message) ([]byte, error)
 	limiter *rate.Limiter // used only by the sender goroutine
@@ -218,35 +217,45 @@ func (s *sink) drop(j job, reason string) {
 	s.forget(j)
 }
 
-// readURL reads and checks the webhook URL. Errors name the sink and the
-// file, never the URL: it embeds the provider's secret.
-func (s *sink) readURL() (*url.URL, error) {
-	b, err := s.n.opts.ReadFile(s.urlFile)
+// credentials reads the sink's URL and, for a webhook sink, its HMAC key,
+// and checks them. Errors name the sink and where the value was read
+// (a file, a Secret's key), never the URL: it embeds the provider's
+// secret.
+func (s *sink) credentials(ctx context.Context) (credentials, error) {
+	sec, err := s.source.SinkSecrets(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("alert sink %q: read urlFile: %w", s.name, err)
+		return credentials{}, fmt.Errorf("alert sink %q: %w", s.name, err)
 	}
-	raw := string(bytes.TrimSpace(b))
+	raw := string(bytes.TrimSpace(sec.URL))
 	if raw == "" {
-		return nil, fmt.Errorf("alert sink %q: urlFile %s is empty; write the provider's webhook URL into it", s.name, s.urlFile)
+		return credentials{}, fmt.Errorf("alert sink %q: %s is empty; write the provider's webhook URL into it", s.name, sec.URLFrom)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		// The parse error quotes the URL, so it is not wrapped.
-		return nil, fmt.Errorf("alert sink %q: urlFile %s does not hold an http(s) URL; write the provider's webhook URL into it", s.name, s.urlFile)
+		return credentials{}, fmt.Errorf("alert sink %q: %s does not hold an http(s) URL; write the provider's webhook URL into it", s.name, sec.URLFrom)
 	}
-	return u, nil
+	if check := s.n.opts.CheckURL; check != nil {
+		if err := check(u); err != nil {
+			return credentials{}, fmt.Errorf("alert sink %q: %s: %w", s.name, sec.URLFrom, err)
+		}
+	}
+	c := credentials{url: u, urlFrom: sec.URLFrom}
+	if s.typ != SinkWebhook {
+		return c, nil
+	}
+	// Surrounding whitespace (a trailing newline from a mounted Secret)
+	// is not part of the key.
+	c.key = bytes.TrimSpace(sec.HMACKey)
+	if len(c.key) == 0 {
+		return credentials{}, fmt.Errorf("alert sink %q: %s is empty; write the shared HMAC key into it", s.name, sec.HMACKeyFrom)
+	}
+	return c, nil
 }
 
-// readKey reads the HMAC key; surrounding whitespace (a trailing newline
-// from a mounted Secret) is not part of the key.
-func (s *sink) readKey() ([]byte, error) {
-	b, err := s.n.opts.ReadFile(s.keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("alert sink %q: read hmacKeyFile: %w", s.name, err)
-	}
-	key := bytes.TrimSpace(b)
-	if len(key) == 0 {
-		return nil, fmt.Errorf("alert sink %q: hmacKeyFile %s is empty; write the shared HMAC key into it", s.name, s.keyFile)
-	}
-	return key, nil
+// credentials are a sink's checked URL and HMAC key for one attempt.
+type credentials struct {
+	url     *url.URL
+	urlFrom string // where the URL was read, for errors
+	key     []byte // nil unless the sink is a webhook
 }

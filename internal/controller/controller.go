@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -58,6 +59,11 @@ type Options struct {
 	// and versions, never data), so an edit of one reconciles its users
 	// at once (secrets.go).
 	Metadata metadata.Interface
+	// Alerts are the options of the notifiers of Alerts (alerts.go): the
+	// Registerer of their metrics, limits and retries. The client
+	// defaults to egress.TenantClient, and the URL check is always
+	// egress.CheckTenantURL.
+	Alerts alert.Options
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.Clock
@@ -94,6 +100,9 @@ type Controller struct {
 	reconcilers map[string]*reconcile.Reconciler
 	findings    map[string]driftCount
 	runCtx      context.Context
+	// alertRouter sends Apps' events to Alerts (alerts.go); nil when
+	// the Alert CRDs are not served.
+	alertRouter *alertRouter
 	// metadataWatches are the "<resource>/<namespace>" whose objects'
 	// metadata is watched (Secrets, ConfigMaps; secrets.go).
 	metadataWatches map[string]bool
@@ -156,6 +165,10 @@ func New(opts Options) (*Controller, error) {
 	}
 	c.apps, c.sources = apps.Lister(), sources.Lister()
 	c.synced = []cache.InformerSynced{apps.Informer().HasSynced, sources.Informer().HasSynced}
+	var err error
+	if c.alertRouter, err = c.newAlertRouter(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -185,6 +198,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		for c.nextSource(ctx) {
 		}
 	})
+	if c.alertRouter != nil {
+		wg.Go(func() { c.runAlerts(ctx) })
+	}
 	<-ctx.Done()
 	c.queue.ShutDown()
 	c.sourceQueue.ShutDown()

@@ -114,6 +114,7 @@ func (r *rig) startIn(invNS string, extra Options) (c *Controller, stop func()) 
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tenancy:  extra.Tenancy,
 		Metadata: md,
+		Alerts:   extra.Alerts,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,7 @@ func (c *Controller) onDrift(namespace, name string, rc *reconcile.Reconciler, d
 		c.opts.Events.Eventf(ref, corev1.EventTypeWarning, "DriftDetected", "%s", redact.Sprintf("%d field(s) drifted from revision %s, e.g. %s", len(fresh), shortRevision(d.Revision), fresh[0].Sentence()))
 	}
 	c.publishDrift(namespace, name, rc, d.Revision)
+	c.alertDrift(namespace, name, d)
 }
 
 // driftCount is what an App's drift summary counts: drift findings, and
@@ -122,6 +123,7 @@ func (c *Controller) stopReconciler(key string) {
 	delete(c.reconcilers, key)
 	delete(c.findings, key)
 	c.mu.Unlock()
+	c.forgetAppAlerts(key)
 	if rc != nil {
 		rc.Stop()
 	}

@@ -41,8 +41,12 @@ func installCRDs(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, f := range []string{"syncd.dev_gitsources.yaml", "syncd.dev_helmsources.yaml", "syncd.dev_ocisources.yaml", "syncd.dev_apps.yaml"} {
-		data, err := os.ReadFile(filepath.Join("../../manifests/crds", f))
+	files, err := filepath.Glob("../../manifests/crds/syncd.dev_*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in manifests/crds: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,6 +73,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	}
 	c.logAttempt(key, at)
 	c.events.attempt(app, at)
+	c.alertAttempt(app, at)
 	if at.Err != nil && after == 0 {
 		return 0, at.Err
 	}

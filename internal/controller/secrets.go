@@ -132,6 +132,7 @@ func appConfigMaps(app *v1alpha1.App) []string {
 // using it: through their GitSource's credentials or verify keys, their
 // decryption keys or their substituteFrom.
 func (c *Controller) secretChanged(namespace, name string) {
+	c.alertRouter.secretChanged(namespace, name)
 	srcs, _ := c.sources.ByNamespace(namespace).List(everything)
 	using := map[string]bool{} // GitSource names in namespace that name it
 	for _, o := range srcs {

@@ -698,16 +698,17 @@ type appRun struct {
 	// rc reconciles the app and runs its drift watcher; it inherits
 	// from the previous generation's the cluster the app applied to, so
 	// a move made by a config change is seen.
-	rc      *reconcile.Reconciler
-	failing bool
+	rc *reconcile.Reconciler
+	// failures pairs the app's error alerts with their resolution.
+	failures alert.Failures
 	// rewind is the rewind last reported ("from..to"), so each is
 	// alerted once.
 	rewind string
 	// alerts pairs drift alerts with their resolutions; only the
 	// watcher's OnChange goroutine uses it.
-	alerts driftAlerts
+	alerts alert.DriftAlerts
 	// overlaps pairs overlap alerts with their resolutions, likewise.
-	overlaps overlapAlerts
+	overlaps alert.OverlapAlerts
 	// waits holds the app back until its dependencies are ready.
 	waits dependencyHold
 	// warned is the render warnings last logged, so each set is logged
@@ -784,18 +785,8 @@ func (d *Daemon) appBackoff() wait.Backoff {
 func (a *appRun) reconcile(ctx context.Context, runner *reconcile.Runner, rev source.Revision) error {
 	d, app := a.d, a.app
 	err := a.run(ctx, runner, rev)
-	now := d.opts.Clock.Now()
-	errEvent := alert.Event{Type: alert.EventError, App: app.Name, Revision: rev.SHA, Time: now}
-	switch {
-	case err != nil:
-		a.failing = true
-		errEvent.Summary = redact.Error(err)
-		a.notify(errEvent)
-	case a.failing:
-		a.failing = false
-		errEvent.Resolved = true
-		errEvent.Summary = "app " + app.Name + " reconciles again"
-		a.notify(errEvent)
+	if ev, ok := a.failures.Event(app.Name, rev.SHA, err, d.opts.Clock.Now()); ok {
+		a.notify(ev)
 	}
 	return err
 }
@@ -820,8 +811,8 @@ func (d *Daemon) newAppRun(ctx context.Context, app config.App, notifier *alert.
 // onDrift alerts a change of the app's drift findings (the Reconciler
 // logged the new ones) and publishes their count.
 func (a *appRun) onDrift(ch drift.Delta) {
-	a.notify(a.alerts.events(ch)...)
-	a.notify(a.overlaps.events(ch)...)
+	a.notify(a.alerts.Events(ch)...)
+	a.notify(a.overlaps.Events(ch)...)
 	a.publishFindings()
 }
 
@@ -880,7 +871,7 @@ func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
 		a.reportWarnings(out.Rendered.Plan.Warnings)
 	}
 	if out.ChangeSet != nil {
-		a.notify(changeSetEvents(app.Name, out.ChangeSet, d.opts.Clock.Now())...)
+		a.notify(alert.ChangeSetEvents(app.Name, out.ChangeSet, d.opts.Clock.Now())...)
 	}
 	a.publishFindings()
 	if out.Rendered != nil && !out.Detect {

@@ -47,6 +47,8 @@ func TestBaseDryRun(t *testing.T) {
 		"ClusterRoleBinding syncd-metrics-auth",
 		"ClusterRoleBinding syncd-own-namespace",
 		configMapObject,
+		"CustomResourceDefinition alertproviders.syncd.dev",
+		"CustomResourceDefinition alerts.syncd.dev",
 		"CustomResourceDefinition apps.syncd.dev",
 		"CustomResourceDefinition gitsources.syncd.dev",
 		"CustomResourceDefinition helmsources.syncd.dev",

@@ -1,4 +1,4 @@
-package daemon
+package alert
 
 import (
 	"testing"
@@ -31,12 +31,12 @@ func TestOverlapAlerts(t *testing.T) {
 		{delta: drift.Delta{Resolved: []drift.Finding{overlap(".aggregationRule")}},
 			want: []string{"resolved ClusterRole view is no longer declared by both app a and app b"}},
 	}
-	var ov overlapAlerts
-	var dr driftAlerts
+	var ov OverlapAlerts
+	var dr DriftAlerts
 	for i, st := range steps {
 		st.delta.App = "a"
 		var got []string
-		for _, ev := range ov.events(st.delta) {
+		for _, ev := range ov.Events(st.delta) {
 			state := "open"
 			if ev.Resolved {
 				state = "resolved"
@@ -49,7 +49,7 @@ func TestOverlapAlerts(t *testing.T) {
 		if diff := cmp.Diff(st.want, got); diff != "" {
 			t.Errorf("step %d: overlap events (-want +got):\n%s", i, diff)
 		}
-		if n := len(dr.events(st.delta)); n != st.wantDrifts {
+		if n := len(dr.Events(st.delta)); n != st.wantDrifts {
 			t.Errorf("step %d: %d drift events, want %d", i, n, st.wantDrifts)
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package alert
 
 import (
 	"strings"
@@ -44,10 +44,10 @@ func TestDriftAlertsPairing(t *testing.T) {
 	}
 	for name, steps := range tests {
 		t.Run(name, func(t *testing.T) {
-			var a driftAlerts
+			var a DriftAlerts
 			for i, s := range steps {
 				var got []string
-				for _, ev := range a.events(drift.Delta{App: "web", Revision: s.rev, New: s.added, Resolved: s.gone}) {
+				for _, ev := range a.Events(drift.Delta{App: "web", Revision: s.rev, New: s.added, Resolved: s.gone}) {
 					var ps []string
 					for _, fd := range ev.Fields {
 						ps = append(ps, fd.Path)

@@ -1,4 +1,4 @@
-package daemon
+package alert
 
 import (
 	"testing"
@@ -21,23 +21,23 @@ func TestClassifyPrune(t *testing.T) {
 	spared := []inventory.Spared{{Object: cm, Reason: inventory.ReasonBudget}}
 	tests := map[string]struct {
 		rep  *inventory.Report
-		want pruneOutcome
+		want PruneOutcome
 	}{
-		"not run":                 {rep: nil, want: pruneQuiet},
-		"nothing to do":           {rep: &inventory.Report{}, want: pruneQuiet},
-		"only gone":               {rep: &inventory.Report{Gone: []planner.ObjectRef{cm}}, want: pruneQuiet},
-		"dry run":                 {rep: &inventory.Report{DryRun: true, Deleted: []planner.ObjectRef{cm}}, want: pruneQuiet},
-		"source failed, no spare": {rep: &inventory.Report{Refused: refusal(inventory.ReasonSourceFailed)}, want: pruneQuiet},
-		"deleted":                 {rep: &inventory.Report{Deleted: []planner.ObjectRef{cm}}, want: pruneRemoved},
-		"orphaned":                {rep: &inventory.Report{Orphaned: []planner.ObjectRef{cm}}, want: pruneRemoved},
-		"budget":                  {rep: &inventory.Report{Refused: refusal(inventory.ReasonBudget), Spared: spared}, want: pruneRefused},
-		"forbidden":               {rep: &inventory.Report{Refused: refusal(inventory.ReasonForbidden), Spared: spared}, want: pruneRefused},
-		"disabled":                {rep: &inventory.Report{Refused: refusal(inventory.ReasonDisabled), Spared: spared}, want: pruneDisabled},
+		"not run":                 {rep: nil, want: PruneQuiet},
+		"nothing to do":           {rep: &inventory.Report{}, want: PruneQuiet},
+		"only gone":               {rep: &inventory.Report{Gone: []planner.ObjectRef{cm}}, want: PruneQuiet},
+		"dry run":                 {rep: &inventory.Report{DryRun: true, Deleted: []planner.ObjectRef{cm}}, want: PruneQuiet},
+		"source failed, no spare": {rep: &inventory.Report{Refused: refusal(inventory.ReasonSourceFailed)}, want: PruneQuiet},
+		"deleted":                 {rep: &inventory.Report{Deleted: []planner.ObjectRef{cm}}, want: PruneRemoved},
+		"orphaned":                {rep: &inventory.Report{Orphaned: []planner.ObjectRef{cm}}, want: PruneRemoved},
+		"budget":                  {rep: &inventory.Report{Refused: refusal(inventory.ReasonBudget), Spared: spared}, want: PruneRefused},
+		"forbidden":               {rep: &inventory.Report{Refused: refusal(inventory.ReasonForbidden), Spared: spared}, want: PruneRefused},
+		"disabled":                {rep: &inventory.Report{Refused: refusal(inventory.ReasonDisabled), Spared: spared}, want: PruneDisabled},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, classifyPrune(tc.rep)); diff != "" {
-				t.Errorf("classifyPrune (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, ClassifyPrune(tc.rep)); diff != "" {
+				t.Errorf("ClassifyPrune (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -50,9 +50,9 @@ func TestRemovedTextNamesAtMostTen(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
 		refs = append(refs, planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: n})
 	}
-	got := removedText(&inventory.Report{Deleted: refs, Spared: []inventory.Spared{{Object: refs[0]}}})
+	got := RemovedText(&inventory.Report{Deleted: refs, Spared: []inventory.Spared{{Object: refs[0]}}})
 	want := "12 deleted (v1 ConfigMap ns/a, v1 ConfigMap ns/b, v1 ConfigMap ns/c, v1 ConfigMap ns/d, v1 ConfigMap ns/e, v1 ConfigMap ns/f, v1 ConfigMap ns/g, v1 ConfigMap ns/h, v1 ConfigMap ns/i, v1 ConfigMap ns/j, and 2 more), 1 spared"
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("removedText (-want +got):\n%s", diff)
+		t.Errorf("RemovedText (-want +got):\n%s", diff)
 	}
 }

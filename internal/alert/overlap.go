@@ -1,18 +1,17 @@
-package daemon
+package alert
 
 import (
 	"fmt"
 	"strings"
 
-	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/drift"
 )
 
-// overlapAlerts turns the drift watcher's Overlap findings into one
+// OverlapAlerts turns the drift watcher's Overlap findings into one
 // overlap alert per object and other app when the first of its fields
 // appears, and one resolved alert, with the same fields, when the last
 // one is gone. Overlaps are never drift alerts.
-type overlapAlerts struct {
+type OverlapAlerts struct {
 	open map[overlapKey]*overlapGroup
 }
 
@@ -26,7 +25,7 @@ type overlapKey struct {
 // (by key) and the event that was alerted.
 type overlapGroup struct {
 	seen    map[drift.Key]bool
-	alerted alert.Event
+	alerted Event
 }
 
 // keyOfOverlap returns the overlapKey of an Overlap finding.
@@ -34,12 +33,12 @@ func keyOfOverlap(f drift.Finding) overlapKey {
 	return overlapKey{object: f.Key().Object, other: f.OtherApp}
 }
 
-// events returns the overlap alerts of one watcher change.
-func (t *overlapAlerts) events(ch drift.Delta) []alert.Event {
+// Events returns the overlap alerts of one watcher change.
+func (t *OverlapAlerts) Events(ch drift.Delta) []Event {
 	if t.open == nil {
 		t.open = map[overlapKey]*overlapGroup{}
 	}
-	var out []alert.Event
+	var out []Event
 	for _, f := range ch.Resolved {
 		if f.Class != drift.Overlap {
 			continue
@@ -92,22 +91,22 @@ func groupObject(o drift.Object) drift.Object {
 
 // overlapEvent is the open overlap alert of o, with the fields of
 // findings it counts.
-func overlapEvent(ch drift.Delta, o drift.ObjectOverlap, findings []drift.Finding) alert.Event {
+func overlapEvent(ch drift.Delta, o drift.ObjectOverlap, findings []drift.Finding) Event {
 	revision := ch.Revision
 	if i := strings.LastIndex(revision, "@"); i >= 0 {
 		revision = revision[i+1:]
 	}
-	var fields []alert.Field
+	var fields []Field
 	for _, f := range findings {
 		if f.OtherApp == o.OtherApp && f.Key().Object == groupObject(o.Object) {
 			fields = append(fields, alertField(f))
 		}
 	}
-	return alert.Event{
-		Type:     alert.EventOverlap,
+	return Event{
+		Type:     EventOverlap,
 		App:      ch.App,
 		Revision: revision,
-		Object:   alert.ObjectRef{APIVersion: o.Object.APIVersion, Kind: o.Object.Kind, Namespace: o.Object.Namespace, Name: o.Object.Name},
+		Object:   ObjectRef{APIVersion: o.Object.APIVersion, Kind: o.Object.Kind, Namespace: o.Object.Namespace, Name: o.Object.Name},
 		Summary:  "overlap: " + o.Sentence() + "; information, not drift",
 		Fields:   fields,
 		Time:     ch.At,
