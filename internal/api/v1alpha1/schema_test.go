@@ -27,10 +27,12 @@ func TestCRDsAgreeWithGoTypes(t *testing.T) {
 		file string
 		typ  reflect.Type
 	}{
-		"GitSource":  {file: "syncd.dev_gitsources.yaml", typ: reflect.TypeFor[GitSource]()},
-		"App":        {file: "syncd.dev_apps.yaml", typ: reflect.TypeFor[App]()},
-		"HelmSource": {file: "syncd.dev_helmsources.yaml", typ: reflect.TypeFor[HelmSource]()},
-		"OCISource":  {file: "syncd.dev_ocisources.yaml", typ: reflect.TypeFor[OCISource]()},
+		"GitSource":     {file: "syncd.dev_gitsources.yaml", typ: reflect.TypeFor[GitSource]()},
+		"App":           {file: "syncd.dev_apps.yaml", typ: reflect.TypeFor[App]()},
+		"HelmSource":    {file: "syncd.dev_helmsources.yaml", typ: reflect.TypeFor[HelmSource]()},
+		"OCISource":     {file: "syncd.dev_ocisources.yaml", typ: reflect.TypeFor[OCISource]()},
+		"AlertProvider": {file: "syncd.dev_alertproviders.yaml", typ: reflect.TypeFor[AlertProvider]()},
+		"Alert":         {file: "syncd.dev_alerts.yaml", typ: reflect.TypeFor[Alert]()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
