@@ -22,7 +22,6 @@ type checkFlags struct {
 	kube       kubeFlags
 	pre        bool
 	namespace  string
-	as         string
 	config     string
 	valueFiles []string
 	set        []string
@@ -61,7 +60,6 @@ read, and URLs are shown without their user information.`,
 	fs := cmd.Flags()
 	fs.BoolVar(&f.pre, "pre", false, "pre-flight: check what an install needs instead of an installed syncd")
 	fs.StringVarP(&f.namespace, "namespace", "n", install.DefaultNamespace, "namespace syncd is (to be) installed in")
-	fs.StringVar(&f.as, "as", "", "impersonate this user for every check, e.g. system:serviceaccount:syncd-system:syncd")
 	fs.StringVar(&f.config, "config", "", "a syncd.yaml whose sources to probe too")
 	fs.StringArrayVarP(&f.valueFiles, "values", "f", nil, "a values file of the chart, as for syncd install")
 	fs.StringArrayVar(&f.set, "set", nil, "a chart value, key=value, as for syncd install")
@@ -100,19 +98,19 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	return nil
 }
 
-// checkCluster returns the clients of the checks, as --as when set. It
+// checkCluster returns the clients of the checks, as --as (kubectl's
+// impersonation flag) when set. It
 // sends no request: an API server that does not answer is the first
 // check's FAIL line.
 func (f *checkFlags) checkCluster() (install.Cluster, error) {
-	cfg, err := f.kube.clientConfig().ClientConfig()
+	cfg, err := f.kube.restConfig()
 	if err != nil {
-		return install.Cluster{}, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
+		return install.Cluster{}, err
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "syncd/" + version
-	cfg.Timeout = 30 * time.Second
-	if f.as != "" {
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: f.as}
+	if cfg.Timeout == 0 { // --request-timeout
+		cfg.Timeout = 30 * time.Second
 	}
 	egress.OwnRESTTransport(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)

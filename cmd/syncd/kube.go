@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -21,18 +24,20 @@ import (
 // Loading follows client-go: --kubeconfig, else $KUBECONFIG, else
 // ~/.kube/config, else the in-cluster service account.
 type kubeFlags struct {
-	kubeconfig string
-	context    string
-	qps        float32
-	burst      int
+	// config are kubectl's connection flags (k8s.io/cli-runtime):
+	// --kubeconfig, --context, --cluster, --user, --as, --as-group,
+	// --token, --server, --request-timeout, TLS files, ...
+	config *genericclioptions.ConfigFlags
+	qps    float32
+	burst  int
 	// allowKubeconfigProxy lets a kubeconfig from a Secret name a
 	// proxy-url.
 	allowKubeconfigProxy bool
 }
 
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	fs.StringVar(&k.context, "context", "", "kubeconfig context to use (default: the current context)")
+	k.config = kubectlFlags()
+	k.config.AddFlags(fs)
 	// No client-side rate limit by default when the API server has
 	// Priority and Fairness (on by default since Kubernetes 1.20, GA in
 	// 1.29): every command bounds its requests in flight (--concurrency),
@@ -48,11 +53,58 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.allowKubeconfigProxy, "allow-kubeconfig-proxy", false, "let a remote cluster's kubeconfig from a Secret (cluster.secretRef, an App's spec.cluster) name a proxy-url; refused by default: whoever writes the Secret would choose where syncd connects (docs/clusters.md)")
 }
 
+// kubectlFlags are kubectl's connection flags without the two syncd
+// defines its own way: --namespace (each command says what it selects)
+// and --cache-dir (syncd's is its Git cache; the discovery cache stays
+// in memory).
+func kubectlFlags() *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(false)
+	f.Namespace = nil
+	f.CacheDir = nil
+	return f
+}
+
+// clientConfig is the kubeconfig as the flags select and override it;
+// without flags registered (a command built in a test), the default
+// loading rules alone.
 func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = k.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: k.context}
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	if k.config == nil {
+		k.config = kubectlFlags()
+	}
+	return k.config.ToRawKubeConfigLoader()
+}
+
+// restConfig is the client configuration the kubeconfig and the flags
+// give, with an error that says which to fix.
+func (k *kubeFlags) restConfig() (*rest.Config, error) {
+	if err := k.checkTimeout(); err != nil {
+		return nil, err
+	}
+	cfg, err := k.clientConfig().ClientConfig()
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return nil, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
+	case err != nil:
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// checkTimeout refuses a --request-timeout client-go cannot read, naming
+// the flag (client-go's own message does not): seconds, or a duration
+// with its unit.
+func (k *kubeFlags) checkTimeout() error {
+	if k.config == nil || k.config.Timeout == nil {
+		return nil
+	}
+	v := *k.config.Timeout
+	if _, err := strconv.Atoi(v); err == nil {
+		return nil
+	}
+	if _, err := time.ParseDuration(v); err != nil {
+		return fmt.Errorf("--request-timeout %q: not a duration; use seconds or a value with its unit (30s, 2m), or 0 for none", v)
+	}
+	return nil
 }
 
 // remoteTargets returns the factory of the clients of apps on other
@@ -107,9 +159,9 @@ func (k *kubeFlags) connectPatiently() (*cluster, error) {
 
 func (k *kubeFlags) dial(mustAnswer bool) (*cluster, error) {
 	cc := k.clientConfig()
-	cfg, err := cc.ClientConfig()
+	cfg, err := k.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w (set --kubeconfig or KUBECONFIG, or run in a cluster)", err)
+		return nil, err
 	}
 	cfg.UserAgent = "syncd/" + version
 	egress.OwnRESTTransport(cfg)

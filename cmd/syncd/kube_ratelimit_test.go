@@ -96,7 +96,8 @@ func TestKubeConnectLogsRateLimit(t *testing.T) {
 	prev := clientLog
 	clientLog = slog.New(slog.NewJSONHandler(&buf, nil))
 	t.Cleanup(func() { clientLog = prev })
-	k := &kubeFlags{kubeconfig: env.Kubeconfig, burst: noAPFBurst}
+	k := &kubeFlags{config: kubectlFlags(), burst: noAPFBurst}
+	k.config.KubeConfig = &env.Kubeconfig
 	cl, err := k.connect()
 	if err != nil {
 		t.Fatal(err)
