@@ -63,7 +63,8 @@ func newImportToolCommand(tool importer.Tool, what string) *cobra.Command {
 and directories given (directories recursively, every .yaml, .yml and .json
 file, multi-document; "-" reads standard input, e.g. from kustomize build),
 or with --from-cluster from the cluster the kubeconfig names, and prints
-the equivalent syncd objects (GitSource, App) as YAML documents for
+the equivalent syncd objects (GitSource, HelmSource, OCISource, App) as
+YAML documents for
 kubectl apply -f -, or with -o config a syncd.yaml. Nothing is written to
 a cluster.
 
@@ -81,13 +82,13 @@ applied (use --from-cluster, or pipe kustomize build into "-").`,
 	fs.BoolVar(&f.fromCluster, "from-cluster", false, "read the objects from the cluster instead of files")
 	fs.StringVar(&f.fromNamespace, "from-namespace", "", "with --from-cluster, read only this namespace (default: every namespace)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the syncd objects (default: each imported object's own)")
-	fs.StringVarP(&f.output, "output", "o", importObjects, "output: yaml (GitSource and App objects) or config (a syncd.yaml)")
+	fs.StringVarP(&f.output, "output", "o", importObjects, "output: yaml (syncd objects) or config (a syncd.yaml)")
 	return cmd
 }
 
 func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []string) error {
 	if f.output != importObjects && f.output != importConfig {
-		return withCode(exitError, fmt.Errorf("-o %q: use yaml (GitSource and App objects) or config (a syncd.yaml)", f.output))
+		return withCode(exitError, fmt.Errorf("-o %q: use yaml (syncd objects) or config (a syncd.yaml)", f.output))
 	}
 	docs, warnings, err := readImport(cmd.Context(), f, tool, paths, cmd.InOrStdin())
 	if err != nil {

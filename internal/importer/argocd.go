@@ -116,18 +116,23 @@ func (im *importer) argoSourceApp(d Document, a *argoApp, s argoSource, name str
 		s.f.skipRest()
 		return
 	}
+	var app *v1alpha1.App
 	if s.chart != "" {
-		s.f.warn("chart", "a chart of a Helm repository needs a HelmSource, which this syncd does not have yet; render the chart into Git; %s is not imported", name)
-		s.f.skipRest()
-		return
+		app = im.newApp(d, name, v1alpha1.SourceReference{Kind: v1alpha1.KindHelmSource, Name: im.argoHelmSource(d, s)})
+		app.Spec.AppSpec = a.policy
+		app.Spec.Helm = argoHelm(s, a.values)
+		if app.Spec.Helm == nil {
+			app.Spec.Helm = &config.HelmSpec{}
+		}
+		app.Spec.Helm.Chart, app.Spec.Helm.Version = s.chart, s.revision
+	} else {
+		app = im.newApp(d, name, gitSourceRef(im.argoGitSource(d, s), ""))
+		app.Spec.AppSpec = a.policy
+		app.Spec.Path = treePath(s.path)
+		app.Spec.Helm = argoHelm(s, a.values)
 	}
-	source := im.argoGitSource(d, s)
-	app := im.newApp(d, name, gitSourceRef(source, ""))
-	app.Spec.AppSpec = a.policy
-	app.Spec.Path = treePath(s.path)
 	app.Spec.TargetNamespace = a.target
 	app.Spec.Cluster = a.cluster
-	app.Spec.Helm = argoHelm(s, a.values)
 	argoKustomize(s.f.sub("kustomize"))
 	argoDirectory(s.f.sub("directory"))
 	takeOver(app, argoCDControllerManager)

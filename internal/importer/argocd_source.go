@@ -121,3 +121,33 @@ func argoDirectory(dir *fields) {
 	dir.none("jsonnet", "Jsonnet is not rendered: render it into YAML in the repository")
 	dir.done()
 }
+
+// argoHelmSource returns the name of the HelmSource of a chart source's
+// repository (repoURL; without a scheme, an OCI registry), making it on
+// first use.
+func (im *importer) argoHelmSource(d Document, s argoSource) string {
+	url := s.repoURL
+	if !strings.Contains(url, "://") {
+		url = "oci://" + url
+	}
+	ns := im.namespace(d)
+	key := ns + " helm " + url
+	if name, ok := im.gitByURL[key]; ok {
+		return name
+	}
+	name := dnsLabel(truncate(strings.TrimPrefix(strings.SplitN(strings.SplitN(url, "://", 2)[1], "/", 2)[0], "www."), 63))
+	if _, taken := im.taken[v1alpha1.KindHelmSource+"/"+ns+"/"+name]; taken || name == "" {
+		sum := sha256.Sum256([]byte(url))
+		name = truncate(name, 50) + "-" + hex.EncodeToString(sum[:4])
+	}
+	im.gitByURL[key] = name
+	im.taken[v1alpha1.KindHelmSource+"/"+ns+"/"+name] = d.File
+	src := &v1alpha1.HelmSource{
+		TypeMeta:   typeMeta(v1alpha1.KindHelmSource),
+		ObjectMeta: im.objectMeta(d, name),
+		Spec:       v1alpha1.HelmSourceSpec{URL: url, Interval: mustDuration(argoDefaultInterval)},
+	}
+	im.res.HelmSources = append(im.res.HelmSources, src)
+	im.warn(d, s.f.field("repoURL"), "became HelmSource %s/%s; Argo CD finds repository credentials by URL, syncd by the HelmSource's secretRef: for a private repository, create a Secret with keys username and password (or token) and name it in spec.secretRef", ns, name)
+	return name
+}

@@ -25,9 +25,15 @@ const configFile = "syncd.yaml"
 // Secrets are to be mounted below SecretsDir, which the warnings
 // returned say, with anything else the file form cannot say.
 func (r *Result) Config() (*config.Config, []Warning) {
-	c := &configWriter{cfg: config.Empty(), names: map[string]string{}}
+	c := &configWriter{cfg: config.Empty(), names: map[string]string{}, renamed: map[string]string{}}
 	for _, src := range r.GitSources {
 		c.source(src)
+	}
+	for _, src := range r.HelmSources {
+		c.helmSource(src)
+	}
+	for _, src := range r.OCISources {
+		c.ociSource(src)
 	}
 	for _, app := range r.Apps {
 		c.app(app)
@@ -90,6 +96,9 @@ type configWriter struct {
 	// names are the app names taken, by the namespace/name of the App
 	// that took them.
 	names map[string]string
+	// renamed are the sources whose name another source of the file
+	// took, by "Kind/name".
+	renamed map[string]string
 }
 
 // warn records a warning about entry (e.g. "apps[0] (web)").
@@ -133,7 +142,11 @@ func (c *configWriter) app(app *v1alpha1.App) {
 		return
 	}
 	c.names[app.Name] = app.Namespace + "/" + app.Name
-	a := config.App{Name: app.Name, Source: app.Spec.SourceRef.Name, Namespace: app.Spec.TargetNamespace, AppSpec: app.Spec.AppSpec}
+	source := app.Spec.SourceRef.Name
+	if r, ok := c.renamed[app.Spec.SourceRef.Kind+"/"+source]; ok {
+		source = r
+	}
+	a := config.App{Name: app.Name, Source: source, Namespace: cmpOr(app.Spec.TargetNamespace, app.Namespace), AppSpec: app.Spec.AppSpec}
 	a.SubstituteFrom = c.substituteFrom(entry, app)
 	a.Decryption = c.decryption(entry, app)
 	a.Cluster = c.cluster(entry, app)
@@ -177,4 +190,44 @@ func (c *configWriter) cluster(entry string, app *v1alpha1.App) *config.ClusterS
 	ref := cl.KubeConfig.SecretRef
 	c.warn(entry, "the kubeconfig Secret %s is read from syncd's own namespace: copy it there from %s", ref.Name, app.Namespace)
 	return &config.ClusterSpec{Name: cl.Name, Context: cl.Context, InventoryNamespace: cl.InventoryNamespace, SecretRef: &config.SecretKeyRef{Name: ref.Name, Key: ref.Key}}
+}
+
+// helmSource adds a HelmSource's source. The Secret's credentials are
+// files: username and password (the user name is a literal of the
+// file, which the warning asks for), or token.
+func (c *configWriter) helmSource(src *v1alpha1.HelmSource) {
+	entry := fmt.Sprintf("sources[%d] (%s)", len(c.cfg.Sources), src.Name)
+	h := &config.HelmSource{URL: src.Spec.URL, Interval: src.Spec.Interval}
+	if ref := src.Spec.SecretRef; ref != nil {
+		h.Auth = &config.HelmAuth{Username: "<username>", PasswordFile: secretFile(ref.Name, v1alpha1.SecretKeyPassword)}
+		c.warn(entry, "mount Secret %s/%s at %s and set auth.username to its username (or, for a token, replace the two with bearerTokenFile; for a CA, add caFile %s)", src.Namespace, ref.Name, path.Join(SecretsDir, ref.Name), secretFile(ref.Name, v1alpha1.SecretKeyCA))
+	}
+	c.cfg.Sources = append(c.cfg.Sources, config.Source{Name: c.sourceName(entry, v1alpha1.KindHelmSource, src.Name), Helm: h})
+}
+
+// ociSource adds an OCISource's source; its Secret is taken to be a
+// Docker config (Flux's OCIRepository secretRef).
+func (c *configWriter) ociSource(src *v1alpha1.OCISource) {
+	entry := fmt.Sprintf("sources[%d] (%s)", len(c.cfg.Sources), src.Name)
+	o := &config.OCISource{URL: src.Spec.URL, OCIRef: src.Spec.OCIRef, Insecure: src.Spec.Insecure}
+	if ref := src.Spec.SecretRef; ref != nil {
+		o.Auth = &config.OCIAuth{DockerConfigFile: secretFile(ref.Name, v1alpha1.SecretKeyDockerConfig)}
+		c.warn(entry, "mount Secret %s/%s at %s (for a CA, add caFile %s)", src.Namespace, ref.Name, path.Join(SecretsDir, ref.Name), secretFile(ref.Name, v1alpha1.SecretKeyCA))
+	}
+	c.cfg.Sources = append(c.cfg.Sources, config.Source{Name: c.sourceName(entry, v1alpha1.KindOCISource, src.Name), OCI: o})
+}
+
+// sourceName is name unless a source of another kind took it (a
+// GitSource and a HelmSource may share a name, sources of a file may
+// not): then name with the kind appended, with a warning.
+func (c *configWriter) sourceName(entry, kind, name string) string {
+	for _, s := range c.cfg.Sources {
+		if s.Name == name {
+			renamed := name + "-" + strings.ToLower(strings.TrimSuffix(kind, "Source"))
+			c.warn(entry, "the name %s is another source's; this one is named %s, and its apps' source says so", name, renamed)
+			c.renamed[kind+"/"+name] = renamed
+			return renamed
+		}
+	}
+	return name
 }

@@ -1,6 +1,7 @@
 // Package importer translates the objects of Flux (Kustomization,
 // GitRepository, HelmRepository, OCIRepository, HelmRelease) and of
-// Argo CD (Application) into syncd's objects (GitSource, App) or the
+// Argo CD (Application) into syncd's objects (GitSource, HelmSource,
+// OCISource, App) or the
 // sources and apps of a syncd.yaml: syncd import flux and syncd import
 // argocd.
 //

@@ -52,8 +52,10 @@ func (im *importer) fluxSourceRef(spec *fields) (v1alpha1.SourceReference, bool)
 	switch kind {
 	case "GitRepository":
 		return gitSourceRef(name, ns), true
+	case "OCIRepository":
+		return v1alpha1.SourceReference{Kind: v1alpha1.KindOCISource, Name: name, Namespace: ns}, true
 	}
-	spec.warn("sourceRef", "kind %q has no syncd source kind (GitRepository is imported as a GitSource); %s is not imported", kind, spec.d.ref())
+	spec.warn("sourceRef", "kind %q has no syncd source kind (GitRepository and OCIRepository are imported as a GitSource and an OCISource); %s is not imported", kind, spec.d.ref())
 	return v1alpha1.SourceReference{}, false
 }
 

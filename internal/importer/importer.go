@@ -74,9 +74,11 @@ func (w Warning) String() string {
 
 // Result is the syncd objects of an import and its warnings.
 type Result struct {
-	GitSources []*v1alpha1.GitSource
-	Apps       []*v1alpha1.App
-	Warnings   []Warning
+	GitSources  []*v1alpha1.GitSource
+	HelmSources []*v1alpha1.HelmSource
+	OCISources  []*v1alpha1.OCISource
+	Apps        []*v1alpha1.App
+	Warnings    []Warning
 }
 
 // Options are the per-import settings.
@@ -187,6 +189,8 @@ func (im *importer) sort() {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortStableFunc(im.res.GitSources, func(a, b *v1alpha1.GitSource) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
+	slices.SortStableFunc(im.res.HelmSources, func(a, b *v1alpha1.HelmSource) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
+	slices.SortStableFunc(im.res.OCISources, func(a, b *v1alpha1.OCISource) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
 	slices.SortStableFunc(im.res.Apps, func(a, b *v1alpha1.App) int { return byMeta(a.ObjectMeta, b.ObjectMeta) })
 	slices.SortStableFunc(im.res.Warnings, func(a, b Warning) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Object, b.Object))

@@ -28,6 +28,8 @@ func TestImport(t *testing.T) {
 	}{
 		"flux-gitrepository-refs":   {tool: Flux, paths: []string{"cases/flux-gitrepository-refs.yaml"}},
 		"flux-kustomization":        {tool: Flux, paths: []string{"cases/flux-kustomization.yaml"}},
+		"flux-helm":                 {tool: Flux, paths: []string{"cases/flux-helm.yaml"}},
+		"flux-helm-config":          {tool: Flux, paths: []string{"cases/flux-helm.yaml"}, namespace: "apps", config: true},
 		"flux-unreadable":           {tool: Flux, paths: []string{"cases/not-yaml.yaml", "cases/chart"}},
 		"flux-fleet-production":     {tool: Flux, paths: []string{"fleet/clusters/production", "fleet/infrastructure", "fleet/apps"}},
 		"flux-fleet-staging-config": {tool: Flux, paths: []string{"fleet/clusters/staging", "fleet/infrastructure", "fleet/apps"}, config: true},

@@ -10,7 +10,8 @@ import (
 )
 
 // WriteObjects prints the result's objects as YAML documents for
-// kubectl apply -f -: GitSources, then Apps, each sorted by namespace
+// kubectl apply -f -: GitSources, HelmSources, OCISources, then Apps,
+// each sorted by namespace
 // and name.
 func (r *Result) WriteObjects(w io.Writer) error {
 	var docs []string
@@ -18,6 +19,20 @@ func (r *Result) WriteObjects(w io.Writer) error {
 		doc, err := objectYAML(src)
 		if err != nil {
 			return fmt.Errorf("GitSource %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		docs = append(docs, doc)
+	}
+	for _, src := range r.HelmSources {
+		doc, err := objectYAML(src)
+		if err != nil {
+			return fmt.Errorf("HelmSource %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		docs = append(docs, doc)
+	}
+	for _, src := range r.OCISources {
+		doc, err := objectYAML(src)
+		if err != nil {
+			return fmt.Errorf("OCISource %s/%s: %w", src.Namespace, src.Name, err)
 		}
 		docs = append(docs, doc)
 	}
