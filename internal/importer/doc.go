@@ -1,9 +1,8 @@
 // Package importer translates the objects of Flux (Kustomization,
 // GitRepository, HelmRepository, OCIRepository, HelmRelease) and of
 // Argo CD (Application) into syncd's objects (GitSource, HelmSource,
-// OCISource, App) or the
-// sources and apps of a syncd.yaml: syncd import flux and syncd import
-// argocd.
+// OCISource, App) or the sources and apps of a syncd.yaml: syncd import
+// flux and syncd import argocd.
 //
 // Each kind has one mapping function (gitRepository, kustomization,
 // application, ...). A mapping reads the object as unstructured data, so
