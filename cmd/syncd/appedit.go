@@ -57,6 +57,7 @@ func newReconcileCommand() *cobra.Command {
 	}
 	f.register(app.Flags())
 	f.registerWait(app)
+	f.completions(app, v1alpha1.AppResource)
 	cmd.AddCommand(app)
 	return cmd
 }
@@ -83,6 +84,7 @@ func newSuspensionCommand(verb, short string, edit appEdit) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAppEdit(cmd, f, args[0], edit) },
 	}
 	f.register(app.Flags())
+	f.completions(app, v1alpha1.AppResource)
 	if edit.requests {
 		f.registerWait(app)
 	}

@@ -71,6 +71,7 @@ Exit codes: 0 applied, 1 error, 3 field conflicts or syncd's own objects.`,
 	f.inventory.register(fs, false)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml: apply its apps")
 	fs.StringVar(&f.app, "app", "", "with --config: only this app, its dependsOn not checked (default: every app, in dependency order)")
+	_ = cmd.RegisterFlagCompletionFunc("app", completeConfigApp(&f.config, nil))
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "with --config: where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.path, "path", "", "directory of manifests to apply (with --config: render the app from here instead of its source)")
 	fs.StringVar(&f.manager, "manager", "", "without --config: field manager name to apply as (keep it stable across runs)")

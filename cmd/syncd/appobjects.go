@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,13 @@ type objectFlags struct {
 func (o *objectFlags) register(fs *pflag.FlagSet) {
 	o.kube.register(fs)
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "namespace of the objects (default: the kubeconfig context's, or the pod's in a cluster)")
+}
+
+// completions completes cmd's NAME with the objects of resource and -n
+// with the cluster's namespaces.
+func (o *objectFlags) completions(cmd *cobra.Command, resource schema.GroupVersionResource) {
+	cmd.ValidArgsFunction = completeObjects(o, resource, takesOneName(cmd))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(o))
 }
 
 // appCluster is a connection to a cluster that serves the App and

@@ -51,6 +51,7 @@ Exit codes: 0 no drift, 2 drift found, 1 error.`,
 	f.kube.register(fs)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml (required)")
 	fs.StringVar(&f.app, "app", "", "only this app (default: every app)")
+	_ = cmd.RegisterFlagCompletionFunc("app", completeConfigApp(&f.config, nil))
 	fs.StringVar(&f.path, "path", "", "render the app from this directory instead of its source")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")

@@ -78,6 +78,7 @@ func newGetKindCommand(k getKind, use string, aliases ...string) *cobra.Command 
 	f.register(fs)
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (adds a NAMESPACE column)")
 	fs.StringVarP(&f.output, "output", "o", "", "output format: yaml or json (default: a table)")
+	f.completions(cmd, k.resource)
 	return cmd
 }
 

@@ -83,6 +83,7 @@ guards or syncd's own objects, 1 error.`,
 	f.kube.register(fs)
 	fs.StringVar(&f.config, "config", "", "syncd config file naming the app")
 	fs.StringVar(&f.app, "app", "", "name of the app to preview: an app of --config, or without --config an App object in the cluster")
+	_ = cmd.RegisterFlagCompletionFunc("app", completeConfigApp(&f.config, func() *objectFlags { return &objectFlags{kube: f.kube, namespace: f.namespace} }))
 	fs.StringVar(&f.appFile, "app-file", "", "file holding the App object to preview (and its GitSource, unless --source-file or --path)")
 	fs.StringVar(&f.sourceFile, "source-file", "", "file holding the GitSource of the --app-file App")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the App (--app without --config, or --app-file without metadata.namespace; default: the kubeconfig context's)")

@@ -37,6 +37,8 @@ func (f *appRefFlags) register(cmd *cobra.Command, formats string) {
 	f.inventory.register(fs, false)
 	fs.StringVar(&f.config, "config", "", "read the app of this syncd.yaml instead of an App object")
 	fs.StringVarP(&f.output, "output", "o", "", "output format: "+formats)
+	cmd.ValidArgsFunction = completeAppNames(f)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(&f.objectFlags))
 }
 
 func newTreeCommand() *cobra.Command {
