@@ -177,15 +177,10 @@ func TestConvertRefuses(t *testing.T) {
 			code:   exitError, nothing: true,
 			stderr: "apps[1] (syncd): installsSyncd: no App may install syncd itself",
 		},
-		"oci source": {
-			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    oci: {url: oci://registry.example.com/ops/bundles, tag: prod, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n",
+		"helm valuesSource": {
+			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    helm: {url: https://charts.example.com, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n    helm: {chart: web, version: 1.0.0, valuesSource: repo, valuesFiles: [values/prod.yaml]}\n",
 			code:   exitError, nothing: true,
-			stderr: "sources[1] (charts): oci sources have no object kind yet (only GitSource); keep it and its apps in the config file",
-		},
-		"helm source": {
-			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\n  - name: charts\n    helm: {url: https://charts.example.com, interval: 5m}\napps:\n  - name: chart\n    source: charts\n    namespace: default\n    helm: {chart: web, version: 1.0.0}\n",
-			code:   exitError, nothing: true,
-			stderr: "sources[1] (charts): helm sources have no object kind yet (only GitSource); keep it and its apps in the config file",
+			stderr: "apps[0] (chart): helm.valuesSource repo: an App reads values files from its chart or its own source only",
 		},
 		"file source": {
 			config: "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: local\n    git: {url: file:///srv/git/app.git, branch: main, interval: 5m}\napps:\n  - name: web\n    source: local\n    namespace: default\n",
@@ -209,12 +204,55 @@ func TestConvertRefuses(t *testing.T) {
 			r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"))
 			want := tc.stderr
 			if name == "alerts" {
-				want = "alerts[] (1) have no App or GitSource equivalent"
+				want = "alerts[] (1) have no App or source object equivalent"
 			}
 			if r.code != tc.code || !strings.Contains(r.stderr, want) || (tc.nothing && r.stdout != "") {
 				t.Errorf("code %d, want %d and %q on stderr (stdout empty: %v):\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, want, tc.nothing, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestConvertArtifactSources: a Helm repository source and an OCI
+// source become a HelmSource and an OCISource, their credential files
+// one Secret each to create (the files are not read), and their apps
+// Apps referencing them by kind.
+func TestConvertArtifactSources(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"syncd.yaml": `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: charts
+    helm: {url: https://charts.example.com/stable, interval: 10m, auth: {username: robot, passwordFile: charts-password, caFile: charts-ca.pem}}
+  - name: bundle
+    oci: {url: oci://registry.example.com/ops/bundle, semver: ">=1.0.0", interval: 5m, auth: {dockerConfigFile: docker.json}}
+apps:
+  - name: web
+    source: charts
+    namespace: team-a
+    helm: {chart: web, version: "1.x", values: {replicas: 2}}
+  - name: base
+    source: bundle
+    namespace: team-a
+    path: deploy
+`, "charts-password": "s3cret-password\n"})
+	r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"), "-n", "team-a")
+	if r.code != exitOK {
+		t.Fatalf("convert: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"kind: HelmSource\nmetadata:\n  name: charts\n  namespace: team-a\nspec:\n  interval: 10m0s\n  secretRef:\n    name: charts-helm-auth\n  url: https://charts.example.com/stable\n",
+		"kind: OCISource\nmetadata:\n  name: bundle\n  namespace: team-a\nspec:\n  interval: 5m0s\n  secretRef:\n    name: bundle-oci-auth\n  semver: '>=1.0.0'\n  url: oci://registry.example.com/ops/bundle\n",
+		"sourceRef:\n    kind: HelmSource\n    name: charts\n",
+		"sourceRef:\n    kind: OCISource\n    name: bundle\n",
+		"kubectl -n team-a create secret generic charts-helm-auth --from-file=password=" + filepath.Join(dir, "charts-password") + " --from-file=ca.crt=" + filepath.Join(dir, "charts-ca.pem") + " --from-literal=username=<auth.username>",
+		"kubectl -n team-a create secret generic bundle-oci-auth --from-file=.dockerconfigjson=" + filepath.Join(dir, "docker.json"),
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("convert's output lacks\n%s\nstdout:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "s3cret-password") {
+		t.Errorf("convert printed the password file's content")
 	}
 }
 

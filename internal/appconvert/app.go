@@ -19,7 +19,10 @@ import (
 // decryption and cluster (references in the App's namespace instead of
 // files), installsSyncd (refused). fileFields lists them for the test
 // that keeps this list complete.
-func (c *Conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
+//
+// kind is the kind of the source's object (GitSource, HelmSource or
+// OCISource).
+func (c *Conversion) app(a config.App, ns, kind string) (*v1alpha1.App, error) {
 	if err := refused(a); err != nil {
 		return nil, err
 	}
@@ -27,7 +30,7 @@ func (c *Conversion) app(a config.App, ns string) (*v1alpha1.App, error) {
 		TypeMeta:   typeMeta(v1alpha1.KindApp),
 		ObjectMeta: metav1.ObjectMeta{Name: objectName(a.Name, ns), Namespace: ns},
 		Spec: v1alpha1.AppSpec{
-			SourceRef:       v1alpha1.SourceReference{Kind: v1alpha1.KindGitSource, Name: a.Source},
+			SourceRef:       v1alpha1.SourceReference{Kind: kind, Name: a.Source},
 			TargetNamespace: c.targetNamespace(a, ns),
 			SubstituteFrom:  substituteReferences(a.SubstituteFrom),
 			AppSpec:         a.AppSpec,
@@ -51,6 +54,9 @@ func refused(a config.App) error {
 	var errs []string
 	if a.InstallsSyncd {
 		errs = append(errs, "installsSyncd: no App may install syncd itself (docs/apps.md); only the config file's app can")
+	}
+	if a.Helm != nil && a.Helm.ValuesSource != "" {
+		errs = append(errs, fmt.Sprintf("helm.valuesSource %s: an App reads values files from its chart or its own source only (docs/apps.md); move the values into helm.values or the chart, or keep the app in the config file", a.Helm.ValuesSource))
 	}
 	for i, s := range a.SubstituteFrom {
 		if s.File != "" {

@@ -91,7 +91,7 @@ func TestConvertApp(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := &Conversion{Comments: map[string][]string{}}
-			got, err := c.app(tc.app, "team-a")
+			got, err := c.app(tc.app, "team-a", v1alpha1.KindGitSource)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)

@@ -14,8 +14,12 @@ import (
 // Conversion is the objects of a config file and what the user must do
 // besides applying them.
 type Conversion struct {
-	Sources []*v1alpha1.GitSource
-	Apps    []*v1alpha1.App
+	// Sources, HelmSources and OCISources are the objects of the
+	// config's sources[].git, sources[].helm and sources[].oci.
+	Sources     []*v1alpha1.GitSource
+	HelmSources []*v1alpha1.HelmSource
+	OCISources  []*v1alpha1.OCISource
+	Apps        []*v1alpha1.App
 	// Comments go above an object's document, by "Kind/name".
 	Comments map[string][]string
 	// Warnings say what the user must do or know: Secrets to create,
@@ -29,23 +33,18 @@ type Conversion struct {
 func Convert(cfg *config.Config, ns string) (*Conversion, error) {
 	c := &Conversion{Comments: map[string][]string{}}
 	creds := map[string]controller.Credentials{}
-	sources := map[string]*v1alpha1.GitSource{}
+	sources := map[string]controller.Source{}
 	var errs []error
 	for i, s := range cfg.Sources {
-		if kind := s.Kind(); kind != config.SourceGit {
-			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): %s sources have no object kind yet (only GitSource); keep it and its apps in the config file (syncd run runs file apps beside App objects)", cfg.File, i, s.Name, kind))
-			continue
-		}
-		if config.IsLocalGitURL(s.Git.URL) {
+		if s.Kind() == config.SourceGit && config.IsLocalGitURL(s.Git.URL) {
 			errs = append(errs, fmt.Errorf("%s: sources[%d] (%s): a GitSource may not read syncd's own disk (a file URL; docs/security.md); keep it and its apps in the config file, or serve the repository over https or ssh", cfg.File, i, s.Name))
 			continue
 		}
-		src, sc := c.source(s, ns)
-		c.Sources = append(c.Sources, src)
+		src, sc := c.anySource(s, ns)
 		creds[s.Name], sources[s.Name] = sc, src
 	}
 	for i, a := range cfg.Apps {
-		app, err := c.app(a, ns)
+		app, err := c.app(a, ns, sources[a.Source].Kind())
 		if err == nil {
 			err = checkRoundTrip(a, app, sources[a.Source], creds[a.Source])
 		}
@@ -56,7 +55,7 @@ func Convert(cfg *config.Config, ns string) (*Conversion, error) {
 		c.Apps = append(c.Apps, app)
 	}
 	if len(cfg.Alerts) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: alerts[] (%d) have no App or GitSource equivalent and are not converted; keep them in the config file of syncd run", cfg.File, len(cfg.Alerts)))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: alerts[] (%d) have no App or source object equivalent and are not converted; keep them in the config file of syncd run", cfg.File, len(cfg.Alerts)))
 	}
 	return c, errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/controller"
 )
 
 // gitConfig is a config with one Git source, repo, and apps.
@@ -51,13 +52,13 @@ func TestConvertRoundTrips(t *testing.T) {
 func TestRoundTripCatchesLoss(t *testing.T) {
 	a := config.App{Name: "team-a-web", Source: "repo", Namespace: "team-a", AppSpec: config.AppSpec{Path: "deploy", Wait: true}}
 	c := &Conversion{Comments: map[string][]string{}}
-	app, err := c.app(a, "team-a")
+	app, err := c.app(a, "team-a", v1alpha1.KindGitSource)
 	if err != nil {
 		t.Fatal(err)
 	}
 	app.Spec.Path = ""
 	src, creds := c.source(gitConfig().Sources[0], "team-a")
-	err = checkRoundTrip(a, app, src, creds)
+	err = checkRoundTrip(a, app, controller.Source{Git: src}, creds)
 	if err == nil || !strings.Contains(err.Error(), "fields path differ") {
 		t.Errorf("err = %v, want it to name field path", err)
 	}
@@ -96,5 +97,58 @@ spec:
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("Write (-want +got):\n%s", diff)
+	}
+}
+
+// TestConvertArtifactSourcesRoundTrip: a sources[].helm and a
+// sources[].oci entry become a HelmSource and an OCISource that
+// translate back (as the controller runs them, the Secret's keys written
+// to the files the config named) to the same entries, and their apps
+// reference them by kind.
+func TestConvertArtifactSourcesRoundTrip(t *testing.T) {
+	interval := &metav1.Duration{Duration: 300e9}
+	cfg := &config.Config{
+		APIVersion: config.APIVersion, Kind: config.Kind, File: "syncd.yaml",
+		Sources: []config.Source{
+			{Name: "charts", Helm: &config.HelmSource{URL: "oci://registry.example.com/charts", Interval: interval,
+				Auth: &config.HelmAuth{DockerConfigFile: "/etc/syncd/docker.json", CAFile: "/etc/syncd/ca.pem"}}},
+			{Name: "bundle", OCI: &config.OCISource{URL: "oci://registry.example.com/ops/bundle", OCIRef: config.OCIRef{Digest: "sha256:" + strings.Repeat("a", 64), Interval: interval},
+				Auth: &config.OCIAuth{Username: "robot", PasswordFile: "/etc/syncd/password"}, CAFile: "/etc/syncd/ca.pem"}},
+			{Name: "plain", OCI: &config.OCISource{URL: "oci://localhost:5000/bundle", OCIRef: config.OCIRef{Tag: "latest", Interval: interval}}},
+		},
+		Apps: []config.App{
+			{Name: "team-a-web", Source: "charts", Namespace: "team-a", AppSpec: config.AppSpec{Helm: &config.HelmSpec{Chart: "web"}}},
+			{Name: "team-a-base", Source: "bundle", Namespace: "team-a", AppSpec: config.AppSpec{Path: "deploy"}},
+			{Name: "team-a-plain", Source: "plain", Namespace: "team-a"},
+		},
+	}
+	c, err := Convert(cfg, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Sources) != 0 || len(c.HelmSources) != 1 || len(c.OCISources) != 2 {
+		t.Fatalf("converted %d GitSources, %d HelmSources, %d OCISources; want 0, 1, 2", len(c.Sources), len(c.HelmSources), len(c.OCISources))
+	}
+	if ref := c.OCISources[1].Spec.SecretRef; ref != nil {
+		t.Errorf("OCISource plain without credentials names Secret %s", ref.Name)
+	}
+	sources := map[string]controller.Source{"charts": {Helm: c.HelmSources[0]}, "bundle": {OCI: c.OCISources[0]}, "plain": {OCI: c.OCISources[1]}}
+	creds := map[string]controller.Credentials{
+		"charts": {DockerConfigFile: "/etc/syncd/docker.json", CAFile: "/etc/syncd/ca.pem"},
+		"bundle": {Username: "robot", PasswordFile: "/etc/syncd/password", CAFile: "/etc/syncd/ca.pem"},
+	}
+	wantKinds := map[string]string{"web": v1alpha1.KindHelmSource, "base": v1alpha1.KindOCISource, "plain": v1alpha1.KindOCISource}
+	for i, app := range c.Apps {
+		if got := app.Spec.SourceRef.Kind; got != wantKinds[app.Name] {
+			t.Errorf("App %s: sourceRef.kind %q, want %q", app.Name, got, wantKinds[app.Name])
+		}
+		name := app.Spec.SourceRef.Name
+		back, err := controller.TranslateSource(app, sources[name], creds[name])
+		if err != nil {
+			t.Fatalf("App %s: %v", app.Name, err)
+		}
+		if diff := cmp.Diff(cfg.Sources[i], back.Sources[0]); diff != "" {
+			t.Errorf("source %s after convert and translation (-want +got):\n%s", name, diff)
+		}
 	}
 }

@@ -15,14 +15,14 @@ import (
 // checkRoundTrip translates the App back as the controller does and
 // compares it with the file app: anything convert lost or changed is an
 // error, whatever field it is.
-func checkRoundTrip(a config.App, app *v1alpha1.App, src *v1alpha1.GitSource, creds controller.Credentials) error {
-	if src == nil {
-		return fmt.Errorf("source %q has no GitSource (it is not a Git source)", a.Source)
+func checkRoundTrip(a config.App, app *v1alpha1.App, src controller.Source, creds controller.Credentials) error {
+	if src.Git == nil && src.Helm == nil && src.OCI == nil {
+		return fmt.Errorf("source %q was not converted", a.Source)
 	}
 	if a.Decryption != nil {
 		creds.DecryptionKeysFile = a.Decryption.KeysFile
 	}
-	cfg, err := controller.Translate(app, src, creds)
+	cfg, err := controller.TranslateSource(app, src, creds)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 // Suffixes of the names of the Secrets converted objects name.
 const (
 	authSecretSuffix       = "-git-auth"
+	helmAuthSecretSuffix   = "-helm-auth"
+	ociAuthSecretSuffix    = "-oci-auth"
 	verifySecretSuffix     = "-git-verify"
 	decryptionSecretSuffix = "-sops-keys"
 	kubeconfigSecretSuffix = "-kubeconfig"
@@ -22,6 +24,87 @@ const (
 // decryptionSecretKey is the key convert gives the SOPS keys in the
 // Secret an App's decryption names (the controller reads every key).
 const decryptionSecretKey = "keys"
+
+// anySource converts one source of any kind into its object, added to
+// the Conversion; the credentials' file paths are returned for the
+// round trip.
+func (c *Conversion) anySource(s config.Source, ns string) (controller.Source, controller.Credentials) {
+	switch s.Kind() {
+	case config.SourceHelm:
+		src, creds := c.helmSource(s, ns)
+		c.HelmSources = append(c.HelmSources, src)
+		return controller.Source{Helm: src}, creds
+	case config.SourceOCI:
+		src, creds := c.ociSource(s, ns)
+		c.OCISources = append(c.OCISources, src)
+		return controller.Source{OCI: src}, creds
+	}
+	src, creds := c.source(s, ns)
+	c.Sources = append(c.Sources, src)
+	return controller.Source{Git: src}, creds
+}
+
+// helmSource converts a sources[].helm entry: its auth files become
+// the keys of one Secret.
+func (c *Conversion) helmSource(s config.Source, ns string) (*v1alpha1.HelmSource, controller.Credentials) {
+	h := s.Helm
+	src := &v1alpha1.HelmSource{
+		TypeMeta:   typeMeta(v1alpha1.KindHelmSource),
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns},
+		Spec:       v1alpha1.HelmSourceSpec{URL: h.URL, Interval: h.Interval},
+	}
+	a := h.Auth
+	if a == nil {
+		return src, controller.Credentials{}
+	}
+	creds := controller.Credentials{Username: a.Username, PasswordFile: a.PasswordFile, TokenFile: a.BearerTokenFile, DockerConfigFile: a.DockerConfigFile, CAFile: a.CAFile}
+	name := s.Name + helmAuthSecretSuffix
+	src.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
+	c.secretNote(v1alpha1.KindHelmSource, src.ObjectMeta, name, artifactKeys(creds, "auth.username"))
+	return src, creds
+}
+
+// ociSource converts a sources[].oci entry: its auth files and caFile
+// become the keys of one Secret.
+func (c *Conversion) ociSource(s config.Source, ns string) (*v1alpha1.OCISource, controller.Credentials) {
+	o := s.OCI
+	src := &v1alpha1.OCISource{
+		TypeMeta:   typeMeta(v1alpha1.KindOCISource),
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns},
+		Spec:       v1alpha1.OCISourceSpec{URL: o.URL, OCIRef: o.OCIRef, Insecure: o.Insecure},
+	}
+	creds := controller.Credentials{CAFile: o.CAFile}
+	if a := o.Auth; a != nil {
+		creds.Username, creds.PasswordFile, creds.TokenFile, creds.DockerConfigFile = a.Username, a.PasswordFile, a.TokenFile, a.DockerConfigFile
+	}
+	if creds == (controller.Credentials{}) {
+		return src, creds
+	}
+	name := s.Name + ociAuthSecretSuffix
+	src.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
+	c.secretNote(v1alpha1.KindOCISource, src.ObjectMeta, name, artifactKeys(creds, "auth.username"))
+	return src, creds
+}
+
+// artifactKeys are the Secret keys of a HelmSource's or an OCISource's
+// credentials; username is a value of the config, shown as field.
+func artifactKeys(creds controller.Credentials, field string) []secretKey {
+	var keys []secretKey
+	for _, k := range []secretKey{
+		{key: v1alpha1.SecretKeyPassword, file: creds.PasswordFile},
+		{key: v1alpha1.SecretKeyToken, file: creds.TokenFile},
+		{key: v1alpha1.SecretKeyDockerConfig, file: creds.DockerConfigFile},
+		{key: v1alpha1.SecretKeyCA, file: creds.CAFile},
+	} {
+		if k.file != "" {
+			keys = append(keys, k)
+		}
+	}
+	if creds.Username != "" {
+		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: "<" + field + ">"})
+	}
+	return keys
+}
 
 // source converts one source; its credentials become secretRefs, and the
 // file paths they came from are returned for the round trip.

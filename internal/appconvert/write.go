@@ -6,31 +6,46 @@ import (
 	"io"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 )
 
 // Write prints the objects as YAML documents for kubectl apply -f -,
-// GitSources first, each after its comments.
+// the sources first (GitSources, HelmSources, OCISources), each after
+// its comments.
 func (c *Conversion) Write(w io.Writer) error {
-	var docs []string
+	var objs []object
 	for _, src := range c.Sources {
-		doc, err := objectYAML(src, c.Comments[v1alpha1.KindGitSource+"/"+src.Name])
-		if err != nil {
-			return fmt.Errorf("GitSource %s/%s: %w", src.Namespace, src.Name, err)
-		}
-		docs = append(docs, doc)
+		objs = append(objs, object{v1alpha1.KindGitSource, src.ObjectMeta, src})
+	}
+	for _, src := range c.HelmSources {
+		objs = append(objs, object{v1alpha1.KindHelmSource, src.ObjectMeta, src})
+	}
+	for _, src := range c.OCISources {
+		objs = append(objs, object{v1alpha1.KindOCISource, src.ObjectMeta, src})
 	}
 	for _, app := range c.Apps {
-		doc, err := objectYAML(app, c.Comments[v1alpha1.KindApp+"/"+app.Name])
+		objs = append(objs, object{v1alpha1.KindApp, app.ObjectMeta, app})
+	}
+	docs := make([]string, 0, len(objs))
+	for _, o := range objs {
+		doc, err := objectYAML(o.obj, c.Comments[o.kind+"/"+o.meta.Name])
 		if err != nil {
-			return fmt.Errorf("App %s/%s: %w", app.Namespace, app.Name, err)
+			return fmt.Errorf("%s %s/%s: %w", o.kind, o.meta.Namespace, o.meta.Name, err)
 		}
 		docs = append(docs, doc)
 	}
 	_, err := io.WriteString(w, strings.Join(docs, "---\n"))
 	return err
+}
+
+// object is one object to print, with its kind and metadata.
+type object struct {
+	kind string
+	meta metav1.ObjectMeta
+	obj  any
 }
 
 // objectYAML is one object's document without status and the

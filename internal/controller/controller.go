@@ -74,15 +74,16 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 	queue workqueue.TypedRateLimitingInterface[string]
-	// sourceQueue holds GitSource keys whose status is to be checked.
-	sourceQueue workqueue.TypedRateLimitingInterface[string]
+	// sourceQueue holds the sources whose status is to be checked.
+	sourceQueue workqueue.TypedRateLimitingInterface[sourceKey]
 	apps        cache.GenericLister
-	sources     cache.GenericLister
-	synced      []cache.InformerSynced
-	factory     dynamicinformer.DynamicSharedInformerFactory
-	status      statusWriter
-	creds       credentialWriter
-	events      eventer
+	// sourceListers are the listers of the source kinds, by kind.
+	sourceListers map[string]cache.GenericLister
+	synced        []cache.InformerSynced
+	factory       dynamicinformer.DynamicSharedInformerFactory
+	status        statusWriter
+	creds         credentialWriter
+	events        eventer
 	// caches names the Apps' Git cache directories.
 	caches *appCaches
 
@@ -152,19 +153,24 @@ func New(opts Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "apps"}),
 	}
 	c.sourceQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "gitsources"})
+		workqueue.NewTypedItemExponentialFailureRateLimiter[sourceKey](retryBase, retryMax),
+		workqueue.TypedRateLimitingQueueConfig[sourceKey]{Name: "sources"})
 	c.factory = dynamicinformer.NewDynamicSharedInformerFactory(opts.Cluster.Dynamic, 0)
 	apps := c.factory.ForResource(v1alpha1.AppResource)
-	sources := c.factory.ForResource(v1alpha1.GitSourceResource)
 	if err := handle(apps.Informer(), c.enqueue, c.appUpdated); err != nil {
 		return nil, err
 	}
-	if err := handle(sources.Informer(), c.sourceChanged, c.sourceUpdated); err != nil {
-		return nil, err
+	c.apps = apps.Lister()
+	c.synced = []cache.InformerSynced{apps.Informer().HasSynced}
+	c.sourceListers = map[string]cache.GenericLister{}
+	for _, k := range sourceKinds {
+		inf := c.factory.ForResource(k.resource)
+		if err := handle(inf.Informer(), c.sourceChanged(k.kind), c.sourceUpdated(k.kind)); err != nil {
+			return nil, err
+		}
+		c.sourceListers[k.kind] = inf.Lister()
+		c.synced = append(c.synced, inf.Informer().HasSynced)
 	}
-	c.apps, c.sources = apps.Lister(), sources.Lister()
-	c.synced = []cache.InformerSynced{apps.Informer().HasSynced, sources.Informer().HasSynced}
 	var err error
 	if c.alertRouter, err = c.newAlertRouter(); err != nil {
 		return nil, err
@@ -180,7 +186,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("controller: App and GitSource caches did not sync")
+		return errors.New("controller: the caches of Apps and sources did not sync")
 	}
 	c.mu.Lock()
 	c.runCtx = ctx
@@ -279,40 +285,56 @@ func equalStrings(a, b map[string]string) bool {
 	return true
 }
 
-// sourceUpdated queues a GitSource whose spec or metadata changed (not
-// the controller's own status writes), and its Apps.
-func (c *Controller) sourceUpdated(oldObj, newObj any) {
-	o, ok1 := oldObj.(*unstructured.Unstructured)
-	n, ok2 := newObj.(*unstructured.Unstructured)
-	if ok1 && ok2 && !specChanged(o, n) {
-		return
+// sourceUpdated is the update handler of a source kind: it queues a
+// source whose spec or metadata changed (not the controller's own
+// status writes), and its Apps.
+func (c *Controller) sourceUpdated(kind string) func(oldObj, newObj any) {
+	changed := c.sourceChanged(kind)
+	return func(oldObj, newObj any) {
+		o, ok1 := oldObj.(*unstructured.Unstructured)
+		n, ok2 := newObj.(*unstructured.Unstructured)
+		if ok1 && ok2 && !specChanged(o, n) {
+			return
+		}
+		changed(newObj)
 	}
-	c.sourceChanged(newObj)
 }
 
-// sourceChanged queues the GitSource and every App that references it
-// (of any namespace: cross-namespace references may be allowed).
-func (c *Controller) sourceChanged(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+// sourceChanged is the add and delete handler of a source kind: it
+// queues the source and every App that references it (of any
+// namespace: cross-namespace references may be allowed).
+func (c *Controller) sourceChanged(kind string) func(obj any) {
+	return func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		src, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		c.sourceQueue.Add(sourceKey{Kind: kind, Namespace: src.GetNamespace(), Name: src.GetName()})
+		c.enqueueUsers(sourceKey{Kind: kind, Namespace: src.GetNamespace(), Name: src.GetName()})
 	}
-	src, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return
-	}
-	if key, err := cache.MetaNamespaceKeyFunc(src); err == nil {
-		c.sourceQueue.Add(key)
-	}
+}
+
+// enqueueUsers queues the Apps that reference the source key.
+func (c *Controller) enqueueUsers(key sourceKey) {
 	objs, err := c.apps.List(everything)
 	if err != nil {
 		return
 	}
 	for _, o := range objs {
 		app, err := appFrom(o)
-		if err == nil && app.Spec.SourceRef.Name == src.GetName() && sourceNamespace(app) == src.GetNamespace() {
+		if err == nil && references(app, key) {
 			c.enqueue(o)
 		}
 	}
+}
+
+// references reports whether the App's sourceRef names the source key.
+func references(app *v1alpha1.App, key sourceKey) bool {
+	ref := app.Spec.SourceRef
+	return ref.Kind == key.Kind && ref.Name == key.Name && sourceNamespace(app) == key.Namespace
 }
 
 // handle registers the handlers of a custom resource's informer:
@@ -332,13 +354,8 @@ func appFrom(obj runtime.Object) (*v1alpha1.App, error) {
 	return fromInformer[v1alpha1.App](obj)
 }
 
-// sourceFrom converts an informer's object into a GitSource.
-func sourceFrom(obj runtime.Object) (*v1alpha1.GitSource, error) {
-	return fromInformer[v1alpha1.GitSource](obj)
-}
-
 // fromInformer converts an informer's object (unstructured) into the
-// typed object T, an App or a GitSource.
+// typed object T, an App or a source.
 func fromInformer[T any](obj runtime.Object) (*T, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {

@@ -465,23 +465,41 @@ spec: {sourceRef: {kind: GitSource, name: private}, path: web}`)
 // ("<status> <reason>") for its current generation.
 func (r *rig) waitSource(name, want string) {
 	r.t.Helper()
-	eventually(r.t, "GitSource "+name+" "+want, func() (bool, string) {
-		u, err := r.dyn.Resource(v1alpha1.GitSourceResource).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+	r.waitSourceOf(v1alpha1.KindGitSource, name, want)
+}
+
+// waitSourceOf polls the source of kind until its Ready condition is
+// want ("<status> <reason>") for its current generation, and returns it.
+func (r *rig) waitSourceOf(kind, name, want string) Source {
+	r.t.Helper()
+	var last Source
+	eventually(r.t, kind+" "+name+" "+want, func() (bool, string) {
+		u, err := r.dyn.Resource(sourceResource(kind)).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		src, err := sourceFrom(u)
+		src, err := decodeSource(kind, u)
 		if err != nil {
 			return false, err.Error()
 		}
-		for _, c := range src.Status.Conditions {
+		last = src
+		for _, c := range src.conditions() {
 			if c.Type == string(v1alpha1.ConditionReady) {
 				got := string(c.Status) + " " + c.Reason
-				return got == want && src.Status.ObservedGeneration == src.Generation, got + ": " + c.Message
+				return got == want && observedGeneration(src) == src.Meta().Generation, got + ": " + c.Message
 			}
 		}
 		return false, "no Ready condition"
 	})
+	return last
+}
+
+// observedGeneration is the source's status.observedGeneration.
+func observedGeneration(src Source) int64 {
+	if st := src.artifactStatus(); st != nil {
+		return st.ObservedGeneration
+	}
+	return src.Git.Status.ObservedGeneration
 }
 
 // TestDeletionPruneGuards: the prune on an App's deletion goes through

@@ -35,10 +35,11 @@ func (c ClientSecrets) SecretData(ctx context.Context, namespace, name string) (
 	return s.Data, nil
 }
 
-// MissingSecretError is a Secret a GitSource or an App names that does
-// not exist or lacks a key.
+// MissingSecretError is a Secret a source or an App names that does not
+// exist or lacks a key.
 type MissingSecretError struct {
-	// Object is the referrer: "GitSource ns/name" or "App ns/name".
+	// Object is the referrer: "GitSource ns/name", "HelmSource ns/name",
+	// "OCISource ns/name" or "App ns/name".
 	Object      string
 	Secret, Key string
 	Err         error
@@ -54,38 +55,55 @@ func (e *MissingSecretError) Error() string {
 
 func (e *MissingSecretError) Unwrap() error { return e.Err }
 
-// credentialWriter writes a GitSource's Secret data to files (mode 0600
-// in a 0700 directory per GitSource), where the source package reads
+// credentialWriter writes a source's Secret data to files (mode 0600
+// in a 0700 directory per source), where the source package reads
 // them on every poll. Values are never logged or returned.
 type credentialWriter struct {
 	secrets SecretReader
 	dir     string
 }
 
-// write reads the GitSource's Secrets and writes the keys its URL kind
-// uses; a key the kind needs and the Secret lacks is a
-// MissingSecretError.
-func (w credentialWriter) write(ctx context.Context, src *v1alpha1.GitSource) (Credentials, error) {
+// write reads the source's Secrets and writes the keys its kind uses; a
+// key the source needs and the Secret lacks is a MissingSecretError.
+func (w credentialWriter) write(ctx context.Context, src Source) (Credentials, error) {
+	if src.Git != nil {
+		return w.writeGit(ctx, src)
+	}
+	return w.writeArtifact(ctx, src)
+}
+
+// sourceDir is the directory of a source's credential files: a
+// GitSource's <namespace>/<name>, as before the other kinds; a
+// HelmSource's .helmsource/<namespace>/<name> and an OCISource's
+// .ocisource/<namespace>/<name> (no namespace starts with a dot).
+func (w credentialWriter) sourceDir(src Source) string {
+	m := src.Meta()
+	if src.Git != nil {
+		return filepath.Join(w.dir, m.Namespace, m.Name)
+	}
+	return filepath.Join(w.dir, "."+strings.ToLower(src.Kind()), m.Namespace, m.Name)
+}
+
+// writeGit writes a GitSource's keys: token (and username), identity
+// and known_hosts, and verify's keys.
+func (w credentialWriter) writeGit(ctx context.Context, src Source) (Credentials, error) {
 	var creds Credentials
-	dir := filepath.Join(w.dir, src.Namespace, src.Name)
-	if src.Spec.SecretRef != nil {
-		data, err := w.read(ctx, src, src.Spec.SecretRef.Name)
+	dir, spec := w.sourceDir(src), src.Git.Spec
+	if spec.SecretRef != nil {
+		name := spec.SecretRef.Name
+		data, err := w.read(ctx, src, name)
 		if err != nil {
 			return creds, err
 		}
 		creds.Username = string(data[v1alpha1.SecretKeyUsername])
-		if creds.TokenFile, err = w.file(src, dir, src.Spec.SecretRef.Name, data, v1alpha1.SecretKeyToken, false); err != nil {
-			return creds, err
-		}
-		if creds.SSHKeyFile, err = w.file(src, dir, src.Spec.SecretRef.Name, data, v1alpha1.SecretKeyIdentity, false); err != nil {
-			return creds, err
-		}
-		if creds.KnownHosts, err = w.file(src, dir, src.Spec.SecretRef.Name, data, v1alpha1.SecretKeyKnownHosts, false); err != nil {
+		if err := w.files(src, dir, name, data, map[string]*string{
+			v1alpha1.SecretKeyToken: &creds.TokenFile, v1alpha1.SecretKeyIdentity: &creds.SSHKeyFile, v1alpha1.SecretKeyKnownHosts: &creds.KnownHosts,
+		}); err != nil {
 			return creds, err
 		}
 	}
-	if src.Spec.Verify != nil {
-		name := src.Spec.Verify.SecretRef.Name
+	if spec.Verify != nil {
+		name := spec.Verify.SecretRef.Name
 		data, err := w.read(ctx, src, name)
 		if err != nil {
 			return creds, err
@@ -97,31 +115,74 @@ func (w credentialWriter) write(ctx context.Context, src *v1alpha1.GitSource) (C
 	return creds, nil
 }
 
-func (w credentialWriter) read(ctx context.Context, src *v1alpha1.GitSource, name string) (map[string][]byte, error) {
-	data, err := w.secrets.SecretData(ctx, src.Namespace, name)
+// artifactKeys are the keys of a HelmSource's or an OCISource's Secret,
+// beside username, which is read as a value.
+var artifactKeys = []string{v1alpha1.SecretKeyPassword, v1alpha1.SecretKeyToken, v1alpha1.SecretKeyDockerConfig, v1alpha1.SecretKeyCA}
+
+// writeArtifact writes a HelmSource's or an OCISource's keys: password
+// (and username), token, .dockerconfigjson and ca.crt. A Secret with
+// none of them is refused: the source would be read without the
+// credentials its owner meant it to have.
+func (w credentialWriter) writeArtifact(ctx context.Context, src Source) (Credentials, error) {
+	var creds Credentials
+	ref := src.secretRef()
+	if ref == nil {
+		return creds, nil
+	}
+	data, err := w.read(ctx, src, ref.Name)
+	if err != nil {
+		return creds, err
+	}
+	if !slices.ContainsFunc(append(artifactKeys, v1alpha1.SecretKeyUsername), func(k string) bool { _, ok := data[k]; return ok }) {
+		return creds, fmt.Errorf("%s: Secret %s has none of the keys the source reads (username and password, token, %s, %s); add them (docs/sources.md)",
+			src, ref.Name, v1alpha1.SecretKeyDockerConfig, v1alpha1.SecretKeyCA)
+	}
+	creds.Username = string(data[v1alpha1.SecretKeyUsername])
+	err = w.files(src, w.sourceDir(src), ref.Name, data, map[string]*string{
+		v1alpha1.SecretKeyPassword: &creds.PasswordFile, v1alpha1.SecretKeyToken: &creds.TokenFile,
+		v1alpha1.SecretKeyDockerConfig: &creds.DockerConfigFile, v1alpha1.SecretKeyCA: &creds.CAFile,
+	})
+	return creds, err
+}
+
+func (w credentialWriter) read(ctx context.Context, src Source, name string) (map[string][]byte, error) {
+	data, err := w.secrets.SecretData(ctx, src.Meta().Namespace, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			err = fmt.Errorf("not found")
 		}
-		return nil, &MissingSecretError{Object: "GitSource " + src.Namespace + "/" + src.Name, Secret: name, Err: err}
+		return nil, &MissingSecretError{Object: src.String(), Secret: name, Err: err}
 	}
 	return data, nil
+}
+
+// files writes the optional keys of paths (key → where its file's path
+// goes), in key order.
+func (w credentialWriter) files(src Source, dir, secret string, data map[string][]byte, paths map[string]*string) error {
+	for _, key := range slices.Sorted(maps.Keys(paths)) {
+		p, err := w.file(src, dir, secret, data, key, false)
+		if err != nil {
+			return err
+		}
+		*paths[key] = p
+	}
+	return nil
 }
 
 // file writes one key to dir/<secret>.<key> and returns its path; ""
 // when the Secret has no such key and it is not required. The file is
 // replaced atomically, so a poll never reads half a key.
-func (w credentialWriter) file(src *v1alpha1.GitSource, dir, secret string, data map[string][]byte, key string, required bool) (string, error) {
+func (w credentialWriter) file(src Source, dir, secret string, data map[string][]byte, key string, required bool) (string, error) {
 	value, ok := data[key]
 	if !ok {
 		if required {
-			return "", &MissingSecretError{Object: "GitSource " + src.Namespace + "/" + src.Name, Secret: secret, Key: key}
+			return "", &MissingSecretError{Object: src.String(), Secret: secret, Key: key}
 		}
 		return "", nil
 	}
 	path, err := writePrivate(dir, secret+"."+key, value)
 	if err != nil {
-		return "", fmt.Errorf("GitSource %s/%s: write key %s of Secret %s: %w", src.Namespace, src.Name, key, secret, err)
+		return "", fmt.Errorf("%s: write key %s of Secret %s: %w", src, key, secret, err)
 	}
 	return path, nil
 }
@@ -152,7 +213,8 @@ func writePrivate(dir, name string, value []byte) (string, error) {
 }
 
 // decryptionDir is where Apps' decryption keys are written below the
-// credentials directory (GitSources use <namespace>/<name> below it).
+// credentials directory (sources use <namespace>/<name> below it,
+// sourceDir).
 const decryptionDir = ".decryption"
 
 // writeDecryptionKeys reads the Secret an App's spec.decryption names

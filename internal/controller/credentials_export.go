@@ -13,5 +13,5 @@ import (
 // A Secret or key the GitSource needs and lacks is a MissingSecretError;
 // values are never returned or put in an error.
 func WriteCredentials(ctx context.Context, secrets SecretReader, dir string, src *v1alpha1.GitSource) (Credentials, error) {
-	return credentialWriter{secrets: secrets, dir: dir}.write(ctx, src)
+	return credentialWriter{secrets: secrets, dir: dir}.write(ctx, Source{Git: src})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -11,8 +13,8 @@ import (
 	"syncd.dev/syncd/internal/redact"
 )
 
-// eventer records Kubernetes Events on App objects (kubectl describe app
-// shows them). A nil recorder records nothing.
+// eventer records Kubernetes Events on Apps and their sources (kubectl
+// describe shows them). A nil recorder records nothing.
 type eventer struct{ rec record.EventRecorder }
 
 func appRef(app *v1alpha1.App) *corev1.ObjectReference {
@@ -54,4 +56,37 @@ func shortRevision(rev string) string {
 		return rev[:12]
 	}
 	return rev
+}
+
+// sourceRef is the object reference of a source for its Events.
+func sourceRef(src Source) *corev1.ObjectReference {
+	m := src.Meta()
+	return &corev1.ObjectReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: src.Kind(),
+		Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
+	}
+}
+
+// sourceChecked records a source's new readiness when a check changed
+// it: Normal when it became Ready, a Warning with the reason when not.
+func (e eventer) sourceChecked(src Source, conds []metav1.Condition) {
+	now := meta.FindStatusCondition(conds, string(v1alpha1.ConditionReady))
+	old := meta.FindStatusCondition(src.conditions(), string(v1alpha1.ConditionReady))
+	if e.rec == nil || now == nil || (old != nil && old.Status == now.Status && old.Message == now.Message) {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if now.Status != metav1.ConditionTrue {
+		typ = corev1.EventTypeWarning
+	}
+	e.rec.Eventf(sourceRef(src), typ, now.Reason, "%s", now.Message)
+}
+
+// sourceFetched records that an App fetched a new revision of a
+// HelmSource or an OCISource.
+func (e eventer) sourceFetched(src Source, f fetched) {
+	if e.rec == nil {
+		return
+	}
+	e.rec.Eventf(sourceRef(src), corev1.EventTypeNormal, "NewArtifact", "fetched revision %s (digest %s)", f.Revision, f.Digest)
 }

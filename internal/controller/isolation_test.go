@@ -98,32 +98,66 @@ spec: {sourceRef: {kind: GitSource, name: steal}, path: web}`)
 
 // TestControllerRefusesLocalSource: a GitSource whose URL reads the local
 // disk (admitted before the CRD had its rules, or with them edited out)
-// is refused by the controller too, naming the GitSource and spec.url,
-// without repeating the URL.
+// is refused by the controller too, naming the source and spec.url,
+// without repeating the URL; so is a HelmSource's or an OCISource's URL
+// of another scheme than the network ones.
 func TestControllerRefusesLocalSource(t *testing.T) {
-	tests := map[string]string{
-		"file URL":       "file:///var/cache/syncd/.app-objects/apps/team-b/web/repo/repo",
-		"upper case":     "FILE:///srv/git/app.git",
-		"file: no slash": "file:/srv/git/app.git",
-		"absolute path":  "/srv/git/app.git",
-		"relative path":  "../team-b/repo",
+	meta := metav1.ObjectMeta{Namespace: "team-a", Name: "steal"}
+	git := func(url string) Source {
+		return Source{Git: &v1alpha1.GitSource{ObjectMeta: meta, Spec: v1alpha1.GitSourceSpec{URL: url}}}
 	}
-	for name, url := range tests {
+	helm := func(url string) Source {
+		return Source{Helm: &v1alpha1.HelmSource{ObjectMeta: meta, Spec: v1alpha1.HelmSourceSpec{URL: url}}}
+	}
+	oci := func(url string) Source {
+		return Source{OCI: &v1alpha1.OCISource{ObjectMeta: meta, Spec: v1alpha1.OCISourceSpec{URL: url}}}
+	}
+	tests := map[string]struct {
+		src Source
+		url string
+	}{
+		"file URL":            {git(""), "file:///var/cache/syncd/.app-objects/apps/team-b/web/repo/repo"},
+		"upper case":          {git(""), "FILE:///srv/git/app.git"},
+		"file: no slash":      {git(""), "file:/srv/git/app.git"},
+		"absolute path":       {git(""), "/srv/git/app.git"},
+		"relative path":       {git(""), "../team-b/repo"},
+		"HelmSource file URL": {helm(""), "file:///var/cache/syncd/apps"},
+		"HelmSource path":     {helm(""), "/srv/charts"},
+		"HelmSource no host":  {helm(""), "https:/srv/charts"},
+		"OCISource file URL":  {oci(""), "file:///var/cache/syncd"},
+		"OCISource https":     {oci(""), "https://registry.example.com/org/bundle"},
+	}
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			src := &v1alpha1.GitSource{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "steal"}, Spec: v1alpha1.GitSourceSpec{URL: url}}
+			src := withURL(tc.src, tc.url)
 			err := checkNetworkSource(src)
 			if err == nil {
-				t.Fatalf("GitSource with url %s passed", url)
+				t.Fatalf("%s with url %s passed", src.Kind(), tc.url)
 			}
-			if msg := err.Error(); !strings.HasPrefix(msg, "GitSource team-a/steal: spec.url: ") || strings.Contains(msg, url) {
-				t.Errorf("error = %q; want one naming GitSource team-a/steal and spec.url, without the URL", msg)
+			prefix := src.Kind() + " team-a/steal: spec.url: "
+			if msg := err.Error(); !strings.HasPrefix(msg, prefix) || strings.Contains(msg, tc.url) {
+				t.Errorf("error = %q; want one starting %q, without the URL", msg, prefix)
 			}
 		})
 	}
-	ok := &v1alpha1.GitSource{Spec: v1alpha1.GitSourceSpec{URL: "https://example.com/org/repo.git"}}
-	if err := checkNetworkSource(ok); err != nil {
-		t.Errorf("https GitSource refused: %v", err)
+	for _, ok := range []Source{git("https://example.com/org/repo.git"), helm("https://charts.example.com/stable"), helm("oci://registry.example.com/charts"), oci("oci://registry.example.com/org/bundle")} {
+		if err := checkNetworkSource(ok); err != nil {
+			t.Errorf("%s refused: %v", ok.Kind(), err)
+		}
 	}
+}
+
+// withURL is src with its spec.url set to url.
+func withURL(src Source, url string) Source {
+	switch {
+	case src.Helm != nil:
+		src.Helm.Spec.URL = url
+	case src.OCI != nil:
+		src.OCI.Spec.URL = url
+	default:
+		src.Git.Spec.URL = url
+	}
+	return src
 }
 
 func fileExists(p string) bool {

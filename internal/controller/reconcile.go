@@ -30,6 +30,9 @@ type appRunner struct {
 	sum    [32]byte
 	cfg    *config.Config
 	runner *reconcile.Runner
+	// src is the App's source object as the reconcile that built or
+	// reused the Runner read it.
+	src Source
 }
 
 // reconcile brings one App to its desired state. It returns when to look
@@ -118,6 +121,7 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 		return attempt{Reason: reasonOf(reconcile.ResultFailed, false, errors.As(err, &se)), Err: err, Revision: c.revision(ar, nil)}, 0
 	}
 	defer release()
+	c.recordFetch(ctx, ar.src, rev)
 	rc := c.reconcilerFor(key, app.Namespace, app.Name)
 	out, err := rc.Reconcile(ctx, ar.runner, compiled, rev)
 	if out.Rendered != nil {
@@ -138,11 +142,11 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	if err != nil {
 		return at, 0
 	}
-	return at, pollAfter(ar.cfg.Sources[0].Git, c.opts.Clock.Now())
+	return at, pollAfter(ar.cfg.Sources[0], c.opts.Clock.Now())
 }
 
 // prepare finds what an App needs before the library runs it: its name,
-// its GitSource and Secrets, its translated config and its Runner. The
+// its source and Secrets, its translated config and its Runner. The
 // reason names what is missing.
 func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App) (*appRunner, v1alpha1.Reason, error) {
 	if err := c.claimName(app); err != nil {
@@ -170,7 +174,7 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if creds.DecryptionKeysFile, err = c.creds.writeDecryptionKeys(ctx, app); err != nil {
 		return nil, v1alpha1.ReasonSecretNotFound, err
 	}
-	cfg, err := Translate(app, src, creds)
+	cfg, err := TranslateSource(app, src, creds)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
@@ -181,21 +185,26 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
+	ar.src = src
 	return ar, "", nil
 }
 
-// source returns the GitSource an App references.
-func (c *Controller) source(app *v1alpha1.App) (*v1alpha1.GitSource, error) {
+// source returns the source an App references.
+func (c *Controller) source(app *v1alpha1.App) (Source, error) {
 	ref := app.Spec.SourceRef
 	ns := sourceNamespace(app)
-	obj, err := c.sources.ByNamespace(ns).Get(ref.Name)
+	lister := c.sourceListers[ref.Kind]
+	if lister == nil {
+		return Source{}, fmt.Errorf("App %s/%s: spec.sourceRef.kind: %q is not a source kind; use GitSource, HelmSource or OCISource", app.Namespace, app.Name, ref.Kind)
+	}
+	obj, err := lister.ByNamespace(ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("App %s/%s: spec.sourceRef: GitSource %s/%s not found; create it, or fix the name", app.Namespace, app.Name, ns, ref.Name)
+		return Source{}, fmt.Errorf("App %s/%s: spec.sourceRef: %s %s/%s not found; create it, or fix the name", app.Namespace, app.Name, ref.Kind, ns, ref.Name)
 	}
 	if err != nil {
-		return nil, err
+		return Source{}, err
 	}
-	return sourceFrom(obj)
+	return decodeSource(ref.Kind, obj)
 }
 
 // runnerFor returns the App's Runner, built anew when its translated
@@ -244,8 +253,17 @@ func (c *Controller) revision(ar *appRunner, rendered *reconcile.Rendered) strin
 }
 
 // pollAfter is when a source is next polled: its interval, or the next
-// time of its schedule.
-func pollAfter(g config.GitSource, now time.Time) time.Duration {
+// time of its schedule (a Git source's only).
+func pollAfter(s config.Source, now time.Time) time.Duration {
+	switch {
+	case s.Helm != nil && s.Helm.Interval != nil:
+		return s.Helm.Interval.Duration
+	case s.OCI != nil && s.OCI.Interval != nil:
+		return s.OCI.Interval.Duration
+	case s.Helm != nil || s.OCI != nil:
+		return requeueAfterInvalid
+	}
+	g := s.Git
 	if g.Interval != nil {
 		return g.Interval.Duration
 	}

@@ -128,19 +128,14 @@ func appConfigMaps(app *v1alpha1.App) []string {
 	return names
 }
 
-// secretChanged queues the GitSources naming the Secret and the Apps
-// using it: through their GitSource's credentials or verify keys, their
+// secretChanged queues the sources naming the Secret and the Apps
+// using it: through their source's credentials or verify keys, their
 // decryption keys or their substituteFrom.
 func (c *Controller) secretChanged(namespace, name string) {
 	c.alertRouter.secretChanged(namespace, name)
-	srcs, _ := c.sources.ByNamespace(namespace).List(everything)
-	using := map[string]bool{} // GitSource names in namespace that name it
-	for _, o := range srcs {
-		src, err := sourceFrom(o)
-		if err == nil && slices.Contains(sourceSecrets(src), name) {
-			using[src.Name] = true
-			c.sourceQueue.Add(namespace + "/" + src.Name)
-		}
+	using := c.sourcesUsing(namespace, name)
+	for _, key := range using {
+		c.sourceQueue.Add(key)
 	}
 	apps, err := c.apps.List(everything)
 	if err != nil {
@@ -151,7 +146,7 @@ func (c *Controller) secretChanged(namespace, name string) {
 		if err != nil {
 			continue
 		}
-		viaSource := sourceNamespace(app) == namespace && using[app.Spec.SourceRef.Name]
+		viaSource := slices.ContainsFunc(using, func(k sourceKey) bool { return references(app, k) })
 		own := app.Namespace == namespace && slices.Contains(appSecrets(app), name)
 		if viaSource || own {
 			c.enqueue(o)
@@ -159,16 +154,20 @@ func (c *Controller) secretChanged(namespace, name string) {
 	}
 }
 
-// sourceSecrets are the Secrets a GitSource names.
-func sourceSecrets(src *v1alpha1.GitSource) []string {
-	var names []string
-	if src.Spec.SecretRef != nil {
-		names = append(names, src.Spec.SecretRef.Name)
+// sourcesUsing are the sources of namespace, of every kind, that name
+// the Secret.
+func (c *Controller) sourcesUsing(namespace, secret string) []sourceKey {
+	var keys []sourceKey
+	for _, k := range sourceKinds {
+		objs, _ := c.sourceListers[k.kind].ByNamespace(namespace).List(everything)
+		for _, o := range objs {
+			src, err := decodeSource(k.kind, o)
+			if err == nil && slices.Contains(sourceSecrets(src), secret) {
+				keys = append(keys, keyOf(src))
+			}
+		}
 	}
-	if src.Spec.Verify != nil {
-		names = append(names, src.Spec.Verify.SecretRef.Name)
-	}
-	return names
+	return keys
 }
 
 // appSecrets are the Secrets of its own namespace an App names.
@@ -189,10 +188,10 @@ func appSecrets(app *v1alpha1.App) []string {
 }
 
 // watchReferencesOf watches the namespaces of the Secrets and ConfigMaps
-// an App and its GitSource name.
-func (c *Controller) watchReferencesOf(app *v1alpha1.App, src *v1alpha1.GitSource) {
+// an App and its source name.
+func (c *Controller) watchReferencesOf(app *v1alpha1.App, src Source) {
 	if len(sourceSecrets(src)) > 0 {
-		c.watchSecrets(src.Namespace)
+		c.watchSecrets(src.Meta().Namespace)
 	}
 	if len(appSecrets(app)) > 0 {
 		c.watchSecrets(app.Namespace)

@@ -15,8 +15,9 @@ const (
 
 // Tenancy is the operator's policy between the teams' namespaces.
 type Tenancy struct {
-	// CrossNamespaceSources lets an App reference a GitSource of another
-	// namespace (and so use its credentials); default false: refused.
+	// CrossNamespaceSources lets an App reference a source (GitSource,
+	// HelmSource, OCISource) of another namespace (and so use its
+	// credentials); default false: refused.
 	CrossNamespaceSources bool
 	// DefaultServiceAccount, when set, is the service account of the
 	// App's own namespace every App without spec.serviceAccountName runs
@@ -24,7 +25,7 @@ type Tenancy struct {
 	DefaultServiceAccount string
 }
 
-// sourceNamespace is the namespace of the GitSource an App references.
+// sourceNamespace is the namespace of the source an App references.
 func sourceNamespace(app *v1alpha1.App) string {
 	if ns := app.Spec.SourceRef.Namespace; ns != "" {
 		return ns
@@ -32,15 +33,16 @@ func sourceNamespace(app *v1alpha1.App) string {
 	return app.Namespace
 }
 
-// checkSourceRef refuses a reference to a GitSource of another
-// namespace unless the operator allows them.
+// checkSourceRef refuses a reference to a source of another namespace
+// unless the operator allows them.
 func (t Tenancy) checkSourceRef(app *v1alpha1.App) error {
 	ns := sourceNamespace(app)
 	if ns == app.Namespace || t.CrossNamespaceSources {
 		return nil
 	}
-	return fmt.Errorf("App %s/%s: spec.sourceRef.namespace: GitSource %s/%s is in another namespace, and cross-namespace references are off (syncd runs without %s); create the GitSource in %s, or ask the operator to start syncd with %s",
-		app.Namespace, app.Name, ns, app.Spec.SourceRef.Name, FlagCrossNamespaceSources, app.Namespace, FlagCrossNamespaceSources)
+	kind := app.Spec.SourceRef.Kind
+	return fmt.Errorf("App %s/%s: spec.sourceRef.namespace: %s %s/%s is in another namespace, and cross-namespace references are off (syncd runs without %s); create the %s in %s, or ask the operator to start syncd with %s",
+		app.Namespace, app.Name, kind, ns, app.Spec.SourceRef.Name, FlagCrossNamespaceSources, kind, app.Namespace, FlagCrossNamespaceSources)
 }
 
 // withDefaults returns the App as it runs: with the default service

@@ -12,12 +12,15 @@ import (
 	"syncd.dev/syncd/internal/config"
 )
 
-// Credentials are the files a GitSource's Secrets were written to
+// Credentials are the files a source's Secrets were written to
 // (credentials.go); empty fields for keys the source does not use.
 type Credentials struct {
 	Username                          string
 	TokenFile, SSHKeyFile, KnownHosts string
 	KeysFile                          string
+	// PasswordFile, DockerConfigFile and CAFile hold a HelmSource's or
+	// an OCISource's keys password, .dockerconfigjson and ca.crt.
+	PasswordFile, DockerConfigFile, CAFile string
 	// DecryptionKeysFile holds the private keys of the App's
 	// spec.decryption.secretRef ("" without decryption).
 	DecryptionKeysFile string
@@ -60,19 +63,26 @@ func appNameHash(namespace, name string) string {
 }
 
 // Translate turns an App and its GitSource into the one-source, one-app
-// config the library runs, and checks it with the file config's own
-// validation, so an App is held to every rule an apps[] entry of
-// syncd.yaml is. Errors name the object and its field (spec.path), not
-// the config's.
+// config the library runs (TranslateSource).
 func Translate(app *v1alpha1.App, src *v1alpha1.GitSource, creds Credentials) (*config.Config, error) {
+	return TranslateSource(app, Source{Git: src}, creds)
+}
+
+// TranslateSource turns an App and its source (a GitSource, HelmSource
+// or OCISource) into the one-source, one-app config the library runs,
+// and checks it with the file config's own validation, so an App is
+// held to every rule an apps[] entry of syncd.yaml is. Errors name the
+// object and its field (spec.path), not the config's.
+func TranslateSource(app *v1alpha1.App, src Source, creds Credentials) (*config.Config, error) {
 	if err := checkReferences(app, src); err != nil {
 		return nil, err
 	}
+	name := src.Meta().Name
 	cfg := &config.Config{
 		APIVersion: config.APIVersion,
 		Kind:       config.Kind,
-		Sources:    []config.Source{{Name: src.Name, Git: gitOf(src.Spec, creds)}},
-		Apps:       []config.App{appWithKeys(appOf(app, src.Name), app.Spec.Decryption, creds)},
+		Sources:    []config.Source{configSource(name, src, creds)},
+		Apps:       []config.App{appWithKeys(appOf(app, name), app.Spec.Decryption, creds)},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -88,33 +98,41 @@ func Translate(app *v1alpha1.App, src *v1alpha1.GitSource, creds Credentials) (*
 // CheckSource checks a GitSource alone with the file config's
 // validation of sources[].git, as Translate does for the Apps using it.
 func CheckSource(src *v1alpha1.GitSource, creds Credentials) error {
+	return checkSourceObject(Source{Git: src}, creds)
+}
+
+// checkSourceObject checks a source alone with the file config's
+// validation of its sources[] entry, as TranslateSource does for the
+// Apps using it.
+func checkSourceObject(src Source, creds Credentials) error {
 	cfg := &config.Config{
 		APIVersion: config.APIVersion,
 		Kind:       config.Kind,
-		Sources:    []config.Source{{Name: src.Name, Git: gitOf(src.Spec, creds)}},
+		Sources:    []config.Source{configSource(src.Meta().Name, src, creds)},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
-		return fmt.Errorf("GitSource %s/%s: encode: %w", src.Namespace, src.Name, err)
+		return fmt.Errorf("%s: encode: %w", src, err)
 	}
-	if _, err := config.Parse(data, "GitSource "+src.Namespace+"/"+src.Name); err != nil {
+	if _, err := config.Parse(data, src.String()); err != nil {
 		return objectErrors(&v1alpha1.App{}, src, err)
 	}
 	return nil
 }
 
 // checkReferences refuses what the file config cannot express: a source
-// of another kind, a GitSource other than the one referenced, a service
-// account of another namespace. Whether a GitSource of another
-// namespace may be used is the controller's policy (Tenancy), not
-// Translate's.
-func checkReferences(app *v1alpha1.App, src *v1alpha1.GitSource) error {
+// of another kind than the one referenced, a source other than the one
+// referenced, a service account of another namespace. Whether a source
+// of another namespace may be used is the controller's policy
+// (Tenancy), not Translate's.
+func checkReferences(app *v1alpha1.App, src Source) error {
 	ref := app.Spec.SourceRef
+	m := src.Meta()
 	switch {
-	case ref.Kind != v1alpha1.KindGitSource:
-		return fmt.Errorf("App %s/%s: spec.sourceRef.kind: %q is not a source kind; use GitSource", app.Namespace, app.Name, ref.Kind)
-	case src.Namespace != sourceNamespace(app) || src.Name != ref.Name:
-		return fmt.Errorf("App %s/%s: spec.sourceRef: got GitSource %s/%s, want %s/%s", app.Namespace, app.Name, src.Namespace, src.Name, sourceNamespace(app), ref.Name)
+	case ref.Kind != v1alpha1.KindGitSource && ref.Kind != v1alpha1.KindHelmSource && ref.Kind != v1alpha1.KindOCISource:
+		return fmt.Errorf("App %s/%s: spec.sourceRef.kind: %q is not a source kind; use GitSource, HelmSource or OCISource", app.Namespace, app.Name, ref.Kind)
+	case ref.Kind != src.Kind() || m.Namespace != sourceNamespace(app) || m.Name != ref.Name:
+		return fmt.Errorf("App %s/%s: spec.sourceRef: got %s, want %s %s/%s", app.Namespace, app.Name, src, ref.Kind, sourceNamespace(app), ref.Name)
 	case app.Spec.ServiceAccountName != "" && app.Spec.TargetNamespace != "" && app.Spec.TargetNamespace != app.Namespace:
 		return fmt.Errorf("App %s/%s: spec.serviceAccountName: the service account would be looked up in targetNamespace %q, another namespace; unset targetNamespace or set it to %q", app.Namespace, app.Name, app.Spec.TargetNamespace, app.Namespace)
 	}
@@ -148,6 +166,38 @@ func gitOf(s v1alpha1.GitSourceSpec, creds Credentials) config.GitSource {
 		g.Verify = &config.GitVerify{Mode: s.Verify.Mode, KeysFile: creds.KeysFile, AllowRewrites: s.Verify.AllowRewrites}
 	}
 	return g
+}
+
+// helmOf is the sources[].helm entry of a HelmSource: the Secret's keys
+// are the auth section's files.
+func helmOf(s v1alpha1.HelmSourceSpec, creds Credentials) *config.HelmSource {
+	h := &config.HelmSource{URL: s.URL, Interval: s.Interval}
+	if s.SecretRef == nil {
+		return h
+	}
+	a := config.HelmAuth{
+		Username: creds.Username, PasswordFile: creds.PasswordFile, BearerTokenFile: creds.TokenFile,
+		DockerConfigFile: creds.DockerConfigFile, CAFile: creds.CAFile,
+	}
+	if a != (config.HelmAuth{}) {
+		h.Auth = &a
+	}
+	return h
+}
+
+// ociOf is the sources[].oci entry of an OCISource: the Secret's keys
+// are the auth section's files and caFile.
+func ociOf(s v1alpha1.OCISourceSpec, creds Credentials) *config.OCISource {
+	o := &config.OCISource{URL: s.URL, OCIRef: s.OCIRef, Insecure: s.Insecure}
+	if s.SecretRef == nil {
+		return o
+	}
+	o.CAFile = creds.CAFile
+	a := config.OCIAuth{DockerConfigFile: creds.DockerConfigFile, Username: creds.Username, PasswordFile: creds.PasswordFile, TokenFile: creds.TokenFile}
+	if a != (config.OCIAuth{}) {
+		o.Auth = &a
+	}
+	return o
 }
 
 // appOf is the apps[] entry of an App: the spec fields the two share
@@ -211,6 +261,11 @@ func appWithKeys(a config.App, d *v1alpha1.Decryption, creds Credentials) config
 // helm.namespace, which keeps its name).
 var fieldNames = strings.NewReplacer(
 	".decryption.keysFile", ".decryption.secretRef",
+	".auth.passwordFile", ".secretRef (key "+v1alpha1.SecretKeyPassword+")",
+	".auth.bearerTokenFile", ".secretRef (key "+v1alpha1.SecretKeyToken+")",
+	".auth.dockerConfigFile", ".secretRef (key "+v1alpha1.SecretKeyDockerConfig+")",
+	".auth.caFile", ".secretRef (key "+v1alpha1.SecretKeyCA+")",
+	".caFile", ".secretRef (key "+v1alpha1.SecretKeyCA+")",
 	".auth.tokenFile", ".secretRef (key "+v1alpha1.SecretKeyToken+")",
 	".auth.sshKeyFile", ".secretRef (key "+v1alpha1.SecretKeyIdentity+")",
 	".auth.knownHostsFile", ".secretRef (key "+v1alpha1.SecretKeyKnownHosts+")",
@@ -221,8 +276,8 @@ var fieldNames = strings.NewReplacer(
 )
 
 // objectErrors restates the config's field errors for the objects: each
-// names the App or the GitSource and its spec field.
-func objectErrors(app *v1alpha1.App, src *v1alpha1.GitSource, err error) error {
+// names the App or the source and its spec field.
+func objectErrors(app *v1alpha1.App, src Source, err error) error {
 	var fes config.Errors
 	if !errors.As(err, &fes) {
 		return fmt.Errorf("App %s/%s: %w", app.Namespace, app.Name, err)
@@ -235,9 +290,9 @@ func objectErrors(app *v1alpha1.App, src *v1alpha1.GitSource, err error) error {
 }
 
 // objectField names the object and field a config field came from.
-func objectField(app *v1alpha1.App, src *v1alpha1.GitSource, field string) string {
-	if rest, ok := strings.CutPrefix(field, "sources[0].git"); ok {
-		return "GitSource " + src.Namespace + "/" + src.Name + ": spec" + fieldNames.Replace(rest)
+func objectField(app *v1alpha1.App, src Source, field string) string {
+	if rest, ok := strings.CutPrefix(field, configKey(src)); ok {
+		return src.String() + ": spec" + fieldNames.Replace(rest)
 	}
 	if rest, ok := strings.CutPrefix(field, "apps[0]"); ok {
 		switch rest {

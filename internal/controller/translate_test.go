@@ -85,7 +85,7 @@ func TestTranslateRefuses(t *testing.T) {
 		"another GitSource than the one referenced": {
 			app:  testApp(func(s *v1alpha1.AppSpec) { s.SourceRef.Namespace = "team-b" }),
 			src:  testSource(nil),
-			want: "App team-a/web: spec.sourceRef: got GitSource team-a/repo, want team-b/repo",
+			want: "App team-a/web: spec.sourceRef: got GitSource team-a/repo, want GitSource team-b/repo",
 		},
 		"service account in another namespace": {
 			app:  testApp(func(s *v1alpha1.AppSpec) { s.ServiceAccountName, s.TargetNamespace = "deployer", "team-b" }),
