@@ -44,7 +44,9 @@ func (f appFlags) tenancy() controller.Tenancy {
 }
 
 // appObjectsServed reports whether the API server serves syncd's App
-// and GitSource resources (the CRDs of manifests/crds are installed).
+// and source resources (the CRDs of manifests/crds are installed): the
+// controller watches every kind, and a watch of a kind not served would
+// never sync.
 func appObjectsServed(cl *cluster) (bool, error) {
 	list, err := cl.discovery.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
 	if err != nil {
@@ -57,7 +59,12 @@ func appObjectsServed(cl *cluster) (bool, error) {
 	for _, r := range list.APIResources {
 		names = append(names, r.Name)
 	}
-	return slices.Contains(names, v1alpha1.AppResource.Resource) && slices.Contains(names, v1alpha1.GitSourceResource.Resource), nil
+	for _, r := range []string{v1alpha1.AppResource.Resource, v1alpha1.GitSourceResource.Resource, v1alpha1.HelmSourceResource.Resource, v1alpha1.OCISourceResource.Resource} {
+		if !slices.Contains(names, r) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // appControllerFor returns how to build the controller of App objects
@@ -75,9 +82,9 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 	}
 	switch {
 	case !served && f.config == "":
-		log.Warn("App and GitSource CRDs are not installed and there is no --config: nothing runs until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+		log.Warn("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed and there is no --config: nothing runs until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
 	case !served:
-		log.Info("App and GitSource CRDs are not installed; only the config file's apps run until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+		log.Info("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed; only the config file's apps run until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
 	}
 	cs, err := kubernetes.NewForConfig(cl.config)
 	if err != nil {
@@ -127,12 +134,12 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 	}, nil
 }
 
-// appCRDPoll is how often syncd looks for the App and GitSource CRDs
-// while they are not installed.
+// appCRDPoll is how often syncd looks for its CRDs while they are not
+// installed.
 const appCRDPoll = 30 * time.Second
 
-// waitForAppCRDs returns once the API server serves the App and
-// GitSource resources, or when ctx ends (nil then: there is nothing to
+// waitForAppCRDs returns once the API server serves the App and source
+// resources, or when ctx ends (nil then: there is nothing to
 // run). A discovery error is logged and retried.
 func waitForAppCRDs(ctx context.Context, cl *cluster, log *slog.Logger) error {
 	t := time.NewTicker(appCRDPoll)
@@ -142,11 +149,11 @@ func waitForAppCRDs(ctx context.Context, cl *cluster, log *slog.Logger) error {
 		switch {
 		case served:
 			if logged {
-				log.Info("App and GitSource CRDs installed; starting the App controller")
+				log.Info("syncd's CRDs installed; starting the App controller")
 			}
 			return nil
 		case err != nil:
-			log.Warn("looking for the App and GitSource CRDs", "error", err)
+			log.Warn("looking for syncd's CRDs", "error", err)
 		}
 		logged = true
 		select {

@@ -159,7 +159,7 @@ func TestRunPicksUpCRDsInstalledLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A CRD an earlier test deleted may still be going away.
-	for _, name := range []string{"apps.syncd.dev", "gitsources.syncd.dev"} {
+	for _, name := range []string{"apps.syncd.dev", "gitsources.syncd.dev", "helmsources.syncd.dev", "ocisources.syncd.dev"} {
 		poll(t, "no CRD "+name+" left from an earlier test", func() (bool, string) {
 			_, err := dyn.Resource(crdResource).Get(context.Background(), name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -170,7 +170,7 @@ func TestRunPicksUpCRDsInstalledLater(t *testing.T) {
 		"--inventory-namespace", env.Namespace(t), "--leader-elect=false", "--cache-dir", t.TempDir(), "--listen", "127.0.0.1:0")
 	poll(t, "syncd running without the CRDs", func() (bool, string) {
 		data, err := os.ReadFile(p.stderr)
-		return strings.Contains(string(data), "App and GitSource CRDs are not installed"), fmt.Sprint(err)
+		return strings.Contains(string(data), "CRDs (App, GitSource, HelmSource, OCISource) are not all installed"), fmt.Sprint(err)
 	})
 	installAppCRDs(t, dyn)
 	fx.createApp(t)

@@ -31,7 +31,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 func installAppCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	ctx := context.Background()
-	for _, f := range []string{"syncd.dev_gitsources.yaml", "syncd.dev_apps.yaml"} {
+	for _, f := range []string{"syncd.dev_gitsources.yaml", "syncd.dev_helmsources.yaml", "syncd.dev_ocisources.yaml", "syncd.dev_apps.yaml"} {
 		data, err := os.ReadFile(filepath.Join("../../manifests/crds", f))
 		if err != nil {
 			t.Fatal(err)
@@ -48,11 +48,15 @@ func installAppCRDs(t *testing.T, dyn dynamic.Interface) {
 		t.Cleanup(func() { _ = dyn.Resource(crdResource).Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := dyn.Resource(v1alpha1.AppResource).List(ctx, metav1.ListOptions{})
-		return err == nil, nil
+		for _, gvr := range []schema.GroupVersionResource{v1alpha1.AppResource, v1alpha1.GitSourceResource, v1alpha1.HelmSourceResource, v1alpha1.OCISourceResource} {
+			if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{}); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("the App CRD is not served: %v", err)
+		t.Fatalf("the CRDs are not served: %v", err)
 	}
 }
 

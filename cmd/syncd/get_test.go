@@ -53,7 +53,7 @@ func freshAppCRDs(t *testing.T, dyn dynamic.Interface) {
 func waitCRDsGone(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, name := range []string{"apps.syncd.dev", "gitsources.syncd.dev"} {
+		for _, name := range []string{"apps.syncd.dev", "gitsources.syncd.dev", "helmsources.syncd.dev", "ocisources.syncd.dev"} {
 			if _, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{}); err == nil {
 				return false, nil
 			}

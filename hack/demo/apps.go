@@ -46,7 +46,7 @@ func (d *demo) installCRDs(ctx context.Context) error {
 	if _, err := d.kubectl(ctx, "", "apply", "-k", "manifests/crds"); err != nil {
 		return err
 	}
-	_, err := d.kubectl(ctx, "", "wait", "--for=condition=Established", "crd/apps.syncd.dev", "crd/gitsources.syncd.dev", "--timeout=60s")
+	_, err := d.kubectl(ctx, "", "wait", "--for=condition=Established", "crd/apps.syncd.dev", "crd/gitsources.syncd.dev", "crd/helmsources.syncd.dev", "crd/ocisources.syncd.dev", "--timeout=60s")
 	return err
 }
 
