@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,27 @@ func TestAppControllerRights(t *testing.T) {
 			w, err := dyn.Resource(v1alpha1.GitSourceResource).Watch(ctx, metav1.ListOptions{})
 			if err == nil {
 				w.Stop()
+			}
+			return err
+		}},
+		"watch HelmSources cluster-wide": {allowed: true, do: func(ctx context.Context) error {
+			w, err := dyn.Resource(v1alpha1.HelmSourceResource).Watch(ctx, metav1.ListOptions{})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}},
+		"watch OCISources cluster-wide": {allowed: true, do: func(ctx context.Context) error {
+			w, err := dyn.Resource(v1alpha1.OCISourceResource).Watch(ctx, metav1.ListOptions{})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}},
+		"patch an OCISource's status": {allowed: true, do: func(ctx context.Context) error {
+			_, err := dyn.Resource(v1alpha1.OCISourceResource).Namespace(team).Patch(ctx, "missing", types.MergePatchType, []byte(`{"status":{"observedGeneration":1}}`), metav1.PatchOptions{}, "status")
+			if apierrors.IsNotFound(err) {
+				return nil // allowed: the API server looked for it
 			}
 			return err
 		}},
