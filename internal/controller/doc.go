@@ -1,26 +1,30 @@
-// Package controller reconciles syncd's custom resources, GitSource and
-// App (package api/v1alpha1), the in-cluster alternative to the apps of
-// a syncd.yaml file.
+// Package controller reconciles syncd's custom resources, the sources
+// (GitSource, HelmSource, OCISource) and App (package api/v1alpha1), the
+// in-cluster alternative to the apps of a syncd.yaml file.
 //
-// A Controller watches Apps and GitSources with dynamic informers and
+// A Controller watches Apps and the sources with dynamic informers and
 // queues App keys on a rate-limited work queue (client-go workqueue);
 // several workers take keys, and the queue never hands one key to two
 // workers at once, so Apps reconcile in parallel while one App's
 // reconciles are serialised. An App edit queues that App only; a
-// GitSource edit queues the Apps that reference it.
+// source edit queues the Apps that reference it.
 //
-// Each App is translated into one config.Source and one config.App
-// (translate.go), checked with the file config's own validation, and run
+// Each App and its source (Source: one of the three kinds, sources.go)
+// are translated into one config.Source (sources[].git, .helm or .oci)
+// and one config.App (translate.go), checked with the file config's own validation, and run
 // through the same library path as the file's apps: a reconcile.Runner
 // renders, applies and prunes it through the shared inventory. Each App
 // keeps its own Git cache (CacheDir/apps/<hash>, a keyed hash of its
 // namespace, name and UID that no other App can name; cachedir.go), so
-// a slow or broken clone of one App never holds another. A GitSource
-// may not read the local disk (a file URL or a path: localsource.go).
+// a slow or broken clone of one App never holds another. No source may
+// read the local disk (a file URL, a path, another scheme:
+// localsource.go).
 //
-// GitSources have a work queue of their own: each is checked (spec and
+// Sources have a work queue of their own: each is checked (spec and
 // Secrets, not the repository) when created or edited, and its status
-// says whether Apps can use it.
+// says whether Apps can use it (sourcecheck.go). What an App's poll of a
+// HelmSource or an OCISource fetched is written to the source's status
+// when it changes (fetch.go).
 //
 // Status conditions have kstatus meaning (api/v1alpha1 ConditionType);
 // Events are recorded on Apps; an App whose name collides with a file
