@@ -265,9 +265,15 @@ func TestAppTable(t *testing.T) {
 		app("held", true, v1alpha1.AppStatus{}),
 	}
 	tests := map[string]struct {
-		withNamespace bool
-		want          string
+		withNamespace, wide bool
+		want                string
 	}{
+		"wide": {wide: true, want: `NAME     READY     REVISION   AGE   STATUS                                  SOURCE           PATH     CLUSTER
+new      Unknown   <none>     90m   not reconciled yet                      GitSource/repo   <none>   <local>
+web      True      v1@abc     90m   applied revision v1@abc                 GitSource/repo   <none>   <local>
+paused   True      abc        90m   suspended; last: applied revision abc   GitSource/repo   <none>   <local>
+held     Unknown   <none>     90m   suspended                               GitSource/repo   <none>   <local>
+`},
 		"one namespace": {want: `NAME     READY     REVISION   AGE   STATUS
 new      Unknown   <none>     90m   not reconciled yet
 web      True      v1@abc     90m   applied revision v1@abc
@@ -284,7 +290,7 @@ team-a      held     Unknown   <none>     90m   suspended
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := writeTable(&out, getApps, items, tc.withNamespace, now); err != nil {
+			if err := writeTable(&out, getApps, items, tc.withNamespace, tc.wide, true, now); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, out.String()); diff != "" {

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -59,5 +63,68 @@ apps:
 				t.Errorf("__complete %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
 			}
 		})
+	}
+}
+
+// TestJourneyGetNameAndWatch: `syncd get apps -o name` prints kubectl's
+// kind.group/name lines, and `-w` prints the table, then a row for each
+// change of an App as it happens.
+func TestJourneyGetNameAndWatch(t *testing.T) {
+	w := newWorkspace(t)
+	const ns = "watch-e2e"
+	ensureNamespace(t, ns)
+	mustKubectl(t, "-n", ns, "apply", "-f", w.file("apps.yaml", "apiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: web}\nspec:\n  sourceRef: {kind: GitSource, name: repo}\n  path: apps/web\n"))
+	t.Cleanup(func() { _, _ = kubectl("-n", ns, "delete", "apps.syncd.dev", "--all", "--timeout=30s") })
+
+	r := w.must(0, "get", "apps", "-n", ns, "-o", "name")
+	if r.stdout != "app.syncd.dev/web\n" {
+		t.Errorf("-o name: %q, want app.syncd.dev/web", r.stdout)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "get", "apps", "-n", ns, "-w")
+	cmd.Env = w.environ()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("get -w ended before %s", what)
+			}
+			return l
+		case <-ctx.Done():
+			t.Fatalf("no %s from get -w", what)
+		}
+		return ""
+	}
+	if h := strings.Fields(next("the header")); len(h) == 0 || h[0] != "NAME" {
+		t.Fatalf("first line %q, want the header", h)
+	}
+	if row := next("the App's row"); !strings.HasPrefix(row, "web ") {
+		t.Fatalf("second line %q, want web's row", row)
+	}
+	mustKubectl(t, "-n", ns, "patch", "apps.syncd.dev", "web", "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+	for {
+		row := next("a row for the change")
+		if strings.HasPrefix(row, "web ") && strings.Contains(row, "suspended") {
+			break
+		}
 	}
 }
