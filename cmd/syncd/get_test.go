@@ -306,7 +306,7 @@ func TestGetFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		"bad output":     {args: []string{"get", "apps", "-o", "wide"}, want: `-o "wide": use yaml or json`},
+		"bad output":     {args: []string{"get", "apps", "-o", "tree"}, want: `-o "tree": use wide, name, yaml or json`},
 		"-A and -n":      {args: []string{"get", "apps", "-A", "-n", "x"}, want: "-A and -n x both given"},
 		"-A with a name": {args: []string{"get", "apps", "-A", "web"}, want: "-A with names"},
 	}
