@@ -24,6 +24,7 @@ import (
 	"syncd.dev/syncd/internal/importer"
 	"syncd.dev/syncd/internal/testenv"
 	"syncd.dev/syncd/internal/testenv/gitserver"
+	"syncd.dev/syncd/internal/testenv/helmserver"
 )
 
 // fleetFixture is the Flux fleet repository of the importer's tests.
@@ -218,7 +219,15 @@ func TestImportFleetReconciles(t *testing.T) {
 	srv := gitserver.StartTest(t)
 	repo := srv.NewTestRepo(t, "fleet")
 	srv.RequireBasic("git", token)
-	fleet := copyFleet(t, repo.URL)
+	charts := helmserver.Start()
+	t.Cleanup(charts.Close)
+	if _, err := charts.Publish(helmserver.Chart{Name: "metrics-server", Version: "3.12.2", Files: map[string]string{
+		"values.yaml":       "replicas: 1\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: metrics-server-settings}\ndata: {replicas: \"{{ .Values.replicas }}\"}\n",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	fleet := copyFleet(t, map[string]string{fleetURL: repo.URL, fleetChartsURL: charts.URL + "/"})
 	sha, err := repo.Commit("fleet", fleetWithoutFlux(t, fleet))
 	if err != nil {
 		t.Fatal(err)
@@ -243,10 +252,12 @@ func TestImportFleetReconciles(t *testing.T) {
 	startSyncd(t, "run", "--kubeconfig", env.Kubeconfig, "--inventory-namespace", invNamespace(t), "--leader-elect=false", "--cache-dir", t.TempDir(), "--listen", "127.0.0.1:0")
 	apps := dyn.Resource(v1alpha1.AppResource).Namespace(ns)
 	t.Cleanup(func() { deleteApps(t, apps) })
-	for _, name := range []string{"infra-controllers", "infra-configs", "apps"} {
-		poll(t, "App "+name+" Ready at "+sha, func() (bool, string) {
+	for _, name := range []string{"infra-controllers", "infra-configs", "apps", "metrics-server"} {
+		poll(t, "App "+name+" Ready", func() (bool, string) {
 			status, reason, rev := readyOf(t, apps, name)
-			return status == "True" && rev == sha, status + " " + reason + " " + rev
+			// The chart's App is at the chart's version, the others at
+			// the fleet's commit.
+			return status == "True" && (rev == sha || name == "metrics-server" && strings.Contains(rev, "3.12.2")), status + " " + reason + " " + rev
 		})
 	}
 	cm, err := cs.CoreV1().ConfigMaps("fleet-apps").Get(ctx, "web-settings", metav1.GetOptions{})
@@ -258,9 +269,14 @@ func TestImportFleetReconciles(t *testing.T) {
 	}
 }
 
+// fleetChartsURL is the fixture's HelmRepository URL, replaced by a
+// loopback chart repository's.
+const fleetChartsURL = "https://kubernetes-sigs.github.io/metrics-server/"
+
 // copyFleet copies the fixture fleet into a temporary directory with
-// its GitRepository's URL replaced by url.
-func copyFleet(t *testing.T, url string) string {
+// each URL of urls (the GitRepository's, the HelmRepository's) replaced
+// by its loopback server's.
+func copyFleet(t *testing.T, urls map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fleet")
 	err := filepath.WalkDir(fleetFixture, func(path string, e os.DirEntry, err error) error {
@@ -276,7 +292,10 @@ func copyFleet(t *testing.T, url string) string {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(out, bytes.ReplaceAll(data, []byte(fleetURL), []byte(url)), 0o644)
+		for from, to := range urls {
+			data = bytes.ReplaceAll(data, []byte(from), []byte(to))
+		}
+		return os.WriteFile(out, data, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -309,8 +328,7 @@ func fleetWithoutFlux(t *testing.T, dir string) map[string][]byte {
 }
 
 // applyImported creates the objects of syncd import's output and
-// returns them all as sorted "Kind/name". HelmSources and their Apps
-// are not created: the controller does not run them yet.
+// returns them all as sorted "Kind/name".
 func applyImported(t *testing.T, dyn dynamic.Interface, out string) []string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "imported.yaml")
@@ -320,9 +338,6 @@ func applyImported(t *testing.T, dyn dynamic.Interface, out string) []string {
 	var names []string
 	for _, u := range readObjects(t, path) {
 		names = append(names, u.GetKind()+"/"+u.GetName())
-		if kind, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "kind"); u.GetKind() == v1alpha1.KindHelmSource || kind == v1alpha1.KindHelmSource {
-			continue
-		}
 		gvr := v1alpha1.GroupVersion.WithResource(strings.ToLower(u.GetKind()) + "s")
 		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
