@@ -288,9 +288,9 @@ func sourceTable(items []unstructured.Unstructured, now time.Time) ([]string, []
 			return nil, nil, err
 		}
 		ready, msg := readyColumns(src.Status.Conditions)
-		rows = append(rows, []string{src.Name, src.Spec.URL, ready, age(src.CreationTimestamp, now), msg})
+		rows = append(rows, []string{src.Name, src.Spec.URL, ready, orNone(src.Status.Revision), age(src.CreationTimestamp, now), msg})
 	}
-	return []string{"NAME", "URL", "READY", "AGE", "STATUS"}, rows, nil
+	return []string{"NAME", "URL", "READY", "REVISION", "AGE", "STATUS"}, rows, nil
 }
 
 // artifactSource is what the table of HelmSources and OCISources reads

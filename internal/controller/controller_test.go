@@ -279,6 +279,18 @@ spec: {sourceRef: {kind: GitSource, name: repo}, path: web}
 		t.Errorf("kubectl get apps: %v\n%s", err, table)
 	}
 	checkAppColumns(t, table, []string{"web", "True", r.sha, "applied revision " + r.sha})
+	// The GitSource shows the commit the App fetched, with a
+	// NewArtifact Event, as HelmSources and OCISources do.
+	want := "main@sha1:" + r.sha
+	var src Source
+	eventually(t, "GitSource repo status.revision "+want, func() (bool, string) {
+		src = r.waitSourceOf(v1alpha1.KindGitSource, "repo", "True "+string(v1alpha1.ReasonValid))
+		return src.Git.Status.Revision == want, fmt.Sprintf("%+v", src.Git.Status)
+	})
+	if src.Git.Status.LastFetchTime == nil {
+		t.Errorf("GitSource repo: no lastFetchTime: %+v", src.Git.Status)
+	}
+	r.waitEvent("repo", "NewArtifact", want)
 	out, err = exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig,
 		"explain", "apps.syncd.dev.spec.prune").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Prune deletes objects that left Git") {

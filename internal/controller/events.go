@@ -82,11 +82,13 @@ func (e eventer) sourceChecked(src Source, conds []metav1.Condition) {
 	e.rec.Eventf(sourceRef(src), typ, now.Reason, "%s", now.Message)
 }
 
-// sourceFetched records that an App fetched a new revision of a
-// HelmSource or an OCISource.
+// sourceFetched records that an App fetched a new revision of a source.
 func (e eventer) sourceFetched(src Source, f fetched) {
-	if e.rec == nil {
-		return
+	switch {
+	case e.rec == nil:
+	case f.Digest == "":
+		e.rec.Eventf(sourceRef(src), corev1.EventTypeNormal, "NewArtifact", "fetched revision %s", f.Revision)
+	default:
+		e.rec.Eventf(sourceRef(src), corev1.EventTypeNormal, "NewArtifact", "fetched revision %s (digest %s)", f.Revision, f.Digest)
 	}
-	e.rec.Eventf(sourceRef(src), corev1.EventTypeNormal, "NewArtifact", "fetched revision %s (digest %s)", f.Revision, f.Digest)
 }

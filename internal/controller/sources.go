@@ -81,8 +81,8 @@ func (s Source) conditions() []metav1.Condition {
 	return s.Git.Status.Conditions
 }
 
-// artifactStatus is the status of a HelmSource or an OCISource (nil for
-// a GitSource, whose status has no revision).
+// artifactStatus is a HelmSource's or an OCISource's status; nil for a
+// GitSource.
 func (s Source) artifactStatus() *v1alpha1.SourceStatus {
 	switch {
 	case s.Helm != nil:
@@ -91,6 +91,17 @@ func (s Source) artifactStatus() *v1alpha1.SourceStatus {
 		return &s.OCI.Status
 	}
 	return nil
+}
+
+// lastFetched is what the source's status says an App fetched last.
+func (s Source) lastFetched() fetched {
+	switch {
+	case s.Helm != nil:
+		return fetched{Revision: s.Helm.Status.Revision, Digest: s.Helm.Status.ArtifactDigest}
+	case s.OCI != nil:
+		return fetched{Revision: s.OCI.Status.Revision, Digest: s.OCI.Status.ArtifactDigest}
+	}
+	return fetched{Revision: s.Git.Status.Revision}
 }
 
 // sourceSecrets are the Secrets a source names.

@@ -260,7 +260,7 @@ func (a *appJourney) checkGet(sha string) {
 	r := a.w.must(exitOK, "get", "apps", "-n", a.ns)
 	checkTable(a.t, r, "NAME READY REVISION AGE STATUS", a.name, "True", sha)
 	r = a.w.must(exitOK, "get", "gitsources", "-n", a.ns)
-	checkTable(a.t, r, "NAME URL READY AGE STATUS", "team-repo", a.repo.URL, "True")
+	checkTable(a.t, r, "NAME URL READY REVISION AGE STATUS", "team-repo", a.repo.URL, "True", "main@sha1:"+sha)
 }
 
 // checkTreeAndEvents: `syncd tree app` shows the App's objects by

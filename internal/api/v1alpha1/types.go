@@ -47,6 +47,7 @@ const Finalizer = "syncd.dev/prune"
 // +kubebuilder:resource:shortName=gs,categories=syncd
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 type GitSource struct {
@@ -151,6 +152,13 @@ type GitSourceStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Revision is the commit an App of the source last fetched, with
+	// the ref that led to it (main@sha1:0123..., v1.2.0@sha1:...).
+	Revision string `json:"revision,omitempty"`
+	// LastFetchTime is when that revision was fetched (written when the
+	// revision changes; a poll that finds the same commit writes
+	// nothing).
+	LastFetchTime *metav1.Time `json:"lastFetchTime,omitempty"`
 }
 
 // App is one directory of a GitSource (a kustomization or plain
