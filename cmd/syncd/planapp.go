@@ -82,6 +82,9 @@ func planObjects(ctx context.Context, cl *cluster, f *planFlags) (*v1alpha1.App,
 		return app, nil, err
 	}
 	ref := app.Spec.SourceRef
+	if ref.Kind != v1alpha1.KindGitSource {
+		return nil, nil, fmt.Errorf("App %s/%s: its source is a %s; plan --app previews Apps of GitSources only; preview this one with plan --config, declaring its source as a sources[] entry and the App as an apps[] entry of a syncd.yaml", app.Namespace, app.Name, ref.Kind)
+	}
 	ns := ref.Namespace
 	if ns == "" {
 		ns = app.Namespace

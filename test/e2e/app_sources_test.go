@@ -72,6 +72,13 @@ func TestJourneyAppsOfHelmAndOCISources(t *testing.T) {
 	j.checkReconcileWritesNothing("greeter")
 	j.checkReconcileWritesNothing("bundle")
 	step("reconcile (no change)")
+
+	// plan --app previews Apps of GitSources only, and says so.
+	r := j.w.must(exitError, "plan", "--app", "greeter", "-n", j.ns)
+	if want := "App team-sources/greeter: its source is a HelmSource; plan --app previews Apps of GitSources only"; !strings.Contains(r.stderr, want) {
+		t.Errorf("plan --app of a HelmSource App: stderr lacks %q:\n%s", want, r)
+	}
+	step("plan refuses clearly")
 	d.stop()
 	j.w.checkNoSecrets(password, basic)
 }
