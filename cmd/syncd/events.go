@@ -45,9 +45,9 @@ count, as the API server keeps them (for an hour by default).`,
 }
 
 func runEvents(cmd *cobra.Command, f *appRefFlags, name string) error {
-	format := outputFormat(f.output)
-	if format != outputTable && format != outputYAML && format != outputJSON {
-		return withCode(exitError, fmt.Errorf("-o %q: use json or yaml, or leave it out for a table", f.output))
+	format, err := f.format("a table")
+	if err != nil {
+		return withCode(exitError, err)
 	}
 	ctx := cmd.Context()
 	cl, err := f.kube.connect()

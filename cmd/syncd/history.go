@@ -38,25 +38,12 @@ that found nothing to do adds no line.`, inventory.MaxHistory, inventory.Annotat
 }
 
 func runHistory(cmd *cobra.Command, f *appRefFlags, name string) error {
-	format := outputFormat(f.output)
-	if format != outputTable && format != outputYAML && format != outputJSON {
-		return withCode(exitError, fmt.Errorf("-o %q: use json or yaml, or leave it out for a table", f.output))
+	format, err := f.format("a table")
+	if err != nil {
+		return withCode(exitError, err)
 	}
 	ctx := cmd.Context()
-	cl, err := f.kube.connect()
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	title, appName, err := f.resolve(ctx, cl, name)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	inv, err := newInventory(ctx, cl, &f.inventory, nil, true)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	defer inv.Stop()
-	recorded, err := inv.Load(ctx, appName)
+	_, title, recorded, err := f.loadInventory(ctx, name)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/apptree"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -65,25 +66,12 @@ that writes it, with its operation (Apply or Update) and subresource.`,
 }
 
 func runTree(cmd *cobra.Command, f *appRefFlags, name string) error {
-	format := outputFormat(f.output)
-	if format != outputTable && format != outputYAML && format != outputJSON {
-		return withCode(exitError, fmt.Errorf("-o %q: use json or yaml, or leave it out for a tree", f.output))
+	format, err := f.format("a tree")
+	if err != nil {
+		return withCode(exitError, err)
 	}
 	ctx := cmd.Context()
-	cl, err := f.kube.connect()
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	title, appName, err := f.resolve(ctx, cl, name)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	inv, err := newInventory(ctx, cl, &f.inventory, nil, true)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	defer inv.Stop()
-	recorded, err := inv.Load(ctx, appName)
+	cl, title, recorded, err := f.loadInventory(ctx, name)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -92,6 +80,37 @@ func runTree(cmd *cobra.Command, f *appRefFlags, name string) error {
 		return withCode(exitError, err)
 	}
 	return writeTree(cmd.OutOrStdout(), title, tree, format)
+}
+
+// format is the -o format, refused unless json, yaml or the default
+// (named by otherwise, "a tree").
+func (f *appRefFlags) format(otherwise string) (outputFormat, error) {
+	format := outputFormat(f.output)
+	if format != outputTable && format != outputYAML && format != outputJSON {
+		return "", fmt.Errorf("-o %q: use json or yaml, or leave it out for %s", f.output, otherwise)
+	}
+	return format, nil
+}
+
+// loadInventory connects, finds the app the flags name and reads its
+// inventory; it returns the cluster (to read the members) and the app's
+// title for the output.
+func (f *appRefFlags) loadInventory(ctx context.Context, name string) (*cluster, string, *inventory.Inventory, error) {
+	cl, err := f.kube.connect()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	title, appName, err := f.resolve(ctx, cl, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	inv, err := newInventory(ctx, cl, &f.inventory, nil, true)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	defer inv.Stop()
+	recorded, err := inv.Load(ctx, appName)
+	return cl, title, recorded, err
 }
 
 // resolve finds the app the flags name: its title for the output and
