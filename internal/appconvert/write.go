@@ -31,7 +31,7 @@ func (c *Conversion) Write(w io.Writer) error {
 	}
 	docs := make([]string, 0, len(objs))
 	for _, o := range objs {
-		doc, err := objectYAML(o.obj, c.Comments[o.kind+"/"+o.meta.Name])
+		doc, err := ObjectYAML(o.obj, c.Comments[o.kind+"/"+o.meta.Name])
 		if err != nil {
 			return fmt.Errorf("%s %s/%s: %w", o.kind, o.meta.Namespace, o.meta.Name, err)
 		}
@@ -48,9 +48,10 @@ type object struct {
 	obj  any
 }
 
-// objectYAML is one object's document without status and the
-// bookkeeping a new object does not have, after its comments.
-func objectYAML(obj any, comments []string) (string, error) {
+// ObjectYAML is one object's document without status and the
+// bookkeeping a new object does not have, after its comments (syncd
+// convert's and syncd import's output).
+func ObjectYAML(obj any, comments []string) (string, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return "", err

@@ -1,12 +1,11 @@
 package importer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"syncd.dev/syncd/internal/appconvert"
 )
 
 // WriteObjects prints the result's objects as YAML documents for
@@ -16,28 +15,28 @@ import (
 func (r *Result) WriteObjects(w io.Writer) error {
 	var docs []string
 	for _, src := range r.GitSources {
-		doc, err := objectYAML(src)
+		doc, err := appconvert.ObjectYAML(src, nil)
 		if err != nil {
 			return fmt.Errorf("GitSource %s/%s: %w", src.Namespace, src.Name, err)
 		}
 		docs = append(docs, doc)
 	}
 	for _, src := range r.HelmSources {
-		doc, err := objectYAML(src)
+		doc, err := appconvert.ObjectYAML(src, nil)
 		if err != nil {
 			return fmt.Errorf("HelmSource %s/%s: %w", src.Namespace, src.Name, err)
 		}
 		docs = append(docs, doc)
 	}
 	for _, src := range r.OCISources {
-		doc, err := objectYAML(src)
+		doc, err := appconvert.ObjectYAML(src, nil)
 		if err != nil {
 			return fmt.Errorf("OCISource %s/%s: %w", src.Namespace, src.Name, err)
 		}
 		docs = append(docs, doc)
 	}
 	for _, app := range r.Apps {
-		doc, err := objectYAML(app)
+		doc, err := appconvert.ObjectYAML(app, nil)
 		if err != nil {
 			return fmt.Errorf("App %s/%s: %w", app.Namespace, app.Name, err)
 		}
@@ -45,23 +44,4 @@ func (r *Result) WriteObjects(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, strings.Join(docs, "---\n"))
 	return err
-}
-
-// objectYAML is one object's document without status and the
-// bookkeeping a new object does not have.
-func objectYAML(obj any) (string, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return "", err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return "", err
-	}
-	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	out, err := yaml.Marshal(m)
-	return string(out), err
 }
