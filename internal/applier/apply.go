@@ -61,6 +61,8 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 // on to the next stage (false: the stage was refused and nothing of it
 // was written). results gets each object's changes.
 func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results [][]Change) (bool, error) {
+	stage := objs[0].Stage
+	r.progress().StageStarted(stage, len(objs))
 	targets := make([]*target, len(objs))
 	defer func() {
 		for i, t := range targets {
@@ -68,6 +70,7 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 				results[i] = t.changes
 			}
 		}
+		r.progress().StageDone(stage)
 	}()
 	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
 		targets[i] = r.read(octx, &objs[i])
@@ -75,17 +78,18 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if r.validates() && !r.validateStage(ctx, objs[0].Stage, targets) {
+	if r.validates() && !r.validateStage(ctx, stage, targets) {
 		return false, ctx.Err()
 	}
 	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
 		r.write(octx, targets[i])
+		r.progress().ObjectDone(stage)
 	})
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	written := time.Now()
-	if objs[0].Stage == planner.StageCRDs && !r.a.opts.DryRun {
+	if stage == planner.StageCRDs && !r.a.opts.DryRun {
 		err := r.a.waitCRDs(ctx, objs, changesOf(targets))
 		r.mappings.Clear()
 		if err != nil {
@@ -138,17 +142,19 @@ func (a *Applier) each(ctx context.Context, n int, fn func(octx context.Context,
 }
 
 // inStages calls fn for every object of the plan, stage by stage in plan
-// order, as each does within a stage, and done after each stage (it may
-// stop the run with an error). It returns ctx's error when cancelled.
-func (a *Applier) inStages(ctx context.Context, plan *planner.Plan, fn func(octx context.Context, i int), done func(start, end int) error) error {
+// order, as each does within a stage, telling the run's Progress as
+// stages start and end and as each fn returns. It returns ctx's error
+// when cancelled.
+func (r *objectRun) inStages(ctx context.Context, plan *planner.Plan, fn func(octx context.Context, i int)) error {
 	for _, st := range stagesOf(plan) {
-		a.each(ctx, st.end-st.start, func(octx context.Context, i int) {
+		stage := plan.Objects[st.start].Stage
+		r.progress().StageStarted(stage, st.end-st.start)
+		r.a.each(ctx, st.end-st.start, func(octx context.Context, i int) {
 			fn(octx, st.start+i)
+			r.progress().ObjectDone(stage)
 		})
+		r.progress().StageDone(stage)
 		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := done(st.start, st.end); err != nil {
 			return err
 		}
 	}

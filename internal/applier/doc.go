@@ -66,4 +66,8 @@
 // that is the inventory's job, after a fully successful apply.
 // Recreate (ApplyOptions.Recreate) deletes in the foreground and so needs
 // the cluster's garbage collector.
+//
+// ApplyOptions.Progress, when set, is told as each stage starts and ends
+// and as each object's requests are sent, so a command line can show how
+// far a long apply or preview is; it only observes the run.
 package applier

@@ -74,6 +74,9 @@ type ApplyOptions struct {
 	// their owner keeps flipping (ping-pong with another forcing writer);
 	// such conflicts fail instead.
 	Flapping func(ref planner.ObjectRef, path string) bool
+	// Progress, when set, is told as each stage starts and ends and as
+	// each object's requests are sent (progress.go); nil tells no one.
+	Progress Progress
 }
 
 // LiveReader reads the current state of an object, typically from a watch

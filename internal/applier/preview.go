@@ -78,13 +78,13 @@ func (a *Applier) PreviewWith(ctx context.Context, plan *planner.Plan, ao ApplyO
 	}
 	// The stages of Apply, without waiting for CRDs: a dry run creates
 	// none.
-	err := a.inStages(ctx, plan, func(octx context.Context, i int) {
+	err := run.inStages(ctx, plan, func(octx context.Context, i int) {
 		out[i].Changes = run.apply(octx, out[i].Object)
 		run.preview(octx, &out[i])
 		if po.Each != nil {
 			po.Each(i, &out[i])
 		}
-	}, func(int, int) error { return nil })
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	// (inventory.App.Owner). The App controller sets "App
 	// <namespace>/<name>"; the config file's apps leave it empty.
 	Owner string
+	// Progress, when set, is told how each apply and preview advances,
+	// stage by stage (applier.Progress); the command line shows it on a
+	// terminal. Nil tells no one.
+	Progress applier.Progress
 }
 
 // Renderer renders an app's tree into its manifests, as planner.Render
@@ -451,9 +455,10 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 }
 
 // applyOptions are the app's applier settings (App.Apply) with the
-// fields SetFlapping reports left unforced.
+// fields SetFlapping reports left unforced, told to the Runner's Progress.
 func (r *Runner) applyOptions(a *App) applier.ApplyOptions {
 	ao := a.Apply
+	ao.Progress = r.opts.Progress
 	r.mu.Lock()
 	if det := r.flaps[a.Config.Name]; det != nil {
 		ao.Flapping = det.Flapping
