@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/testenv/helmserver"
@@ -79,6 +80,16 @@ func TestJourneyAppsOfHelmAndOCISources(t *testing.T) {
 		t.Errorf("plan --app of a HelmSource App: stderr lacks %q:\n%s", want, r)
 	}
 	step("plan refuses clearly")
+
+	// Deleted while syncd runs, each App prunes its ConfigMap through its
+	// finalizer; cleanUp then has nothing left to wait for.
+	mustKubectl(t, "-n", j.ns, "delete", "app/greeter", "app/bundle", "--timeout=60s")
+	for _, name := range []string{"greeter", "bundle"} {
+		if _, err := j.cl.get(objectRef{kind: "ConfigMap", namespace: j.ns, name: name}); !apierrors.IsNotFound(err) {
+			t.Errorf("ConfigMap %s after its App was deleted: %v, want NotFound (pruned)", name, err)
+		}
+	}
+	step("delete Apps (pruned)")
 	d.stop()
 	j.w.checkNoSecrets(password, basic)
 }

@@ -59,8 +59,10 @@ func TestJourneyImportFlux(t *testing.T) {
 	ensureNamespace(t, ns)
 	mustKubectl(t, "-n", ns, "create", "secret", "generic", "flux-system", "--from-literal=username=git", "--from-literal=token="+token)
 	mustKubectl(t, "-n", ns, "create", "configmap", "cluster-vars", "--from-literal=DOMAIN=fleet.example.com")
-	// The HelmSource and the App of the HelmRelease are printed, but not
-	// applied: the controller does not run HelmSources yet.
+	// The HelmSource and the App of the HelmRelease are printed but not
+	// applied here: this journey serves no chart repository at the
+	// HelmRepository's URL (internal/importer's TestImportFleetReconciles
+	// runs that App against one).
 	if !strings.Contains(r.stdout, "kind: HelmSource\nmetadata:\n  name: metrics-server\n") {
 		t.Errorf("import printed no HelmSource for the HelmRepository\n%s", r)
 	}
@@ -85,6 +87,11 @@ func TestJourneyImportFlux(t *testing.T) {
 		t.Errorf("web-settings CLUSTER and DOMAIN %q, want the App's substitute and its ConfigMap's value", got)
 	}
 	step("Apps Ready")
+
+	// Deleted while syncd runs, the Apps prune through their finalizers;
+	// the cleanup then has nothing to wait for.
+	mustKubectl(t, "-n", ns, "delete", "apps.syncd.dev", "--all", "--timeout=90s")
+	step("Apps deleted")
 	d.stop()
 	w.checkNoSecrets(token)
 }

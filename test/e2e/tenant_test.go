@@ -65,6 +65,8 @@ apps:
 	}
 	b.step("a config file's file:// source inside the cache refused")
 
+	b.deleteApp()
+	b.step("team B's App deleted, pruned")
 	d.stop()
 	b.w.checkNoSecrets(b.token)
 }
