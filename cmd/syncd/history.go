@@ -77,21 +77,7 @@ func writeHistory(w io.Writer, history []inventory.HistoryEntry, now time.Time) 
 	fmt.Fprintln(tw, "TIME\tAGE\tREVISION\tRESULT\tCREATED\tCONFIGURED\tPRUNED\tNOTE")
 	for _, e := range history {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", e.Time.UTC().Format(time.RFC3339), age(e.Time, now),
-			orDefault(reconcile.ShortSHA(e.Revision), "-"), e.Result, e.Created, e.Configured, e.Pruned+e.Orphaned, historyNote(e))
+			orDefault(reconcile.ShortSHA(e.Revision), "-"), e.Result, e.Created, e.Configured, e.Pruned+e.Orphaned, e.Note())
 	}
 	return tw.Flush()
-}
-
-// historyNote says what the counts do not: orphaned objects and a
-// refused prune.
-func historyNote(e inventory.HistoryEntry) string {
-	switch {
-	case e.PruneRefused != "" && e.Orphaned > 0:
-		return fmt.Sprintf("%d orphaned; prune refused (%s)", e.Orphaned, e.PruneRefused)
-	case e.PruneRefused != "":
-		return fmt.Sprintf("prune refused (%s)", e.PruneRefused)
-	case e.Orphaned > 0:
-		return fmt.Sprintf("%d orphaned", e.Orphaned)
-	}
-	return ""
 }

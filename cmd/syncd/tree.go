@@ -232,7 +232,7 @@ func writeStage(w io.Writer, s apptree.Stage, last bool) {
 		fmt.Fprintf(w, "%s%s%s\t\t\t\n", indent, kb, kindName(k))
 		for j, o := range k.Objects {
 			ob, _ := branches(j == len(k.Objects)-1)
-			fmt.Fprintf(w, "%s%s%s%s\t%s\t%s\t%s\n", indent, kindent, ob, treeObjectName(o), healthText(o), outcomeText(o), managersText(o.Managers))
+			fmt.Fprintf(w, "%s%s%s%s\t%s\t%s\t%s\n", indent, kindent, ob, treeObjectName(o), healthText(o), o.Action(), apptree.ManagersText(o.Managers))
 		}
 	}
 }
@@ -266,35 +266,4 @@ func healthText(o apptree.Object) string {
 		return o.Health
 	}
 	return o.Health + ": " + firstLine(o.Message)
-}
-
-func outcomeText(o apptree.Object) string {
-	switch o.Outcome {
-	case apptree.PruneRefused:
-		return "left Git, prune refused (" + o.Reason + ")"
-	case apptree.Pending:
-		return "apply pending"
-	}
-	return string(o.Outcome)
-}
-
-// managersText lists the managers: name, with the operation when it is
-// not Apply and the subresource when there is one.
-func managersText(ms []apptree.Manager) string {
-	var parts []string
-	for _, m := range ms {
-		s := m.Name
-		var notes []string
-		if m.Operation != string(metav1.ManagedFieldsOperationApply) {
-			notes = append(notes, m.Operation)
-		}
-		if m.Subresource != "" {
-			notes = append(notes, m.Subresource)
-		}
-		if len(notes) > 0 {
-			s += " (" + strings.Join(notes, ", ") + ")"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, ", ")
 }

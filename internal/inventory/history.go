@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,20 @@ func (r *Run) historyEntry(now time.Time, cs *applier.ChangeSet, applyErr error,
 		e.PruneRefused = rep.Refused.Reason
 	}
 	return e
+}
+
+// Note says what an entry's counts do not: objects orphaned and a prune
+// refused ("" when neither), as `syncd history` prints it.
+func (e HistoryEntry) Note() string {
+	switch {
+	case e.PruneRefused != "" && e.Orphaned > 0:
+		return fmt.Sprintf("%d orphaned; prune refused (%s)", e.Orphaned, e.PruneRefused)
+	case e.PruneRefused != "":
+		return fmt.Sprintf("prune refused (%s)", e.PruneRefused)
+	case e.Orphaned > 0:
+		return fmt.Sprintf("%d orphaned", e.Orphaned)
+	}
+	return ""
 }
 
 // recordHistory returns history with e appended when e is worth a line:

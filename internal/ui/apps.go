@@ -161,12 +161,30 @@ func (s *Server) fileRows(ctx context.Context) ([]AppRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, AppRow{
+		row := AppRow{
 			Ref: AppRef{Name: name}, Cluster: "local", Source: "syncd.yaml", Revision: inv.Revision,
 			Ready: "—", Objects: len(inv.Members), Drift: -1, Conflicts: -1, Overlaps: -1, Handoffs: -1,
-		})
+		}
+		fromHistory(&row, inv.History)
+		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// fromHistory fills a file app's row from its last recorded apply: Ready
+// (True when it applied everything, False when conflicts or failures held
+// objects back) and the last sync. Without history both stay unknown.
+func fromHistory(row *AppRow, h []inventory.HistoryEntry) {
+	if len(h) == 0 {
+		return
+	}
+	last := h[len(h)-1]
+	row.Ready, row.Message = string(metav1.ConditionTrue), "last apply: "+string(last.Result)
+	if last.Result != inventory.HistoryApplied {
+		row.Ready = string(metav1.ConditionFalse)
+	}
+	t := last.Time.UTC()
+	row.LastSync = &t
 }
 
 // appFilter is the Apps page's filter, from its query parameters.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,19 +71,18 @@ func (d dirDrift) Drift(ctx context.Context, app AppRef) (*drift.Report, error) 
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	f := &fixture{ns: env.Namespace(t), dir: t.TempDir()}
 	invNS := env.Namespace(t)
 	files := map[string]string{
-		"deployment.yaml": fmt.Sprintf(deploymentYAML, f.ns),
-		"config.yaml":     fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  color: blue\n", f.ns),
-		"secret.yaml":     fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %s\nstringData:\n  password: %s\n", f.ns, secretValue),
+		"config.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  color: blue\n", f.ns),
+		"secret.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %s\nstringData:\n  password: %s\n", f.ns, secretValue),
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.writeDeployment(t, fmt.Sprintf(deploymentYAML, f.ns))
 	cl := reconciletest.Cluster(t, env.Config)
 	f.cluster = cl
 	md, err := metadata.NewForConfig(env.Config)
@@ -99,9 +99,12 @@ func newFixture(t *testing.T) *fixture {
 	if f.runner, err = reconcile.New(cfg, cl, reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}); err != nil {
 		t.Fatal(err)
 	}
-	if _, cs, err := f.runner.Apply(ctx, f.app, f.dir, false); err != nil || !cs.OK() {
-		t.Fatalf("apply: %v %v", err, cs)
-	}
+	f.apply(t)
+	// The second revision drops revisionHistoryLimit from Git: the API
+	// server would reset it to its default, so syncd's handoff manager
+	// holds it (a pending handoff).
+	f.writeDeployment(t, strings.Replace(fmt.Sprintf(deploymentYAML, f.ns), "  revisionHistoryLimit: 5\n", "", 1))
+	f.apply(t)
 	f.changeByOthers(t, cl)
 	f.appObject(t, cl)
 	f.server, err = New(Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}})
@@ -122,6 +125,7 @@ metadata:
     team: payments
 spec:
   replicas: 2
+  revisionHistoryLimit: 5
   selector:
     matchLabels: {app: web}
   template:
@@ -132,6 +136,22 @@ spec:
       - name: web
         image: nginx:1.27
 `
+
+// apply applies the fixture's directory as the file app.
+func (f *fixture) apply(t *testing.T) {
+	t.Helper()
+	if _, cs, err := f.runner.Apply(context.Background(), f.app, f.dir, false); err != nil || !cs.OK() {
+		t.Fatalf("apply: %v %v", err, cs)
+	}
+}
+
+// writeDeployment writes the Deployment's manifest into the directory.
+func (f *fixture) writeDeployment(t *testing.T, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(f.dir, "deployment.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // changeByOthers makes the Deployment's other managers: kubectl-edit
 // edits the image (Update), an autoscaler sets replicas through the scale
@@ -214,11 +234,14 @@ func (f *fixture) appObject(t *testing.T, cl reconcile.Cluster) {
 	})
 	now := time.Now().UTC().Format(time.RFC3339)
 	created.Object["status"] = map[string]any{
-		"conditions":          []any{map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": "applied revision main@sha1:4f2c9a1e", "lastTransitionTime": now}},
-		"lastAppliedRevision": "main@sha1:4f2c9a1e7d3b5c6a8f90",
-		"lastReconcileTime":   now,
-		"objects":             map[string]any{"total": 7, "changed": 0, "conflicts": 1, "failed": 0, "handoffsPending": 1},
-		"drift":               map[string]any{"findings": 2, "overlaps": 0, "time": now},
+		"conditions":            []any{map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": "applied revision main@sha1:4f2c9a1e", "lastTransitionTime": now}},
+		"lastAppliedRevision":   "main@sha1:4f2c9a1e7d3b5c6a8f90",
+		"lastReconcileTime":     now,
+		"lastAttemptedRevision": "main@sha1:4f2c9a1e7d3b5c6a8f90",
+		"objects":               map[string]any{"total": 7, "changed": 3, "conflicts": 1, "failed": 0, "handoffsPending": 1},
+		"handoffs":              []any{map[string]any{"object": "apps/Deployment " + f.ns + "/web", "manager": "syncd-shop", "fields": []any{".spec.replicas"}}},
+		"lastPrune":             map[string]any{"time": now, "revision": "main@sha1:4f2c9a1e7d3b5c6a8f90", "spared": 1, "message": "prune refused: 1 object would go (budget)"},
+		"drift":                 map[string]any{"findings": 2, "overlaps": 0, "time": now},
 	}
 	if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

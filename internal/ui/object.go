@@ -6,8 +6,6 @@ import (
 	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/drift"
@@ -62,21 +60,12 @@ func (s *Server) object(ctx context.Context, app AppRef, ref planner.ObjectRef) 
 	if ref.Version == "" || ref.Kind == "" || ref.Name == "" {
 		return nil, fmt.Errorf("the object is named by version, kind and name (and group and namespace): %w", errNotFound)
 	}
-	gvk := schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind}
-	mapping, err := s.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	ri := s.opts.Dynamic.Resource(mapping.Resource)
-	var live, getErr = ri.Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if ref.Namespace == "" {
-		live, getErr = ri.Get(ctx, ref.Name, metav1.GetOptions{})
-	}
-	if apierrors.IsNotFound(getErr) {
+	live, err := s.get(ctx, ref)
+	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%s: %w", ref, errNotFound)
 	}
-	if getErr != nil {
-		return nil, fmt.Errorf("%s: get: %w", ref, getErr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: get: %w", ref, err)
 	}
 	page := &objectPage{App: app, Ref: ref}
 	findings, note := s.findings(ctx, app, ref)

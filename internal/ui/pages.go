@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/apptree"
 	"syncd.dev/syncd/internal/drift"
-	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -42,12 +45,22 @@ func parsePages() (*pages, error) {
 
 // templateFuncs are the helpers the templates call.
 var templateFuncs = template.FuncMap{
-	"short":     shortRevision,
-	"when":      when,
-	"count":     count,
-	"objectURL": func(app AppRef, m *inventory.Member) string { return "/object?" + objectQuery(app, m.Ref()) },
-	"appURL":    func(app AppRef) string { return "/app?" + appQuery(app).Encode() },
-	"culprit":   culprit,
+	"short":  shortRevision,
+	"when":   when,
+	"count":  count,
+	"refURL": func(app AppRef, r planner.ObjectRef) string { return "/object?" + objectQuery(app, r) },
+	"whenMeta": func(t *metav1.Time) string {
+		if t == nil {
+			return when(nil)
+		}
+		tt := t.Time
+		return when(&tt)
+	},
+	"outcome":  func(o apptree.Object) string { return o.Action() },
+	"managers": apptree.ManagersText,
+	"add":      func(a, b int) int { return a + b },
+	"appURL":   func(app AppRef) string { return "/app?" + appQuery(app).Encode() },
+	"culprit":  culprit,
 	"findingValue": func(v any) string {
 		if v == nil {
 			return "(absent)"

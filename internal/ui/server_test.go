@@ -107,6 +107,30 @@ func TestPages(t *testing.T) {
 	if !strings.Contains(bodies["app"], `href="/object?`) || !strings.Contains(bodies["app"], ">web</a>") {
 		t.Errorf("the App page does not link the Deployment:\n%s", bodies["app"])
 	}
+	checkAppPage(t, "the file app", bodies["app"], appPageWant{
+		rows: map[string][]string{
+			// The Deployment's last apply handed a field off: the
+			// inventory records it for the next sync to check again.
+			"web":      {"namespaced", "Deployment.apps", f.ns, "web", "InProgress", "apply pending"},
+			"settings": {"namespaced", "ConfigMap", f.ns, "settings", "Current", "applied"},
+		},
+		managers: map[string][]string{
+			"web":      {"syncd-" + f.app.Name + "-handoff", "team-b", "syncd-" + f.app.Name, "autoscaler (Update, scale)", "kubectl-edit (Update)"},
+			"settings": {"syncd-" + f.app.Name},
+		},
+		handoffs: [][]string{{"apps/Deployment " + f.ns + "/web", "syncd-" + f.app.Name, ".spec.revisionHistoryLimit"}},
+		// The second apply only handed a field off: no new line.
+		history: []string{"applied"},
+		last:    []string{"applied", "3 created, 0 configured"},
+	})
+	code, shop, _ := f.get(t, appURLOf(AppRef{Namespace: f.ns, Name: "shop"}))
+	if code != http.StatusOK {
+		t.Fatalf("the App shop's page: %d\n%s", code, shop)
+	}
+	checkAppPage(t, "the App shop", shop, appPageWant{
+		handoffs: [][]string{{"apps/Deployment " + f.ns + "/web", "syncd-shop", ".spec.replicas"}},
+		last:     []string{"ReconciliationSucceeded", "3 of 7 changed, 1 held back by conflicts, 0 failed", "prune refused: 1 object would go (budget)"},
+	})
 
 	lines := ownerMapLines(t, bodies["deployment"])
 	syncd := "syncd-" + f.app.Name + " (Apply)"
@@ -147,6 +171,104 @@ func TestPages(t *testing.T) {
 	if l := secret[".data.password"]; !strings.Contains(l.Text, "<redacted>") || !strings.Contains(l.Classes, "redacted") {
 		t.Errorf("the Secret's password line is %+v, want it redacted", l)
 	}
+}
+
+// appPageWant is what an App page must show: object rows by name (their
+// cells but the last) and their managers, pending handoffs'
+// cells, the history's results newest first, and texts of the last
+// reconcile.
+type appPageWant struct {
+	rows     map[string][]string
+	managers map[string][]string
+	handoffs [][]string
+	history  []string
+	last     []string
+}
+
+func checkAppPage(t *testing.T, name, body string, want appPageWant) {
+	t.Helper()
+	tables := pageTables(t, body)
+	objects := map[string][]string{}
+	for _, row := range tables["objects"] {
+		objects[row[3]] = row
+	}
+	for obj, cells := range want.rows {
+		got := objects[obj]
+		if len(got) != 7 {
+			t.Errorf("%s: object %s's row is %q, want 7 cells", name, obj, got)
+			continue
+		}
+		if diff := cmp.Diff(strings.Join(want.managers[obj], ", "), got[6]); diff != "" {
+			t.Errorf("%s: object %s's managers (-want +got):\n%s", name, obj, diff)
+		}
+		got = got[:6]
+		if diff := cmp.Diff(cells, got); diff != "" {
+			t.Errorf("%s: object %s's row (-want +got):\n%s", name, obj, diff)
+		}
+	}
+	if diff := cmp.Diff(want.handoffs, tables["handoffs"]); diff != "" {
+		t.Errorf("%s: pending handoffs (-want +got):\n%s", name, diff)
+	}
+	var results []string
+	for _, row := range tables["history"] {
+		results = append(results, row[2])
+	}
+	if diff := cmp.Diff(want.history, results); diff != "" {
+		t.Errorf("%s: history's results (-want +got):\n%s", name, diff)
+	}
+	last := sectionText(t, body, "Last reconcile")
+	for _, s := range want.last {
+		if !strings.Contains(last, s) {
+			t.Errorf("%s: the last reconcile reads %q, want %q in it", name, last, s)
+		}
+	}
+}
+
+// pageTables returns the body rows' cell texts of each table of a page,
+// by the table's class.
+func pageTables(t *testing.T, body string) map[string][][]string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][][]string{}
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode || n.Data != "table" {
+			continue
+		}
+		class := attr(n, "class")
+		for tr := range n.Descendants() {
+			if tr.Type != html.ElementNode || tr.Data != "tr" || tr.Parent.Data != "tbody" {
+				continue
+			}
+			var cells []string
+			for td := tr.FirstChild; td != nil; td = td.NextSibling {
+				if td.Type == html.ElementNode && td.Data == "td" {
+					cells = append(cells, strings.TrimSpace(text(td)))
+				}
+			}
+			if len(cells) > 1 {
+				out[class] = append(out[class], cells)
+			}
+		}
+	}
+	return out
+}
+
+// sectionText is the text of the page's section labelled label.
+func sectionText(t *testing.T, body, label string) string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range doc.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "section" && attr(n, "aria-label") == label {
+			return text(n)
+		}
+	}
+	return ""
 }
 
 func appURLOf(app AppRef) string { return "/app?" + appQuery(app).Encode() }
