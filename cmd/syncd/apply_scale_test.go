@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,10 +16,28 @@ import (
 	"syncd.dev/syncd/internal/inventory"
 )
 
-// scaleObjects is the size of the app TestApplyConfigLargeApp applies: more
-// than the 15,000–20,000 members at which a single-Secret inventory
-// exceeded the Secret size limit and the whole apply failed.
-const scaleObjects = 25000
+// scaleObjects is the size of the app TestApplyConfigLargeApp applies.
+// With names of scaleNameLen characters that do not compress (hex of a
+// hash), its inventory is well over what one Secret holds, as an
+// inventory of 15,000-20,000 short names was when a single-Secret
+// inventory failed the whole apply; a quarter of the objects costs a
+// quarter of the time.
+const scaleObjects = 7000
+
+// scaleNameLen is the length of the ConfigMaps' names (a name may have
+// 253 characters).
+const scaleNameLen = 250
+
+// scaleName is the name of the i-th ConfigMap of the large app: its index
+// (in order) and the hex of hashes of it up to scaleNameLen characters.
+func scaleName(i int) string {
+	name := fmt.Sprintf("cm-%06d-", i)
+	for n := 0; len(name) < scaleNameLen; n++ {
+		sum := sha256.Sum256([]byte(fmt.Sprint(i, n)))
+		name += hex.EncodeToString(sum[:])
+	}
+	return name[:scaleNameLen]
+}
 
 // writeConfigMaps writes n small ConfigMaps of namespace ns into one
 // multi-document file of a new directory and returns the directory.
@@ -25,7 +45,7 @@ func writeConfigMaps(t *testing.T, ns string, n int) string {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%06d\n  namespace: %s\ndata:\n  k: v%d\n", i, ns, i)
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  k: v%d\n", scaleName(i), ns, i)
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "cms.yaml"), []byte(b.String()), 0o644); err != nil {
@@ -34,7 +54,7 @@ func writeConfigMaps(t *testing.T, ns string, n int) string {
 	return dir
 }
 
-// TestApplyConfigLargeApp applies one app of 25,000 ConfigMaps with
+// TestApplyConfigLargeApp applies one app of 7,000 long-named ConfigMaps with
 // `syncd apply --config`, applies it again (nothing to do), then drops
 // 1,000 of them: each succeeds, the inventory (chunked) lists exactly the
 // objects left, and the dropped ones are deleted.
@@ -64,7 +84,7 @@ func TestApplyConfigLargeApp(t *testing.T) {
 	if len(cms.Items) != scaleObjects-1000 {
 		t.Errorf("%d labelled ConfigMaps left, want %d", len(cms.Items), scaleObjects-1000)
 	}
-	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, fmt.Sprintf("cm-%06d", scaleObjects-1), metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, scaleName(scaleObjects-1), metav1.GetOptions{}); err == nil {
 		t.Errorf("the last dropped ConfigMap still exists")
 	}
 	invNS := invNamespace(t)
