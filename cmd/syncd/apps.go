@@ -135,8 +135,9 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 }
 
 // appCRDPoll is how often syncd looks for its CRDs while they are not
-// installed.
-const appCRDPoll = 30 * time.Second
+// installed: one discovery request, so that CRDs installed after syncd
+// start their controller within seconds.
+const appCRDPoll = 10 * time.Second
 
 // waitForAppCRDs returns once the API server serves the App and source
 // resources, or when ctx ends (nil then: there is nothing to

@@ -174,5 +174,5 @@ func TestRunPicksUpCRDsInstalledLater(t *testing.T) {
 	})
 	installAppCRDs(t, dyn)
 	fx.createApp(t)
-	fx.waitReady(t, fx.sha) // within appCRDPoll (30 s) and the apply
+	fx.waitReady(t, fx.sha) // within appCRDPoll (10 s) and the apply
 }

@@ -46,7 +46,7 @@ func TestRunWithoutConfig(t *testing.T) {
 
 	freshAppCRDs(t, dyn)
 	fx.createApp(t)
-	fx.waitReady(t, fx.sha) // within appCRDPoll (30 s) and the apply
+	fx.waitReady(t, fx.sha) // within appCRDPoll (10 s) and the apply
 	cm, err := env.Clientset(t).CoreV1().ConfigMaps(fx.ns).Get(context.Background(), "web", metav1.GetOptions{})
 	if err != nil || cm.Data["value"] != "1" {
 		t.Errorf("ConfigMap web: %v, %v; want value 1", cm.Data, err)
