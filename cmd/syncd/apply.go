@@ -29,6 +29,7 @@ type applyFlags struct {
 	namespace   string
 	dryRun      bool
 	concurrency int
+	progress    progressFlags
 }
 
 func newApplyCommand() *cobra.Command {
@@ -78,6 +79,7 @@ Exit codes: 0 applied, 1 error, 3 field conflicts or syncd's own objects.`,
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace for namespaced objects that set none (default: the kubeconfig context's)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "send every request with dryRun=All: show what would happen, persist nothing")
 	fs.IntVar(&f.concurrency, "concurrency", applier.DefaultConcurrency, "objects applied at once within a stage")
+	f.progress.register(fs)
 	return cmd
 }
 
@@ -126,7 +128,10 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	cs, err := ap.Apply(cmd.Context(), plan, applier.ApplyOptions{})
+	progress := f.progress.reporter(cmd.ErrOrStderr(), f.verb())
+	progress.Start("")
+	cs, err := ap.Apply(cmd.Context(), plan, applier.ApplyOptions{Progress: progress.progress()})
+	progress.Stop()
 	if cs != nil {
 		printChangeSet(cmd.OutOrStdout(), cs)
 	}
@@ -134,6 +139,14 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 		return withCode(exitError, err)
 	}
 	return changeSetExit(cs)
+}
+
+// verb is what the progress lines say of the objects done.
+func (f *applyFlags) verb() string {
+	if f.dryRun {
+		return "dry-run"
+	}
+	return "applied"
 }
 
 // changeSetExit maps a ChangeSet to the exit code contract: conflicts
@@ -262,7 +275,9 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
-	runner, apps, _, err := openConfig(cmd.Context(), f.config, f.app, &f.kube, &f.inventory, f.cacheDir, f.concurrency)
+	progress := f.progress.reporter(cmd.ErrOrStderr(), f.verb())
+	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress()}
+	runner, apps, _, err := open.open(cmd.Context())
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -281,7 +296,8 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "error: app %s: not applied: %s\n", app.Name, reason)
 			continue
 		}
-		err := applyConfigApp(cmd, runner, app, f)
+		progress.Start(app.Name)
+		err := applyConfigApp(cmd, runner, app, f, progress)
 		if err == nil {
 			continue
 		}
@@ -299,9 +315,10 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 
 // applyConfigApp applies one app of --config and prints what happened; the
 // error carries the exit code.
-func applyConfigApp(cmd *cobra.Command, runner *reconcile.Runner, app config.App, f *applyFlags) error {
+func applyConfigApp(cmd *cobra.Command, runner *reconcile.Runner, app config.App, f *applyFlags, progress *progressReporter) error {
 	out := cmd.OutOrStdout()
 	rendered, cs, err := runner.Apply(cmd.Context(), app, f.path, f.dryRun)
+	progress.Stop()
 	if rendered != nil {
 		fmt.Fprintf(out, "app %s: revision %s\n", app.Name, rendered.Plan.Revision)
 		for _, w := range rendered.Plan.Warnings {

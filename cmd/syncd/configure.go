@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
-	"syncd.dev/syncd/internal/inventory"
-
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -72,35 +72,54 @@ func (f *inventoryFlags) options(reg prometheus.Registerer, oneShot bool) invent
 // openConfig loads the config, connects to the cluster and returns a
 // Runner with the selected apps (one app, or all in config order).
 func openConfig(ctx context.Context, path, appName string, kube *kubeFlags, inv *inventoryFlags, cacheDir string, concurrency int) (*reconcile.Runner, []config.App, *cluster, error) {
-	cfg, err := config.Load(path)
+	return configOpen{path: path, app: appName, kube: kube, inventory: inv, cacheDir: cacheDir, concurrency: concurrency}.open(ctx)
+}
+
+// configOpen is what opening a config takes: the file, the app to select
+// (empty: every app), the cluster and inventory flags (nil inventory: no
+// inventory, as for syncd drift) and the Runner's settings.
+type configOpen struct {
+	path, app   string
+	kube        *kubeFlags
+	inventory   *inventoryFlags
+	cacheDir    string
+	concurrency int
+	// progress is told how each apply advances; nil: no one.
+	progress applier.Progress
+}
+
+// open loads the config, connects to the cluster and returns a Runner
+// with the selected apps (one app, or all in config order).
+func (o configOpen) open(ctx context.Context) (*reconcile.Runner, []config.App, *cluster, error) {
+	cfg, err := config.Load(o.path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cl, err := kube.connect()
+	cl, err := o.kube.connect()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	// syncd drift has no inventory: syncd's own namespace is still
 	// reserved.
-	opts := reconcile.Options{CacheDir: cacheDir, Concurrency: concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace()}
+	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress}
 	var remoteInv *inventory.Options
-	if inv != nil {
-		opts.Reserved = reservedFor(inv.namespace)
-		if opts.Inventory, err = newInventory(ctx, cl, inv, nil, true); err != nil {
+	if o.inventory != nil {
+		opts.Reserved = reservedFor(o.inventory.namespace)
+		if opts.Inventory, err = newInventory(ctx, cl, o.inventory, nil, true); err != nil {
 			return nil, nil, nil, err
 		}
-		o := inv.options(nil, true)
-		remoteInv = &o
+		remote := o.inventory.options(nil, true)
+		remoteInv = &remote
 	}
 	// The command exits after its run: the remote targets' one-shot
 	// inventories run no watches to stop.
-	opts.Targets = kube.remoteTargets(cl, remoteInv)
+	opts.Targets = o.kube.remoteTargets(cl, remoteInv)
 	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if appName != "" {
-		app, err := runner.App(appName)
+	if o.app != "" {
+		app, err := runner.App(o.app)
 		if err != nil {
 			return nil, nil, nil, err
 		}

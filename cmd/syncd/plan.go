@@ -28,6 +28,7 @@ type planFlags struct {
 	appFile     string
 	sourceFile  string
 	namespace   string
+	progress    progressFlags
 }
 
 func newPlanCommand() *cobra.Command {
@@ -91,6 +92,7 @@ guards or syncd's own objects, 1 error.`,
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, markdown or json")
 	fs.IntVar(&f.concurrency, "concurrency", applier.DefaultConcurrency, "objects dry-run at once within a stage")
+	f.progress.register(fs)
 	invNS := os.Getenv("POD_NAMESPACE")
 	if invNS == "" {
 		invNS = "syncd-system"
@@ -120,7 +122,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		}
 	}
 	defer target.cleanup()
-	report, warnings, err := planReport(cmd.Context(), cl, target, f)
+	progress := f.progress.reporter(cmd.ErrOrStderr(), "dry-run")
+	report, warnings, err := planReport(cmd.Context(), cl, target, f, progress)
 	if err != nil {
 		if refused := refusedExit(err); refused != err {
 			return refused
@@ -170,7 +173,7 @@ func checkPlanFlags(f *planFlags) error {
 // planReport previews the app through the library (reconcile.Runner.Preview)
 // with the clients and inventory the command line asks for; it also
 // returns the plan's warnings.
-func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFlags) (*preview.Report, []planner.Warning, error) {
+func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFlags, progress *progressReporter) (*preview.Report, []planner.Warning, error) {
 	cfg := target.cfg
 	reserved := reservedFor(f.inventoryNS)
 	md, err := metadata.NewForConfig(cl.config)
@@ -187,7 +190,7 @@ func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFla
 	defer inv.Stop()
 	targets := f.kube.remoteTargets(cl, &invOpts)
 	defer targets.Close()
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets})
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets, Progress: progress.progress()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,6 +198,8 @@ func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFla
 	if err != nil {
 		return nil, nil, err
 	}
+	progress.Start(app.Name)
+	defer progress.Stop()
 	return runner.Preview(ctx, app, f.path)
 }
 

@@ -121,7 +121,7 @@ func countedPlan(t *testing.T, cfgPath, dir string) (*preview.Report, *requestLo
 		t.Fatal(err)
 	}
 	f := &planFlags{config: cfgPath, app: "web", path: dir, output: "json", concurrency: applier.DefaultConcurrency, inventoryNS: invNamespace(t)}
-	rep, _, err := planReport(context.Background(), cl, &planTarget{cfg: cfg, app: f.app, cleanup: func() {}}, f)
+	rep, _, err := planReport(context.Background(), cl, &planTarget{cfg: cfg, app: f.app, cleanup: func() {}}, f, nil)
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}

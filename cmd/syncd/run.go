@@ -49,6 +49,7 @@ type runFlags struct {
 	logFormat      string
 	apps           appFlags
 	render         renderLimitFlags
+	progress       progressFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -102,6 +103,7 @@ reconciled only by the long-running daemon).`,
 	f.inventory.register(fs, true)
 	fs.StringVar(&f.config, "config", "", "syncd.yaml to run (empty: no file apps, App and GitSource objects only; required by --once)")
 	fs.BoolVar(&f.once, "once", false, "run every app of --config once and exit")
+	fs.BoolVarP(&f.progress.quiet, "quiet", "q", false, "with --once: show no progress on stderr")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.listen, "listen", ":8080", "address for /healthz, /readyz, /metrics and /status")
 	fs.StringVar(&f.webhookListen, "webhook-listen", "", "address for POST /webhook/{github,gitlab,gitea} (empty: no push webhooks; needs --webhook-secret-file)")
@@ -130,7 +132,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		if f.config == "" {
 			return withCode(exitError, errOnceNeedsConfig)
 		}
-		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency})
+		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: f.progress})
 	}
 	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
 	if f.logFormat == "text" {
