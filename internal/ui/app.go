@@ -97,6 +97,7 @@ func (s *Server) app(ctx context.Context, ref AppRef) (*appPage, error) {
 	page.Objects = treeRows(tree, inv)
 	page.History = newestFirst(inv.History)
 	if ref.File() {
+		page.Row.Drift = s.driftCount(ctx, ref)
 		page.Handoffs = liveHandoffs(ref, inv, lives)
 		page.Last = fileOutcome(inv.History)
 		return page, nil
@@ -108,6 +109,25 @@ func (s *Server) app(ctx context.Context, ref AppRef) (*appPage, error) {
 	page.Handoffs = statusHandoffs(app.Status.Handoffs, inv)
 	page.Last = appOutcome(app)
 	return page, nil
+}
+
+// driftCount is the number of a file app's drift findings when the drift
+// source knows the app, else -1 (unknown).
+func (s *Server) driftCount(ctx context.Context, ref AppRef) int {
+	if s.opts.Drift == nil {
+		return -1
+	}
+	rep, err := s.opts.Drift.Drift(ctx, ref)
+	if err != nil || rep == nil {
+		return -1
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Class.IsDrift() {
+			n++
+		}
+	}
+	return n
 }
 
 // get reads one live object with the user's credentials (an

@@ -67,6 +67,10 @@ type AppRow struct {
 	Overlaps  int
 	Handoffs  int
 	LastSync  *time.Time
+	// DriftTime is when the drift count last changed, DriftRevision the
+	// revision compared against (an App's status.drift).
+	DriftTime     *time.Time
+	DriftRevision string
 }
 
 // appRows lists the App objects the user may list (every namespace) and
@@ -135,7 +139,11 @@ func appObjectRow(u *unstructured.Unstructured) (AppRow, error) {
 		row.Objects, row.Conflicts, row.Handoffs = o.Total, o.Conflicts, o.HandoffsPending
 	}
 	if d := app.Status.Drift; d != nil {
-		row.Drift, row.Overlaps = d.Findings, d.Overlaps
+		row.Drift, row.Overlaps, row.DriftRevision = d.Findings, d.Overlaps, d.Revision
+		if !d.Time.IsZero() {
+			t := d.Time.UTC()
+			row.DriftTime = &t
+		}
 	}
 	if t := app.Status.LastReconcileTime; t != nil {
 		tt := t.UTC()

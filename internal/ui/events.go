@@ -38,7 +38,7 @@ type watchTarget struct {
 // for the Object page.
 func (s *Server) watchTargets(page *url.URL) ([]watchTarget, error) {
 	switch page.Path {
-	case "/", "/app":
+	case "/", "/app", "/drift":
 		return []watchTarget{
 			{resource: v1alpha1.AppResource},
 			{resource: secretsResource, namespace: s.opts.InventoryNamespace, list: metav1.ListOptions{FieldSelector: "type=" + inventory.SecretType}},

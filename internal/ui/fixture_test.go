@@ -241,7 +241,7 @@ func (f *fixture) appObject(t *testing.T, cl reconcile.Cluster) {
 		"objects":               map[string]any{"total": 7, "changed": 3, "conflicts": 1, "failed": 0, "handoffsPending": 1},
 		"handoffs":              []any{map[string]any{"object": "apps/Deployment " + f.ns + "/web", "manager": "syncd-shop", "fields": []any{".spec.replicas"}}},
 		"lastPrune":             map[string]any{"time": now, "revision": "main@sha1:4f2c9a1e7d3b5c6a8f90", "spared": 1, "message": "prune refused: 1 object would go (budget)"},
-		"drift":                 map[string]any{"findings": 2, "overlaps": 0, "time": now},
+		"drift":                 map[string]any{"findings": 2, "overlaps": 0, "time": now, "revision": "main@sha1:4f2c9a1e7d3b5c6a8f90"},
 	}
 	if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

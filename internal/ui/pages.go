@@ -24,7 +24,7 @@ var templateFS embed.FS
 
 // pageNames are the pages, each templates/<name>.html over
 // templates/layout.html.
-var pageNames = []string{"apps", "app", "object"}
+var pageNames = []string{"apps", "app", "object", "drift"}
 
 // pages are the parsed page templates.
 type pages struct {
@@ -59,6 +59,7 @@ var templateFuncs = template.FuncMap{
 	"outcome":  func(o apptree.Object) string { return o.Action() },
 	"managers": apptree.ManagersText,
 	"add":      func(a, b int) int { return a + b },
+	"deref":    func(r *planner.ObjectRef) planner.ObjectRef { return *r },
 	"appURL":   func(app AppRef) string { return "/app?" + appQuery(app).Encode() },
 	"culprit":  culprit,
 	"findingValue": func(v any) string {

@@ -89,6 +89,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.serveApps)
 	mux.HandleFunc("GET /app", s.serveApp)
 	mux.HandleFunc("GET /object", s.serveObject)
+	mux.HandleFunc("GET /drift", s.serveFeed)
 	mux.HandleFunc("GET /events", s.serveEvents)
 	return s.guard(mux)
 }
@@ -118,6 +119,15 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, "app", map[string]any{"Title": "App " + ref.String(), "Page": page})
+}
+
+func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request) {
+	page, err := s.feed(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, "drift", map[string]any{"Title": "Drift", "Page": page})
 }
 
 func (s *Server) serveObject(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,6 +84,7 @@ func TestPages(t *testing.T) {
 		"app":        appURLOf(app),
 		"deployment": "/object?" + objectQuery(app, f.deployment()),
 		"secret":     "/object?" + objectQuery(app, f.secret()),
+		"drift":      "/drift",
 	}
 	bodies := map[string]string{}
 	for name, path := range pages {
@@ -130,6 +132,12 @@ func TestPages(t *testing.T) {
 	checkAppPage(t, "the App shop", shop, appPageWant{
 		handoffs: [][]string{{"apps/Deployment " + f.ns + "/web", "syncd-shop", ".spec.replicas"}},
 		last:     []string{"ReconciliationSucceeded", "3 of 7 changed, 1 held back by conflicts, 0 failed", "prune refused: 1 object would go (budget)"},
+	})
+
+	checkFeed(t, bodies["drift"], map[string][]string{
+		"the image kubectl-edit took": {f.app.Name, "apps/Deployment " + f.ns + "/web", `.spec.template.spec.containers[name="web"].image`, "taken-over", "nginx:1.27", "nginx:1.28-hotfix"},
+		"the replicas":                {f.app.Name, "apps/Deployment " + f.ns + "/web", ".spec.replicas", "taken-over", "2", "5"},
+		"the App's count":             {f.ns + "/shop", "2 fields differ from revision main@sha1:4f2c9a1e7d3b"},
 	})
 
 	lines := ownerMapLines(t, bodies["deployment"])
@@ -220,6 +228,39 @@ func checkAppPage(t *testing.T, name, body string, want appPageWant) {
 	for _, s := range want.last {
 		if !strings.Contains(last, s) {
 			t.Errorf("%s: the last reconcile reads %q, want %q in it", name, last, s)
+		}
+	}
+}
+
+// checkFeed checks that the drift feed has the wanted rows (their cells
+// after the time, the culprit's left out), each linked to its app (and a
+// finding to its object), newest first.
+func checkFeed(t *testing.T, body string, want map[string][]string) {
+	t.Helper()
+	rows := pageTables(t, body)["feed"]
+	var got [][]string
+	var times []string
+	for _, row := range rows {
+		if row[0] != "—" {
+			times = append(times, row[0])
+		}
+		cells := row[1:]
+		if len(cells) == 7 {
+			cells = cells[:6]
+		}
+		got = append(got, cells)
+	}
+	for name, cells := range want {
+		if !slices.ContainsFunc(got, func(g []string) bool { return slices.Equal(g, cells) }) {
+			t.Errorf("the drift feed has no row for %s %q; its rows:\n%q", name, cells, got)
+		}
+	}
+	if !slices.IsSortedFunc(times, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Errorf("the drift feed is not newest first: %q", times)
+	}
+	for _, link := range []string{`href="/object?`, `href="/app?`} {
+		if !strings.Contains(body, link) {
+			t.Errorf("the drift feed has no %s link", link)
 		}
 	}
 }
