@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"syncd.dev/syncd/internal/daemon"
+	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/reconcile/reconciletest"
 )
 
@@ -132,6 +134,9 @@ func TestDaemonSinkDown(t *testing.T) {
 		Cluster:    cluster(t),
 		Registerer: reg,
 		MaxBackoff: time.Hour,
+		// A second per attempt instead of the notifier's 10 s: the hanging
+		// sink's five attempts then take seconds, not a minute.
+		AlertClient: &http.Client{Transport: egress.Transport(), Timeout: time.Second},
 	})
 	cms := env.Clientset(t).CoreV1().ConfigMaps(ns)
 	color := func() string {
@@ -162,8 +167,8 @@ func TestDaemonSinkDown(t *testing.T) {
 	})
 
 	// A refused connection fails fast but is retried with backoff (about
-	// 15 s); a request nobody answers times out after 10 s per attempt,
-	// five attempts. Allow well over both.
+	// 15 s); a request nobody answers times out after the client's second
+	// per attempt, five attempts. Allow well over both.
 	failed := func(sink string) float64 {
 		return gathered(t, reg, "syncd_alerts_failed_total", map[string]string{"sink": sink, "reason": "network"})
 	}
