@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,23 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/appedit"
 )
 
-// The App edits of `syncd reconcile|suspend|resume app` are JSON merge
-// patches (like kubectl annotate and flux suspend), not server-side
-// applies, under cliManager:
-//   - each is a one-shot imperative edit of one field, not a declaration
-//     syncd-cli keeps holding: an apply would make syncd-cli an owner of
-//     spec.suspend that a later apply of the App from Git conflicts with,
-//     and the annotation's value changes on every reconcile (an apply
-//     would need force each time another tool, say kubectl annotate,
-//     last set it);
-//   - a patch of a missing App is a 404, where an apply would try to
-//     create a half App.
+// The App edits of `syncd reconcile|suspend|resume app` are package
+// appedit's, which the buttons of `syncd ui` make too.
 
 // appEditFlags are the flags of the App edit commands.
 type appEditFlags struct {
@@ -52,7 +42,7 @@ func newReconcileCommand() *cobra.Command {
 		Short: "Set the App's " + v1alpha1.RequestedAtAnnotation + " annotation to now, so that the controller reconciles it now",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAppEdit(cmd, f, args[0], reconcileEdit)
+			return runAppEdit(cmd, f, args[0], appedit.Reconcile)
 		},
 	}
 	f.register(app.Flags())
@@ -63,14 +53,14 @@ func newReconcileCommand() *cobra.Command {
 }
 
 func newSuspendCommand() *cobra.Command {
-	return newSuspensionCommand("suspend", "Stop reconciling an App (spec.suspend: true)", suspendEdit)
+	return newSuspensionCommand("suspend", "Stop reconciling an App (spec.suspend: true)", appedit.Suspend)
 }
 
 func newResumeCommand() *cobra.Command {
-	return newSuspensionCommand("resume", "Reconcile a suspended App again, now (spec.suspend: false and a reconcile request)", resumeEdit)
+	return newSuspensionCommand("resume", "Reconcile a suspended App again, now (spec.suspend: false and a reconcile request)", appedit.Resume)
 }
 
-func newSuspensionCommand(verb, short string, edit appEdit) *cobra.Command {
+func newSuspensionCommand(verb, short string, edit appedit.Edit) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   verb + " app NAME [-n NS]",
 		Short: short,
@@ -85,78 +75,30 @@ func newSuspensionCommand(verb, short string, edit appEdit) *cobra.Command {
 	}
 	f.register(app.Flags())
 	f.completions(app, v1alpha1.AppResource)
-	if edit.requests {
+	if edit.Requests {
 		f.registerWait(app)
 	}
 	cmd.AddCommand(app)
 	return cmd
 }
 
-// appEdit is one of the App edit commands: what it sets, and whether it
-// asks for a reconcile (and so can wait for one).
-type appEdit struct {
-	// verb names the edit in messages ("suspended").
-	verb string
-	// suspend is the spec.suspend to set; nil leaves it.
-	suspend *bool
-	// requests sets the requestedAt annotation.
-	requests bool
-	// refuseSuspended refuses a suspended App: the controller does not
-	// reconcile it, so the request would never be handled.
-	refuseSuspended bool
-}
-
-var (
-	yes, no       = true, false
-	reconcileEdit = appEdit{verb: "reconcile requested", requests: true, refuseSuspended: true}
-	suspendEdit   = appEdit{verb: "suspended", suspend: &yes}
-	resumeEdit    = appEdit{verb: "resumed", suspend: &no, requests: true}
-)
-
-func runAppEdit(cmd *cobra.Command, f *appEditFlags, name string, edit appEdit) error {
+func runAppEdit(cmd *cobra.Command, f *appEditFlags, name string, edit appedit.Edit) error {
 	ctx := cmd.Context()
 	ac, err := f.connectApps()
 	if err != nil {
 		return withCode(exitError, err)
 	}
 	ns := ac.namespace
-	app, err := ac.getApp(ctx, ns, name)
+	requestedAt, err := appedit.Apply(ctx, ac.resource(v1alpha1.AppResource, ns), appedit.Request{Namespace: ns, Name: name, Now: time.Now()}, edit)
 	if err != nil {
 		return withCode(exitError, err)
-	}
-	if edit.refuseSuspended && app.Spec.Suspend {
-		return withCode(exitError, fmt.Errorf("App %s/%s is suspended (spec.suspend: true): the controller does not reconcile it; resume it with syncd resume app %s -n %s", ns, name, name, ns))
-	}
-	requestedAt := ""
-	if edit.requests {
-		requestedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	}
-	patch, err := editPatch(edit, requestedAt)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	_, err = ac.resource(v1alpha1.AppResource, ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cliManager.String()})
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("App %s/%s: patch: %w", ns, name, err))
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "App %s/%s %s\n", ns, name, edit.verb)
-	if !f.wait || !edit.requests {
+	fmt.Fprintf(out, "App %s/%s %s\n", ns, name, edit.Verb)
+	if !f.wait || !edit.Requests {
 		return nil
 	}
 	return waitHandled(ctx, out, ac, handledWait{Namespace: ns, Name: name, RequestedAt: requestedAt, Timeout: f.timeout})
-}
-
-// editPatch is the merge patch of an edit.
-func editPatch(edit appEdit, requestedAt string) ([]byte, error) {
-	patch := map[string]any{}
-	if requestedAt != "" {
-		patch["metadata"] = map[string]any{"annotations": map[string]string{v1alpha1.RequestedAtAnnotation: requestedAt}}
-	}
-	if edit.suspend != nil {
-		patch["spec"] = map[string]any{"suspend": *edit.suspend}
-	}
-	return json.Marshal(patch)
 }
 
 // handledWait is what waitHandled waits for: the App's status saying

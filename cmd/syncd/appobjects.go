@@ -14,14 +14,14 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
-	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/appedit"
 )
 
 // cliManager is the field manager of the edits the App commands make
 // (reconcile, suspend, resume): its own name, so managedFields tell a
 // person's `syncd suspend` from the controller's status writes
 // (syncd-controller) and from whoever applies the App itself.
-const cliManager planner.FieldManager = "syncd-cli"
+const cliManager = appedit.Manager
 
 // objectFlags are the flags of the commands that read or edit App and
 // GitSource objects: the cluster and the namespace.

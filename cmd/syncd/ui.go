@@ -107,7 +107,7 @@ func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	uo := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, Hosts: []string{host}}
+	uo := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, Hosts: []string{host}, Actions: true}
 	if f.config != "" {
 		runner, _, _, err := openConfig(ctx, f.config, "", &f.kube, nil, f.cacheDir, 0)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,7 @@ type fixture struct {
 	dir     string
 	runner  *reconcile.Runner
 	cluster reconcile.Cluster
+	opts    Options
 	server  *Server
 	httpSrv *httptest.Server
 }
@@ -107,13 +109,56 @@ func newFixture(t *testing.T) *fixture {
 	f.apply(t)
 	f.changeByOthers(t, cl)
 	f.appObject(t, cl)
-	f.server, err = New(Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}})
+	f.opts = Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}}
+	f.server, err = New(f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.httpSrv = httptest.NewServer(f.server.Handler())
 	t.Cleanup(f.httpSrv.Close)
 	return f
+}
+
+// uiWith serves another UI over the fixture's cluster that reads and
+// writes with dyn, its buttons on or off.
+func (f *fixture) uiWith(t *testing.T, dyn dynamic.Interface, actions bool) *httptest.Server {
+	t.Helper()
+	opts := f.opts
+	opts.Dynamic, opts.Actions = dyn, actions
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// post posts a form to srv's /action (with an Origin header unless
+// origin is ""), without following a redirect; it returns the status,
+// the Location and the body.
+func post(t *testing.T, srv *httptest.Server, form url.Values, origin string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/action", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	client := *srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Location"), string(body)
 }
 
 const deploymentYAML = `apiVersion: apps/v1

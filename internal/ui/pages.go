@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"syncd.dev/syncd/internal/appedit"
 	"syncd.dev/syncd/internal/apptree"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"
@@ -141,16 +142,25 @@ func (s *Server) renderStatus(w http.ResponseWriter, code int, name string, data
 	_, _ = w.Write(buf.Bytes())
 }
 
-// fail writes an error page: 404 for what does not exist, 403 with the
-// API server's message for what the user's RBAC refuses, else 502 (the
-// cluster failed the read). The message is scrubbed of values.
+// fail writes an error page with the status httpStatus gives and the
+// API server's message, scrubbed of values.
 func (s *Server) fail(w http.ResponseWriter, err error) {
-	code := http.StatusBadGateway
+	code := httpStatus(err)
+	s.renderStatus(w, code, "apps", map[string]any{"Title": http.StatusText(code), "Error": redact.Error(err)})
+}
+
+// httpStatus is the status of a page that failed with err: 404 for what
+// does not exist, 403 for what the user's RBAC refuses, 409 for a
+// reconcile request of a suspended App, else 502 (the
+// cluster failed the request).
+func httpStatus(err error) int {
 	switch {
 	case errors.Is(err, errNotFound):
-		code = http.StatusNotFound
+		return http.StatusNotFound
 	case isForbidden(err):
-		code = http.StatusForbidden
+		return http.StatusForbidden
+	case errors.Is(err, appedit.ErrSuspended):
+		return http.StatusConflict
 	}
-	s.renderStatus(w, code, "apps", map[string]any{"Title": http.StatusText(code), "Error": redact.Error(err)})
+	return http.StatusBadGateway
 }

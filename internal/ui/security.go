@@ -17,7 +17,7 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // guard refuses requests the UI never serves (a Host that is not the
-// UI's own, a method other than GET or HEAD) and sets the security
+// UI's own, a method other than GET or HEAD but the buttons' POST) and sets the security
 // headers on every response.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,13 +26,25 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "syncd ui: Host "+r.Host+" is not this UI's address; open it as http://localhost or by the address syncd ui printed", http.StatusMisdirectedRequest)
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if !s.allowedMethod(r) {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "syncd ui: method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// allowedMethod reports whether the UI serves r's method: GET and HEAD,
+// and POST to the buttons' path when they are on (Options.Actions).
+func (s *Server) allowedMethod(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		return s.opts.Actions && r.URL.Path == actionPath
+	}
+	return false
 }
 
 // setSecurityHeaders sets the headers every response carries.

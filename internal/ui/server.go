@@ -44,6 +44,11 @@ type Options struct {
 	// Drift, when set, gives the file apps' drift findings; without it
 	// the Object page shows ownership only.
 	Drift DriftSource
+	// Actions shows the App page's buttons (reconcile now, suspend,
+	// resume) and serves their POSTs, made with Dynamic: the user's own
+	// credentials in syncd ui. Off, the UI is read-only and refuses every
+	// POST.
+	Actions bool
 	// Hosts are the host names (without port) requests may name in
 	// their Host header besides the loopback ones (localhost, 127.0.0.1,
 	// ::1): the configured address's host. Any other Host is refused, so
@@ -55,6 +60,8 @@ type Options struct {
 type Server struct {
 	opts  Options
 	pages *pages
+	// csrf is the token every form carries (Options.Actions).
+	csrf string
 }
 
 // New returns a Server; it checks that the required options are set.
@@ -73,7 +80,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts, pages: p}, nil
+	token, err := newCSRFToken()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts, pages: p, csrf: token}, nil
 }
 
 // Handler returns the UI's HTTP handler: its pages and static assets
@@ -91,6 +102,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /object", s.serveObject)
 	mux.HandleFunc("GET /drift", s.serveFeed)
 	mux.HandleFunc("GET /events", s.serveEvents)
+	if s.opts.Actions {
+		mux.HandleFunc("POST "+actionPath, s.serveAction)
+	}
 	return s.guard(mux)
 }
 
@@ -112,13 +126,30 @@ func (s *Server) serveApps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveApp(w http.ResponseWriter, r *http.Request) {
-	ref := appRefOf(r.URL.Query())
+	q := r.URL.Query()
+	ref := appRefOf(q)
+	s.serveAppStatus(w, r, ref, http.StatusOK, doneMessage(ref, q.Get("done")))
+}
+
+// serveAppStatus renders an App page with a status code and a flash
+// message (what a button did, or why it failed).
+func (s *Server) serveAppStatus(w http.ResponseWriter, r *http.Request, ref AppRef, code int, flash string) {
 	page, err := s.app(r.Context(), ref)
-	if err != nil {
+	switch {
+	case err != nil && code != http.StatusOK:
+		// The page cannot be shown to this user: the refusal is what
+		// they need to read.
+		s.renderStatus(w, code, "apps", map[string]any{"Title": http.StatusText(code), "Error": flash})
+		return
+	case err != nil:
 		s.fail(w, err)
 		return
 	}
-	s.render(w, "app", map[string]any{"Title": "App " + ref.String(), "Page": page})
+	data := map[string]any{"Title": "App " + ref.String(), "Page": page, "Flash": flash, "Failed": code != http.StatusOK}
+	if s.opts.Actions && !ref.File() {
+		data["Actions"], data["CSRF"] = actions, s.csrf
+	}
+	s.renderStatus(w, code, "app", data)
 }
 
 func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request) {

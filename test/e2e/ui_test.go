@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,7 +96,47 @@ apps:
 	if resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Errorf("a request for Host rebound.example got %d, want %d", resp.StatusCode, http.StatusMisdirectedRequest)
 	}
+	uiButton(t, w, base)
 	w.checkNoSecrets(uiSecret)
+}
+
+// uiButton presses the Suspend button of an App's page through the
+// binary's UI, as a browser without JavaScript does (a form post with
+// the page's token), and checks that the App is suspended, as syncd
+// suspend app does.
+func uiButton(t *testing.T, w *workspace, base string) {
+	t.Helper()
+	manifest := filepath.Join(t.TempDir(), "app.yaml")
+	app := "apiVersion: syncd.dev/v1alpha1\nkind: App\nmetadata: {name: shop, namespace: ui-shop}\nspec: {sourceRef: {kind: GitSource, name: shop}}\n"
+	if err := os.WriteFile(manifest, []byte(app), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl("apply", "-f", manifest); err != nil {
+		t.Fatalf("kubectl apply the App: %v\n%s", err, out)
+	}
+	page := uiGet(t, w, base+"/app?app=shop&ns=ui-shop")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the App page has no buttons:\n%s", page)
+	}
+	form := url.Values{"csrf": {m[1]}, "ns": {"ui-shop"}, "app": {"shop"}, "action": {"suspend"}}
+	client := *loopback
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.PostForm(base+"/action", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the Suspend button: %d, want 303 back to the App page", resp.StatusCode)
+	}
+	if done := uiGet(t, w, base+resp.Header.Get("Location")); !strings.Contains(done, "App ui-shop/shop suspended") {
+		t.Errorf("the App page after Suspend does not say so:\n%s", done)
+	}
+	out, err := kubectl("get", "app", "-n", "ui-shop", "shop", "-o", "jsonpath={.spec.suspend}")
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Errorf("after the Suspend button spec.suspend is %q (%v), want true", out, err)
+	}
 }
 
 // startUI runs `syncd ui --address 127.0.0.1:0` with args and returns the
