@@ -163,7 +163,7 @@ func TestConvertRoundTrip(t *testing.T) {
 }
 
 // TestConvertRefuses: fields without an App equivalent are errors naming
-// the app and the fields, and nothing is printed; alerts are a warning.
+// the app and the fields, and nothing is printed.
 func TestConvertRefuses(t *testing.T) {
 	base := "apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n  - name: repo\n    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}\napps:\n  - name: other\n    source: repo\n"
 	tests := map[string]struct {
@@ -192,20 +192,12 @@ func TestConvertRefuses(t *testing.T) {
 			code:   exitError, nothing: true,
 			stderr: "an App reads substitution values from ConfigMaps and Secrets of its namespace only",
 		},
-		"alerts": {
-			config: base + "alerts:\n  - name: chat\n    type: slack\n    urlFile: url\n",
-			code:   exitOK,
-			stderr: "warning: " + "", // filled below
-		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"syncd.yaml": tc.config, "url": "https://hooks.example.com/x\n"})
 			r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"))
 			want := tc.stderr
-			if name == "alerts" {
-				want = "alerts[] (1) have no App or source object equivalent"
-			}
 			if r.code != tc.code || !strings.Contains(r.stderr, want) || (tc.nothing && r.stdout != "") {
 				t.Errorf("code %d, want %d and %q on stderr (stdout empty: %v):\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, want, tc.nothing, r.stdout, r.stderr)
 			}
@@ -312,3 +304,104 @@ apps:
 		t.Error("convert printed the kubeconfig file's content")
 	}
 }
+
+// TestConvertAlerts: each alerts[] entry becomes an AlertProvider and an
+// Alert of its name (every App of the namespace, its events), its URL
+// and HMAC key files one Secret to create, whose values are never read
+// or printed; plan --app-file takes the output whole.
+func TestConvertAlerts(t *testing.T) {
+	const url, key = "https://hooks.example.com/services/T0/B0/s3cret-hook", "hmac-s3cret-key"
+	dir := writeFiles(t, map[string]string{"syncd.yaml": convertAlertsYAML, "chat-url": url + "\n", "audit-url": url + "\n", "audit-key": key + "\n"})
+	r := offline(t, "convert", "--config", filepath.Join(dir, "syncd.yaml"), "-n", "team-a")
+	if r.code != exitOK {
+		t.Fatalf("convert: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"kubectl -n team-a create secret generic chat-alert --from-file=address=" + filepath.Join(dir, "chat-url"),
+		"kubectl -n team-a create secret generic audit-alert --from-file=address=" + filepath.Join(dir, "audit-url") + " --from-file=hmacKey=" + filepath.Join(dir, "audit-key"),
+	} {
+		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, want) {
+			t.Errorf("convert does not say, in a comment and a warning: %s\nstdout:\n%s\nstderr:\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	wantDocs := []string{`apiVersion: syncd.dev/v1alpha1
+kind: AlertProvider
+metadata:
+  name: chat
+  namespace: team-a
+spec:
+  secretRef:
+    name: chat-alert
+  type: slack
+`, `apiVersion: syncd.dev/v1alpha1
+kind: AlertProvider
+metadata:
+  name: audit
+  namespace: team-a
+spec:
+  secretRef:
+    name: audit-alert
+  type: webhook
+`, `apiVersion: syncd.dev/v1alpha1
+kind: Alert
+metadata:
+  name: chat
+  namespace: team-a
+spec:
+  eventSources:
+  - kind: App
+    name: '*'
+  providerRef:
+    name: chat
+`, `apiVersion: syncd.dev/v1alpha1
+kind: Alert
+metadata:
+  name: audit
+  namespace: team-a
+spec:
+  eventSources:
+  - kind: App
+    name: '*'
+  events:
+  - drift
+  - overlap
+  providerRef:
+    name: audit
+`}
+	for _, want := range wantDocs {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("convert's output lacks the document\n%s\nstdout:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Errorf("convert printed a value of a credential file:\n%s%s", r.stdout, r.stderr)
+	}
+	var docs objectDocs
+	out := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(out, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := docs.read(out); err != nil || len(docs.apps) != 1 {
+		t.Errorf("plan --app-file's reader on convert's output: %v, %d Apps; want no error and 1", err, len(docs.apps))
+	}
+}
+
+const convertAlertsYAML = `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: repo
+    git: {url: https://git.example.com/r.git, branch: main, interval: 5m}
+apps:
+  - name: web
+    source: repo
+    namespace: team-a
+alerts:
+  - name: chat
+    type: slack
+    urlFile: chat-url
+  - name: audit
+    type: webhook
+    urlFile: audit-url
+    hmacKeyFile: audit-key
+    events: [drift, overlap]
+`

@@ -154,7 +154,8 @@ func (d *objectDocs) read(file string) error {
 	}
 }
 
-// add decodes one document as an App or a GitSource.
+// add decodes one document as an App or a GitSource; AlertProviders and
+// Alerts are passed over.
 func (d *objectDocs) add(file string, n int, doc []byte) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
@@ -179,6 +180,9 @@ func (d *objectDocs) add(file string, n int, doc []byte) error {
 			return fmt.Errorf("%s: document %d (GitSource): %w", file, n, err)
 		}
 		d.sources = append(d.sources, src)
+	case v1alpha1.KindAlertProvider, v1alpha1.KindAlert:
+		// Where an App's events go changes nothing a plan shows; syncd
+		// convert prints them beside the Apps.
 	default:
 		return fmt.Errorf("%s: document %d: kind %q: want App or GitSource", file, n, tm.Kind)
 	}

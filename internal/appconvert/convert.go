@@ -20,6 +20,10 @@ type Conversion struct {
 	HelmSources []*v1alpha1.HelmSource
 	OCISources  []*v1alpha1.OCISource
 	Apps        []*v1alpha1.App
+	// AlertProviders and Alerts are the objects of the config's
+	// alerts[]: one of each per entry.
+	AlertProviders []*v1alpha1.AlertProvider
+	Alerts         []*v1alpha1.Alert
 	// Comments go above an object's document, by "Kind/name".
 	Comments map[string][]string
 	// Warnings say what the user must do or know: Secrets to create,
@@ -54,8 +58,8 @@ func Convert(cfg *config.Config, ns string) (*Conversion, error) {
 		}
 		c.Apps = append(c.Apps, app)
 	}
-	if len(cfg.Alerts) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: alerts[] (%d) have no App or source object equivalent and are not converted; keep them in the config file of syncd run", cfg.File, len(cfg.Alerts)))
+	for _, a := range cfg.Alerts {
+		c.alert(a, ns)
 	}
 	return c, errors.Join(errs...)
 }

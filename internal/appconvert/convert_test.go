@@ -1,6 +1,7 @@
 package appconvert
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,44 @@ func TestConvertArtifactSourcesRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(cfg.Sources[i], back.Sources[0]); diff != "" {
 			t.Errorf("source %s after convert and translation (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// TestConvertAlerts: an alerts[] entry becomes an AlertProvider of its
+// type and an Alert of its events selecting every App of the namespace,
+// the provider's Secret keys named from its files, with the command.
+func TestConvertAlerts(t *testing.T) {
+	cfg := gitConfig()
+	cfg.Alerts = []config.Alert{
+		{Name: "chat", Type: "slack", URLFile: "/etc/syncd/chat-url"},
+		{Name: "audit", Type: "webhook", URLFile: "/etc/syncd/audit-url", HMACKeyFile: "/etc/syncd/audit-key", Events: []string{"drift", "error"}},
+	}
+	c, err := Convert(cfg, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sink struct{ Type, Secret, Provider string }
+	got := map[string]sink{}
+	for _, p := range c.AlertProviders {
+		got[p.Name] = sink{Type: p.Spec.Type, Secret: p.Spec.SecretRef.Name}
+	}
+	for _, a := range c.Alerts {
+		s := got[a.Name]
+		s.Provider = a.Spec.ProviderRef.Name
+		got[a.Name] = s
+		if diff := cmp.Diff([]v1alpha1.AppSelector{{Kind: v1alpha1.KindApp, Name: "*"}}, a.Spec.EventSources); diff != "" {
+			t.Errorf("Alert %s eventSources (-want +got):\n%s", a.Name, diff)
+		}
+	}
+	want := map[string]sink{"chat": {"slack", "chat-alert", "chat"}, "audit": {"webhook", "audit-alert", "audit"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"drift", "error"}, c.Alerts[1].Spec.Events); diff != "" {
+		t.Errorf("Alert audit events (-want +got):\n%s", diff)
+	}
+	wantCmd := "kubectl -n team-a create secret generic audit-alert --from-file=address=/etc/syncd/audit-url --from-file=hmacKey=/etc/syncd/audit-key"
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, wantCmd) }) {
+		t.Errorf("no warning with %q:\n%s", wantCmd, strings.Join(c.Warnings, "\n"))
 	}
 }

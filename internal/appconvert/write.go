@@ -13,8 +13,8 @@ import (
 )
 
 // Write prints the objects as YAML documents for kubectl apply -f -,
-// the sources first (GitSources, HelmSources, OCISources), each after
-// its comments.
+// the sources first (GitSources, HelmSources, OCISources), then the
+// Apps, then the AlertProviders and Alerts, each after its comments.
 func (c *Conversion) Write(w io.Writer) error {
 	var objs []object
 	for _, src := range c.Sources {
@@ -28,6 +28,12 @@ func (c *Conversion) Write(w io.Writer) error {
 	}
 	for _, app := range c.Apps {
 		objs = append(objs, object{v1alpha1.KindApp, app.ObjectMeta, app})
+	}
+	for _, p := range c.AlertProviders {
+		objs = append(objs, object{v1alpha1.KindAlertProvider, p.ObjectMeta, p})
+	}
+	for _, a := range c.Alerts {
+		objs = append(objs, object{v1alpha1.KindAlert, a.ObjectMeta, a})
 	}
 	docs := make([]string, 0, len(objs))
 	for _, o := range objs {
