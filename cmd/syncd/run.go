@@ -33,6 +33,7 @@ type runFlags struct {
 	cacheDir       string
 	listen         string
 	webhookListen  string
+	uiListen       string
 	secureStatus   bool
 	tlsCertFile    string
 	tlsKeyFile     string
@@ -88,6 +89,12 @@ With --secure-status, --listen serves HTTPS (--tls-cert-file and
 allowed "get" on that path (SubjectAccessReview; ClusterRole
 syncd-metrics-reader); health stays open.
 
+HTTP on --ui-listen (off unless set): the web UI of syncd ui (docs/ui.md),
+read-only (no buttons) and read with syncd's own credentials. With
+--secure-status it is HTTPS and every request needs a bearer token whose
+user may get the non-resource URL /ui; without it the address must be a
+loopback one (reach it with kubectl port-forward).
+
 HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
 (push events; signature or token checked against --webhook-secret-file
 before more than the header is trusted, bodies over 1 MiB refused).
@@ -107,6 +114,7 @@ reconciled only by the long-running daemon).`,
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where Git sources are cached (default ~/.cache/syncd/sources)")
 	fs.StringVar(&f.listen, "listen", ":8080", "address for /healthz, /readyz, /metrics and /status")
 	fs.StringVar(&f.webhookListen, "webhook-listen", "", "address for POST /webhook/{github,gitlab,gitea} (empty: no push webhooks; needs --webhook-secret-file)")
+	fs.StringVar(&f.uiListen, "ui-listen", "", "address for the read-only web UI (empty: none; loopback only without --secure-status, which guards it with a token allowed get on /ui)")
 	fs.BoolVar(&f.secureStatus, "secure-status", false, "serve --listen over HTTPS and require a bearer token allowed by the API server (TokenReview, SubjectAccessReview) for /metrics and /status")
 	fs.StringVar(&f.tlsCertFile, "tls-cert-file", "", "certificate for HTTPS on --listen (default with --secure-status: self-signed); re-read when it changes")
 	fs.StringVar(&f.tlsKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
@@ -207,12 +215,16 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		}
 	}
 	ctx := cmd.Context()
-	servers, err := serve(f, d, el, reg, cs, log)
+	uiSrv, err := daemonUI(f, cl, inv)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	servers, err := serve(f, d, el, reg, cs, uiSrv, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}
 	defer servers.shutdown()
-	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"),
+	log.Info("syncd started", "version", version, "listen", servers.addr("--listen"), "webhookListen", servers.addr("--webhook-listen"), "uiListen", servers.addr("--ui-listen"),
 		"secureStatus", f.secureStatus, "tls", servers.tls("--listen"), "config", configShown(f.config), "shard", f.shard, "shards", f.shards)
 
 	if el == nil {

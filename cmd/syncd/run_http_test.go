@@ -53,6 +53,7 @@ func (p *syncdProcess) logged(key string) (string, bool) {
 // httpDaemon is a `syncd run` process with both listeners.
 type httpDaemon struct {
 	status, webhook string // base URLs
+	ui              string // the base URL of --ui-listen, if given
 	secret          string
 }
 
@@ -78,6 +79,9 @@ func startHTTPDaemon(t *testing.T, extra ...string) httpDaemon {
 			scheme = "https://"
 		}
 		d.status, d.webhook = scheme+status, "http://"+webhook
+		if ui, _ := p.logged("uiListen"); ui != "" {
+			d.ui = scheme + ui
+		}
 		return ok && status != "" && webhook != "", "no \"syncd started\" line with both addresses yet"
 	})
 	return d
@@ -226,14 +230,18 @@ func TestRunSecureStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Grant(ctx, ns, "prometheus", "", []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/status"}, Verbs: []string{"get"}}}); err != nil {
+	if err := env.Grant(ctx, ns, "prometheus", "", []rbacv1.PolicyRule{
+		{NonResourceURLs: []string{"/metrics", "/status", "/ui"}, Verbs: []string{"get"}},
+		// Even a user allowed to post is refused by the read-only UI.
+		{NonResourceURLs: []string{"/ui"}, Verbs: []string{"post"}},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	otherCfg, err := env.ServiceAccountConfig(ctx, ns, "nosy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startHTTPDaemon(t, "--secure-status")
+	d := startHTTPDaemon(t, "--secure-status", "--ui-listen", "127.0.0.1:0")
 	reader, other := readerCfg.BearerToken, otherCfg.BearerToken
 
 	got := map[string]int{}
@@ -244,6 +252,15 @@ func TestRunSecureStatus(t *testing.T) {
 		got["no token "+path] = do(t, get(d.status, path, ""))
 		got["forged token "+path] = do(t, get(d.status, path, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"))
 	}
+	// The UI of --ui-listen: every page needs get on /ui; read-only.
+	for _, path := range []string{"/", "/drift"} {
+		got["reader UI "+path] = do(t, get(d.ui, path, reader))
+		got["no grant UI "+path] = do(t, get(d.ui, path, other))
+		got["no token UI "+path] = do(t, get(d.ui, path, ""))
+	}
+	post := get(d.ui, "/action", reader)
+	post.Method = http.MethodPost
+	got["reader UI POST /action"] = do(t, post)
 	got["no token /healthz"] = do(t, get(d.status, "/healthz", ""))
 	got["no token /readyz"] = do(t, get(d.status, "/readyz", ""))
 	got["webhook signed push"] = do(t, d.push(`{"repository":{"clone_url":"https://git.example.com/org/none.git"}}`))
@@ -252,7 +269,10 @@ func TestRunSecureStatus(t *testing.T) {
 	want := map[string]int{
 		"reader /metrics": 200, "reader again /metrics": 200, "no grant /metrics": 403, "no token /metrics": 401, "forged token /metrics": 401,
 		"reader /status": 200, "reader again /status": 200, "no grant /status": 403, "no token /status": 401, "forged token /status": 401,
-		"no token /healthz": 200, "no token /readyz": 200, "webhook signed push": 202,
+		"reader UI /": 200, "no grant UI /": 403, "no token UI /": 401,
+		"reader UI /drift": 200, "no grant UI /drift": 403, "no token UI /drift": 401,
+		"reader UI POST /action": 405,
+		"no token /healthz":      200, "no token /readyz": 200, "webhook signed push": 202,
 		"plain HTTP /healthz": 400,
 	}
 	if !strings.HasPrefix(d.status, "https://") {

@@ -20,6 +20,7 @@ import (
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/httpauth"
 	"syncd.dev/syncd/internal/leader"
+	"syncd.dev/syncd/internal/ui"
 	"syncd.dev/syncd/internal/webhook"
 )
 
@@ -34,13 +35,16 @@ import (
 //     health stays open for the kubelet.
 //   - --webhook-listen (default off): POST /webhook/{github,gitlab,gitea}.
 //     The one port the Git host reaches, through an Ingress.
+//   - --ui-listen (default off): the read-only web UI (uilisten.go),
+//     HTTPS and guarded like /status under --secure-status, loopback only
+//     without it.
 //
 // The flag names follow controller-runtime's split of metrics, health and
 // webhook addresses, keeping syncd's existing --listen for the first.
 
 // serve starts the listeners of f for d (and el, nil without leader
 // election).
-func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, log *slog.Logger) (*httpServers, error) {
+func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, uiSrv *ui.Server, log *slog.Logger) (*httpServers, error) {
 	guard, err := statusGuard(f, cs, log)
 	if err != nil {
 		return nil, err
@@ -52,6 +56,12 @@ func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Re
 	req := serveRequest{statusAddr: f.listen, statusTLS: tlsConfig, webhookAddr: f.webhookListen, status: statusRoutes(d, el, reg, f, guard), log: log}
 	if f.webhookListen != "" {
 		req.webhook = webhookRoutes(d, reg, f)
+	}
+	if uiSrv != nil {
+		if req.ui, err = uiRoutes(uiSrv, f, cs, log); err != nil {
+			return nil, err
+		}
+		req.uiAddr = f.uiListen
 	}
 	return startHTTP(req)
 }
@@ -107,10 +117,11 @@ type httpServers struct{ list []listener }
 // serveRequest says what to serve where.
 type serveRequest struct {
 	statusAddr, webhookAddr string // webhookAddr "": no webhook listener
+	uiAddr                  string // "": no UI listener
 	// statusTLS, when not nil, makes --listen HTTPS.
-	statusTLS       *tls.Config
-	status, webhook http.Handler
-	log             *slog.Logger
+	statusTLS           *tls.Config
+	status, webhook, ui http.Handler
+	log                 *slog.Logger
 }
 
 // startHTTP listens on every address of req and serves in the background.
@@ -123,6 +134,16 @@ func startHTTP(req serveRequest) (*httpServers, error) {
 	}
 	if req.webhookAddr != "" {
 		if err := s.listen("--webhook-listen", req.webhookAddr, newServer(req.webhook, webhookLimits, req.log)); err != nil {
+			s.shutdown()
+			return nil, err
+		}
+	}
+	if req.uiAddr != "" {
+		// The UI's event streams carry the same bearer tokens: HTTPS
+		// whenever --listen is.
+		srv := newServer(req.ui, uiLimits, req.log)
+		srv.TLSConfig = req.statusTLS
+		if err := s.listen("--ui-listen", req.uiAddr, srv); err != nil {
 			s.shutdown()
 			return nil, err
 		}

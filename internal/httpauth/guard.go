@@ -43,6 +43,9 @@ type Options struct {
 	Timeout time.Duration
 	// Clock is for tests (default the real clock).
 	Clock clock.PassiveClock
+	// Grant is what a 403 tells the user to be granted (default "the
+	// ClusterRole syncd-metrics-reader").
+	Grant string
 	// OnError, if set, gets the detail of each review that failed (for the
 	// caller's log); the client is told only that the API server could not
 	// be asked.
@@ -71,6 +74,7 @@ func New(authn TokenReviewer, authz AccessReviewer, opts Options) (*Guard, error
 	opts.DenyTTL = cmp.Or(opts.DenyTTL, 10*time.Second)
 	opts.MaxEntries = cmp.Or(opts.MaxEntries, 4096)
 	opts.Timeout = cmp.Or(opts.Timeout, 10*time.Second)
+	opts.Grant = cmp.Or(opts.Grant, "the ClusterRole syncd-metrics-reader")
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -87,10 +91,21 @@ type Decision struct {
 
 func (d Decision) allowed() bool { return d.Code == http.StatusOK }
 
-// Wrap serves next only to allowed requests.
+// Wrap serves next only to allowed requests, each authorized for its
+// own path.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
+	return g.wrap(func(r *http.Request) string { return r.URL.Path }, next)
+}
+
+// WrapAs serves next only to requests allowed on path, whatever their
+// own: one grant for every page of an application (the UI's /ui).
+func (g *Guard) WrapAs(path string, next http.Handler) http.Handler {
+	return g.wrap(func(*http.Request) string { return path }, next)
+}
+
+func (g *Guard) wrap(pathOf func(*http.Request) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d := g.Decide(r.Context(), bearerToken(r.Header), r.URL.Path, strings.ToLower(r.Method))
+		d := g.Decide(r.Context(), bearerToken(r.Header), pathOf(r), strings.ToLower(r.Method))
 		if !d.allowed() {
 			if d.Code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="syncd"`)
@@ -151,7 +166,7 @@ func (g *Guard) review(ctx context.Context, token, path, verb string) (Decision,
 		return Decision{}, fmt.Errorf("authorization of user %s failed: SubjectAccessReview: %w", u.Username, err)
 	}
 	if !sar.Status.Allowed || sar.Status.Denied {
-		return Decision{Code: http.StatusForbidden, Reason: fmt.Sprintf("Forbidden: user %s may not %s %s (grant the ClusterRole syncd-metrics-reader)", u.Username, verb, path)}, nil
+		return Decision{Code: http.StatusForbidden, Reason: fmt.Sprintf("Forbidden: user %s may not %s %s (grant %s)", u.Username, verb, path, g.opts.Grant)}, nil
 	}
 	return Decision{Code: http.StatusOK}, nil
 }

@@ -22,7 +22,7 @@ var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
-		if !s.allowedHost(r.Host) {
+		if !s.opts.AnyHost && !s.allowedHost(r.Host) {
 			http.Error(w, "syncd ui: Host "+r.Host+" is not this UI's address; open it as http://localhost or by the address syncd ui printed", http.StatusMisdirectedRequest)
 			return
 		}

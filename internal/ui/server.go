@@ -49,6 +49,10 @@ type Options struct {
 	// credentials in syncd ui. Off, the UI is read-only and refuses every
 	// POST.
 	Actions bool
+	// AnyHost serves any Host header: for a UI behind a bearer-token
+	// guard (syncd run --ui-listen with --secure-status), which a
+	// DNS-rebinding page cannot pass.
+	AnyHost bool
 	// Hosts are the host names (without port) requests may name in
 	// their Host header besides the loopback ones (localhost, 127.0.0.1,
 	// ::1): the configured address's host. Any other Host is refused, so
