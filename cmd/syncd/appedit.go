@@ -77,6 +77,8 @@ func newSuspensionCommand(verb, short string, edit appedit.Edit) *cobra.Command 
 	f.completions(app, v1alpha1.AppResource)
 	if edit.Requests {
 		f.registerWait(app)
+		cmd.Use += " [--wait [--timeout D]]"
+		app.Use += " [--wait [--timeout D]]"
 	}
 	cmd.AddCommand(app)
 	return cmd

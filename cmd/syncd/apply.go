@@ -43,10 +43,10 @@ the app's field managers and applies the slices under the app's conflict
 policy. --path DIR renders the app from DIR instead of its source (a
 pull-request checkout).
 
-Without --config, apply reads every .yaml, .yml and .json file below --path (multi-document
-files included), checks every document, maps each kind through the cluster's
-discovery, and applies each object with Server-Side Apply under the field
-manager --manager. It never forces: a field another manager owns with a
+Without --config, apply reads every .yaml, .yml and .json file below
+--path (multi-document files included), checks every document, maps each
+kind through the cluster's discovery, and applies each object with
+Server-Side Apply under the field manager --manager. It never forces: a field another manager owns with a
 different value is reported as a conflict naming the field and its manager.
 
 If any document is invalid (bad YAML, no kind, unknown kind, managedFields
@@ -62,6 +62,10 @@ With --config, an app that declares one of syncd's own objects (anything
 in syncd's or the inventory namespace, an inventory Secret, syncd's
 ClusterRoles and bindings; docs/security.md) is refused before anything is
 applied, exit 3, unless the app sets installsSyncd: true.
+
+Progress goes to stderr, stage by stage: a line kept up to date on a
+terminal, a line per finished stage otherwise, none with --quiet; stdout
+has the result.
 
 Exit codes: 0 applied, 1 error, 3 field conflicts or syncd's own objects.`,
 		Args: cobra.NoArgs,

@@ -37,6 +37,16 @@ func (f *inventoryFlags) register(fs *pflag.FlagSet, watch bool) {
 	}
 }
 
+// registerNamespace registers --inventory-namespace alone, for the
+// commands that only read inventories (tree, history, events).
+func (f *inventoryFlags) registerNamespace(fs *pflag.FlagSet) {
+	def := os.Getenv("POD_NAMESPACE")
+	if def == "" {
+		def = "syncd-system"
+	}
+	fs.StringVar(&f.namespace, "inventory-namespace", def, "namespace of the apps' inventory Secrets (ApplySet parents), as the daemon runs with")
+}
+
 // newInventory builds the inventory manager, checking its namespace.
 func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prometheus.Registerer, oneShot bool) (*inventory.Manager, error) {
 	cs, err := kubernetes.NewForConfig(cl.config)
@@ -99,22 +109,7 @@ func (o configOpen) open(ctx context.Context) (*reconcile.Runner, []config.App, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// syncd drift has no inventory: syncd's own namespace is still
-	// reserved.
-	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress}
-	var remoteInv *inventory.Options
-	if o.inventory != nil {
-		opts.Reserved = reservedFor(o.inventory.namespace)
-		if opts.Inventory, err = newInventory(ctx, cl, o.inventory, nil, true); err != nil {
-			return nil, nil, nil, err
-		}
-		remote := o.inventory.options(nil, true)
-		remoteInv = &remote
-	}
-	// The command exits after its run: the remote targets' one-shot
-	// inventories run no watches to stop.
-	opts.Targets = o.kube.remoteTargets(cl, remoteInv)
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
+	runner, err := o.runner(ctx, cfg, cl)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -129,6 +124,28 @@ func (o configOpen) open(ctx context.Context) (*reconcile.Runner, []config.App, 
 		return nil, nil, nil, reconcile.ErrNoApps
 	}
 	return runner, cfg.Apps, cl, nil
+}
+
+// runner returns a Runner of cfg's apps on cl with o's settings (o.path
+// and o.app are not used).
+func (o configOpen) runner(ctx context.Context, cfg *config.Config, cl *cluster) (*reconcile.Runner, error) {
+	var err error
+	// syncd drift has no inventory: syncd's own namespace is still
+	// reserved.
+	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress}
+	var remoteInv *inventory.Options
+	if o.inventory != nil {
+		opts.Reserved = reservedFor(o.inventory.namespace)
+		if opts.Inventory, err = newInventory(ctx, cl, o.inventory, nil, true); err != nil {
+			return nil, err
+		}
+		remote := o.inventory.options(nil, true)
+		remoteInv = &remote
+	}
+	// The command exits after its run: the remote targets' one-shot
+	// inventories run no watches to stop.
+	opts.Targets = o.kube.remoteTargets(cl, remoteInv)
+	return reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 }
 
 // exitCodeOf returns the exit code an error carries (1 when none).

@@ -269,7 +269,10 @@ func TestDriftErrors(t *testing.T) {
 		args []string
 		want []string // in stderr
 	}{
-		"no --config":         {[]string{"drift", "--path", dir, "--kubeconfig", env.Kubeconfig}, []string{"--config is required"}},
+		"--path, no app":      {[]string{"drift", "--path", dir, "--kubeconfig", env.Kubeconfig}, []string{"--path renders one app: name it with --app"}},
+		"-n with --config":    {[]string{"drift", "--config", cfg, "-n", "web", "--kubeconfig", env.Kubeconfig}, []string{"-n and -A choose App objects"}},
+		"-A and --app":        {[]string{"drift", "-A", "--app", "web", "--kubeconfig", env.Kubeconfig}, []string{"--app names one App of -n; drop -A"}},
+		"-A and -n":           {[]string{"drift", "-A", "-n", "web", "--kubeconfig", env.Kubeconfig}, []string{"-A and -n both given"}},
 		"unknown output":      {[]string{"drift", "--config", cfg, "--path", dir, "-o", "yaml", "--kubeconfig", env.Kubeconfig}, []string{`-o "yaml"`, "use text, json or markdown"}},
 		"unreachable cluster": {[]string{"drift", "--config", cfg, "--path", dir, "--kubeconfig", down}, []string{closed, "connection refused", "hint: syncd could not connect to the API server at " + closed}},
 	}

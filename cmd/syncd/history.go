@@ -25,10 +25,10 @@ func newHistoryCommand() *cobra.Command {
 		Use:     "app NAME [-n NS | --config FILE] [-o json|yaml]",
 		Aliases: []string{"apps"},
 		Short:   "List the last applies of an App (or, with --config, of an app of the file), oldest first",
-		Long: fmt.Sprintf(`The app's inventory keeps its last %d applies (annotation %s on its
-inventory Secret), whichever way it was declared: each apply that changed
-something, or whose revision or result differs from the one before. A sync
-that found nothing to do adds no line.`, inventory.MaxHistory, inventory.AnnotationHistory),
+		Long: fmt.Sprintf(`The app's inventory keeps its last %d applies (annotation
+%s on its inventory Secret), whichever way the app was
+declared: each apply that changed something, or whose revision or result
+differs from the one before. A sync that found nothing to do adds no line.`, inventory.MaxHistory, inventory.AnnotationHistory),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runHistory(cmd, f, args[0]) },
 	}

@@ -59,14 +59,13 @@ func newImportToolCommand(tool importer.Tool, what string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   string(tool) + " [PATH...] [--from-cluster] [-o yaml|config] [-n NS]",
 		Short: "Import " + what,
-		Long: `import ` + string(tool) + ` reads ` + what + ` from the files
-and directories given (directories recursively, every .yaml, .yml and .json
-file, multi-document; "-" reads standard input, e.g. from kustomize build),
-or with --from-cluster from the cluster the kubeconfig names, and prints
-the equivalent syncd objects (GitSource, HelmSource, OCISource, App) as
-YAML documents for
-kubectl apply -f -, or with -o config a syncd.yaml. Nothing is written to
-a cluster.
+		Long: `import ` + string(tool) + ` reads ` + what + `
+from the files and directories given (directories recursively, every .yaml,
+.yml and .json file, multi-document; "-" reads standard input, e.g. from
+kustomize build), or with --from-cluster from the cluster the kubeconfig
+names, and prints the equivalent syncd objects (GitSource, HelmSource,
+OCISource, App) as YAML documents for kubectl apply -f -, or with -o config
+a syncd.yaml. Nothing is written to a cluster.
 
 Every field that has no syncd equivalent, and everything to do before the
 objects work as the imported ones did (a Secret key syncd reads under

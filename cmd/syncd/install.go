@@ -50,7 +50,7 @@ object is reported unchanged.`,
 	f.kube.register(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVarP(&f.namespace, "namespace", "n", install.DefaultNamespace, "namespace to install syncd in")
-	fs.StringVar(&f.version, "version", version, "image tag of syncd to install (default: this binary's version)")
+	fs.StringVar(&f.version, "version", version, "image tag of syncd to install (the default is this binary's own version)")
 	fs.StringArrayVarP(&f.valueFiles, "values", "f", nil, "a values file of the chart (repeatable; later files win)")
 	fs.StringArrayVar(&f.set, "set", nil, "a chart value, key=value as helm's --set (repeatable; wins over -f)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the objects as YAML and apply nothing")

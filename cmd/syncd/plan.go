@@ -36,18 +36,18 @@ func newPlanCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Aliases: []string{"diff"},
 		Use:     "plan (--config FILE --app NAME | --app-file FILE [--source-file FILE] | --app NAME [-n NS]) [--path DIR] [-o text|markdown|json]",
-		Short:   "Preview what applying an app would change, with server-side dry runs (for pull requests)",
+		Short:   "Preview what applying an app would change, with server-side dry runs (for pull requests; alias: diff)",
 		Long: `plan renders the app from --path (a pull-request checkout) or from its
 source, and dry-runs every manager's slice with Server-Side Apply under the
 app's real field managers (dryRun=All: nothing is written). It reports per
-object whether it would be created, updated, left unchanged or recreated, a
-unified YAML diff of the live object against the dry-run result (managedFields,
-status and server bookkeeping left out; Secret values and fields the app
-marks sensitive shown as <redacted>),
-the field conflicts the app's policy would meet with the outcome (fail, force
-or yield) and the other manager, handoff warnings (fields Git stops setting
-that the API server would reset to a default), and fields moving between
-managers.
+object whether it would be created, updated, left unchanged or recreated,
+a unified YAML diff of the live object against the dry-run result
+(managedFields, status and server bookkeeping left out; Secret values and
+fields the app marks sensitive shown as <redacted>), the field conflicts
+the app's policy would meet with the outcome (fail, force or yield) and
+the other manager, handoff warnings (fields Git stops setting that the API
+server would reset to a default), and fields moving between managers.
+syncd diff is the same command.
 
 Objects exactly as syncd last applied them (the app's inventory records
 their slices' hashes and their live resourceVersion) are reported
@@ -74,6 +74,9 @@ reconcile would apply, and is the same as for the equivalent file app
 (named <namespace>-<name>). With --path the checkout is the source: no
 GitSource or Git credential is read (an App with spec.decryption still
 needs its keys Secret).
+
+Progress of the dry runs goes to stderr (as for apply; none with
+--quiet); stdout has the report.
 
 Exit codes: 0 no changes, 2 changes, 3 blocked by field conflicts, prune
 guards or syncd's own objects, 1 error.`,

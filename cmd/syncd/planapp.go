@@ -48,8 +48,17 @@ func planObjectTarget(ctx context.Context, cl *cluster, f *planFlags) (*planTarg
 	if err != nil {
 		return nil, err
 	}
-	if f.path != "" {
-		if src, err = localSource(app, f.path); err != nil {
+	return objectTarget(ctx, cl, app, src, f.path)
+}
+
+// objectTarget is an App and its GitSource translated the way the
+// controller translates them (controller.Translate), with the Secrets
+// they name written to private files. With path the checkout is the
+// source and src may be nil.
+func objectTarget(ctx context.Context, cl *cluster, app *v1alpha1.App, src *v1alpha1.GitSource, path string) (*planTarget, error) {
+	var err error
+	if path != "" {
+		if src, err = localSource(app, path); err != nil {
 			return nil, err
 		}
 	}
@@ -81,16 +90,24 @@ func planObjects(ctx context.Context, cl *cluster, f *planFlags) (*v1alpha1.App,
 	if err != nil || f.path != "" {
 		return app, nil, err
 	}
+	src, err := ac.gitSourceOf(ctx, app, "plan --app previews", "preview")
+	return app, src, err
+}
+
+// gitSourceOf reads the GitSource of app. An App of another kind of
+// source is refused: the commands that translate an App themselves
+// (what, e.g. "plan --app previews") read GitSources only; the error
+// says how to do (verb) it with a config file instead.
+func (a *appCluster) gitSourceOf(ctx context.Context, app *v1alpha1.App, what, verb string) (*v1alpha1.GitSource, error) {
 	ref := app.Spec.SourceRef
 	if ref.Kind != v1alpha1.KindGitSource {
-		return nil, nil, fmt.Errorf("App %s/%s: its source is a %s; plan --app previews Apps of GitSources only; preview this one with plan --config, declaring its source as a sources[] entry and the App as an apps[] entry of a syncd.yaml", app.Namespace, app.Name, ref.Kind)
+		return nil, fmt.Errorf("App %s/%s: its source is a %s; %s Apps of GitSources only; %s this one with --config, declaring its source as a sources[] entry and the App as an apps[] entry of a syncd.yaml", app.Namespace, app.Name, ref.Kind, what, verb)
 	}
 	ns := ref.Namespace
 	if ns == "" {
 		ns = app.Namespace
 	}
-	src, err := ac.getSource(ctx, ns, ref.Name)
-	return app, src, err
+	return a.getSource(ctx, ns, ref.Name)
 }
 
 // readAppFiles reads the App of --app-file and its GitSource, from the

@@ -99,7 +99,8 @@ HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
 (push events; signature or token checked against --webhook-secret-file
 before more than the header is trusted, bodies over 1 MiB refused).
 
---once runs every app of --config once, in config order, and exits with
+--once runs every app of --config once, in dependency order, as syncd
+apply --config does (progress on stderr; --quiet: none), and exits with
 the apply command's exit codes; it needs --config (App objects are
 reconciled only by the long-running daemon).`,
 		Args: cobra.NoArgs,

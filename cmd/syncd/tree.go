@@ -35,7 +35,7 @@ type appRefFlags struct {
 func (f *appRefFlags) register(cmd *cobra.Command, formats string) {
 	fs := cmd.Flags()
 	f.objectFlags.register(fs)
-	f.inventory.register(fs, false)
+	f.inventory.registerNamespace(fs)
 	fs.StringVar(&f.config, "config", "", "read the app of this syncd.yaml instead of an App object")
 	fs.StringVarP(&f.output, "output", "o", "", "output format: "+formats)
 	cmd.ValidArgsFunction = completeAppNames(f)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -261,6 +262,16 @@ func (a *appJourney) checkGet(sha string) {
 	checkTable(a.t, r, "NAME READY REVISION AGE STATUS", a.name, "True", sha)
 	r = a.w.must(exitOK, "get", "gitsources", "-n", a.ns)
 	checkTable(a.t, r, "NAME URL READY REVISION AGE STATUS", "team-repo", a.repo.URL, "True", "main@sha1:"+sha)
+	r = a.w.must(exitOK, "get", "apps", "-n", a.ns, "-o", "json")
+	var list struct {
+		Items []struct{ Metadata struct{ Name string } }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		a.t.Fatalf("get apps -o json: %v\n%s", err, r)
+	}
+	if len(list.Items) != 1 || list.Items[0].Metadata.Name != a.name {
+		a.t.Errorf("get apps -o json: %+v, want the one App %s", list, a.name)
+	}
 }
 
 // checkTreeAndEvents: `syncd tree app` shows the App's objects by

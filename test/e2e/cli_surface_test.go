@@ -3,7 +3,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +128,53 @@ func TestJourneyGetNameAndWatch(t *testing.T) {
 		row := next("a row for the change")
 		if strings.HasPrefix(row, "web ") && strings.Contains(row, "suspended") {
 			break
+		}
+	}
+}
+
+// TestJourneyCLIArguments: wrong arguments exit 1 with one line saying
+// what is accepted; syncd diff is plan; version -o json is JSON; the
+// binary's --help is the golden one cmd/syncd's test keeps for every
+// command.
+func TestJourneyCLIArguments(t *testing.T) {
+	w := newWorkspace(t)
+	refusals := map[string]struct {
+		args []string
+		want string
+	}{
+		"get kustomizations":        {[]string{"get", "kustomizations"}, `error: syncd get: unknown resource "kustomizations": use apps (app) or gitsources (gitsource) or helmsources (helmsource) or ocisources (ocisource)`},
+		"suspend kustomization foo": {[]string{"suspend", "kustomization", "foo"}, `error: syncd suspend: unknown resource "kustomization": use app`},
+		"history, no resource":      {[]string{"history"}, `error: syncd history needs a resource: app (apps)`},
+		"drift -A --app":            {[]string{"drift", "-A", "--app", "web"}, `error: --app names one App of -n; drop -A`},
+		"get -o bad":                {[]string{"get", "apps", "-o", "table"}, `error: -o "table"`},
+	}
+	for name, tc := range refusals {
+		t.Run(name, func(t *testing.T) {
+			r := w.must(exitError, tc.args...)
+			if !strings.HasPrefix(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
+				t.Errorf("want one line %q...\n%s", tc.want, r)
+			}
+		})
+	}
+
+	r := w.must(exitOK, "version", "-o", "json")
+	var v map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v["version"] == "" {
+		t.Errorf("version -o json: %v\n%s", err, r)
+	}
+
+	for _, tc := range []struct{ args []string }{{[]string{"--help"}}, {[]string{"diff", "--help"}}, {[]string{"get", "apps", "--help"}}} {
+		r := w.must(exitOK, tc.args...)
+		golden := "syncd"
+		for _, a := range tc.args[:len(tc.args)-1] {
+			golden += "_" + strings.ReplaceAll(a, "diff", "plan")
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "cmd", "syncd", "testdata", "help", golden+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), r.stdout); diff != "" {
+			t.Errorf("syncd %s (-%s.golden +got):\n%s", strings.Join(tc.args, " "), golden, diff)
 		}
 	}
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // TestJourneyDeadAPIServer: with a kubeconfig naming an API server that
-// does not answer, plan, apply and drift each say so once (the error and
-// a hint), exit 1, with no client-go log line and no error repeated per
-// object.
+// does not answer, every command that talks to a cluster (plan, apply,
+// drift of file apps and of App objects, get, tree, history, events and
+// the App edits) says so once (the error and a hint), exit 1, with no
+// client-go log line and no error repeated per object.
 func TestJourneyDeadAPIServer(t *testing.T) {
 	w := newWorkspace(t)
 	srv := gitserver.StartTest(t)
@@ -43,12 +44,21 @@ contexts: [{name: dead, context: {cluster: dead, user: u}}]
 current-context: dead
 `, dead))
 	for _, cmd := range [][]string{
-		{"plan", "--config", w.config, "--app", "two"},
-		{"apply", "--config", w.config, "--app", "two"},
-		{"drift", "--config", w.config, "--app", "two"},
+		{"plan", "--config", w.config, "--app", "two", "--cache-dir", w.cache},
+		{"apply", "--config", w.config, "--app", "two", "--cache-dir", w.cache},
+		{"drift", "--config", w.config, "--app", "two", "--cache-dir", w.cache},
 		{"apply", "--path", repo.Work + "/app", "--manager", "team-x"},
+		{"drift", "--app", "web", "-n", "default"},
+		{"plan", "--app", "web", "-n", "default"},
+		{"get", "apps", "-A"},
+		{"tree", "app", "web", "-n", "default"},
+		{"history", "app", "web", "-n", "default"},
+		{"events", "app", "web", "-n", "default"},
+		{"reconcile", "app", "web", "-n", "default"},
+		{"suspend", "app", "web", "-n", "default"},
+		{"resume", "app", "web", "-n", "default"},
 	} {
-		r := w.must(exitError, append(cmd, "--kubeconfig", kubeconfig, "--cache-dir", w.cache)...)
+		r := w.must(exitError, append(cmd, "--kubeconfig", kubeconfig)...)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 		if len(lines) != 2 || !strings.HasPrefix(lines[0], "error: the API server at https://"+dead+" did not answer") ||
 			!strings.HasPrefix(lines[1], "hint: syncd could not connect to the API server at "+dead) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,26 @@ apps:
 	want := []string{first[:12] + " applied 2 1 0", second[:12] + " applied 0 1 1"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("history rows (revision result created configured pruned) %q, want %q\n%s", got, want, r)
+	}
+
+	r = w.must(0, "history", "app", "tree", "--config", w.config, "-o", "json")
+	var history []struct{ Revision, Result string }
+	if err := json.Unmarshal([]byte(r.stdout), &history); err != nil {
+		t.Fatalf("history -o json: %v\n%s", err, r.stdout)
+	}
+	if len(history) != 2 || history[1].Revision != second || history[1].Result != "applied" {
+		t.Errorf("history -o json: %+v, want two applies, the last of %s", history, second)
+	}
+	r = w.must(0, "events", "app", "tree", "--config", w.config, "-o", "json")
+	var events struct {
+		Kind  string
+		Items []struct{ Reason, Type string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &events); err != nil {
+		t.Fatalf("events -o json: %v\n%s", err, r.stdout)
+	}
+	if events.Kind != "List" || !slices.ContainsFunc(events.Items, func(e struct{ Reason, Type string }) bool { return e.Reason == "Synced" && e.Type == "Normal" }) {
+		t.Errorf("events -o json: %+v, want a List with the Normal Synced Event", events)
 	}
 
 	r = w.must(1, "tree", "app", "nope", "--config", w.config)
