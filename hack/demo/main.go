@@ -13,8 +13,10 @@
 // merge, which takes the hand edits back; and App objects: the CRDs
 // installed with kubectl apply -k manifests/crds, a team's GitSource and
 // App created with kubectl, kubectl wait --for=condition=Ready and the
-// columns of kubectl get apps, and the App's deletion pruning. It stops
-// everything it started, also on error or Ctrl-C.
+// columns of kubectl get apps, and the App's deletion pruning; and the
+// ownership map, `syncd ui`, whose address it prints (on a terminal it
+// waits for Enter so the map can be opened). It stops everything it
+// started, also on error or Ctrl-C.
 //
 // Exit codes: 0 every step did what it said, 1 a step's expectation failed
 // (the message names the step), 130 interrupted.
@@ -86,6 +88,7 @@ func (d *demo) run(ctx context.Context) (err error) {
 		d.planBranch,
 		d.merge,
 		d.appObjects,
+		d.ownershipUI,
 		d.stopDaemon,
 	} {
 		if err := s(ctx); err != nil {
@@ -105,7 +108,7 @@ func (d *demo) run(ctx context.Context) (err error) {
 }
 
 // steps is the number of narrated steps, for "[n/steps]".
-const steps = 14
+const steps = 15
 
 func (d *demo) step(format string, args ...any) {
 	d.stepNo++

@@ -15,6 +15,11 @@ import (
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 // updateScreenshotsEnv set to 1 makes TestBrowser write its screenshots
@@ -102,6 +107,24 @@ func TestBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, filepath.Join(shots, "object.png"))
 
+	do(t, ctx, "open the drift feed", chromedp.Navigate(f.httpSrv.URL+"/drift"), chromedp.WaitVisible(chromedp.CSS("table.feed")))
+	feed := result(t, ctx, "read the drift feed", chromedp.Text(chromedp.CSS("table.feed")))
+	if !strings.Contains(feed, "kubectl-edit") || !strings.Contains(feed, "shop") {
+		t.Errorf("the drift feed shows neither the hand edit nor the App's count:\n%s", feed)
+	}
+	screenshot(t, ctx, filepath.Join(shots, "drift.png"))
+
+	demo := f.demoDeployment(t)
+	do(t, ctx, "open the demo's Deployment", chromedp.Navigate(f.httpSrv.URL+demo), chromedp.WaitVisible(chromedp.CSS("pre.ownermap")))
+	legendText := result(t, ctx, "read the demo Deployment's legend", chromedp.Text(chromedp.CSS("section.legend")))
+	for _, m := range []string{"syncd-web", "syncd-web-release", "kubectl-edit", "kubectl-scale"} {
+		if !strings.Contains(legendText, m) {
+			t.Errorf("the demo Deployment's legend does not list %s:\n%s", m, legendText)
+		}
+	}
+	screenshot(t, ctx, filepath.Join(shots, "demo-deployment.png"))
+
+	do(t, ctx, "back to the fixture's Deployment", chromedp.Navigate(f.httpSrv.URL+"/object?"+objectQuery(AppRef{Name: f.app.Name}, f.deployment())), chromedp.WaitVisible(chromedp.CSS("pre.ownermap")))
 	f.editImage(t, "nginx:1.29-live")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -114,6 +137,48 @@ func TestBrowser(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// demoApp is the demo's app (hack/demo): examples/plain, with the
+// Deployment's image split off to the release pipeline's manager.
+const demoApp = `name: web
+source: examples
+path: examples/plain
+split:
+  - manager: syncd-web-release
+    kinds: [apps/Deployment]
+    paths: [".spec.template.spec.containers[*].image"]
+`
+
+// demoDeployment applies examples/plain as the demo's app, then makes
+// the demo's out-of-band edits (an image hotfix by kubectl-edit, replicas
+// 5 through /scale by kubectl-scale), and returns the path of the
+// Deployment's ownership map: the README's picture of the demo.
+func (f *fixture) demoDeployment(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	var a config.App
+	if err := yaml.UnmarshalStrict([]byte(demoApp), &a); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "demo", Apps: []config.App{a}}
+	runner, err := reconcile.New(cfg, f.cluster, reconcile.Options{CacheDir: t.TempDir(), Inventory: f.inv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cs, err := runner.Apply(ctx, a, "../../examples/plain", false); err != nil || !cs.OK() {
+		t.Fatalf("apply examples/plain: %v %v", err, cs)
+	}
+	f.demo = &dirApp{runner: runner, app: a, dir: "../../examples/plain"}
+	ri := f.cluster.Dynamic.Resource(deploymentsGVR).Namespace("demo")
+	hotfix := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28-hotfix"}]}}}}`)
+	if _, err := ri.Patch(ctx, "web", types.StrategicMergePatchType, hotfix, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	return "/object?" + objectQuery(AppRef{Name: a.Name}, planner.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "demo", Name: "web"})
 }
 
 // jsString quotes s as a JavaScript string literal.

@@ -47,6 +47,9 @@ type fixture struct {
 	dir     string
 	runner  *reconcile.Runner
 	cluster reconcile.Cluster
+	inv     *inventory.Manager
+	// demo is the demo's app, once demoDeployment applied it.
+	demo    *dirApp
 	opts    Options
 	server  *Server
 	httpSrv *httptest.Server
@@ -65,10 +68,22 @@ func (f *fixture) secret() planner.ObjectRef {
 type dirDrift struct{ f *fixture }
 
 func (d dirDrift) Drift(ctx context.Context, app AppRef) (*drift.Report, error) {
-	if app.Name != d.f.app.Name || !app.File() {
+	switch {
+	case !app.File():
 		return nil, nil
+	case app.Name == d.f.app.Name:
+		return d.f.runner.DetectDrift(ctx, d.f.app, d.f.dir)
+	case d.f.demo != nil && app.Name == d.f.demo.app.Name:
+		return d.f.demo.runner.DetectDrift(ctx, d.f.demo.app, d.f.demo.dir)
 	}
-	return d.f.runner.DetectDrift(ctx, d.f.app, d.f.dir)
+	return nil, nil
+}
+
+// dirApp is an app applied from a directory.
+type dirApp struct {
+	runner *reconcile.Runner
+	app    config.App
+	dir    string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -96,6 +111,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(inv.Stop)
+	f.inv = inv
 	f.app = config.App{Name: "web-" + f.ns, Source: "repo"}
 	cfg := &config.Config{APIVersion: config.APIVersion, Kind: config.Kind, File: "test", Apps: []config.App{f.app}}
 	if f.runner, err = reconcile.New(cfg, cl, reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}); err != nil {
