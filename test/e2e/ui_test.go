@@ -46,7 +46,9 @@ spec:
 // the address it serves; the Apps page lists the app, its App page links
 // the Deployment, whose ownership map names the hand edit's manager
 // (kubectl-set) beside syncd's and the image's drift; no page shows the
-// Secret's value; a request naming another Host is refused.
+// Secret's value; a request naming another Host is refused; an App's
+// Suspend button suspends it; and syncd run --ui-listen serves the same
+// pages read-only.
 func TestJourneyUI(t *testing.T) {
 	w := newWorkspace(t)
 	repo := gitserver.StartTest(t).NewTestRepo(t, "shop")
@@ -97,7 +99,30 @@ apps:
 		t.Errorf("a request for Host rebound.example got %d, want %d", resp.StatusCode, http.StatusMisdirectedRequest)
 	}
 	uiButton(t, w, base)
+	uiInDaemon(t, w)
 	w.checkNoSecrets(uiSecret)
+}
+
+// uiInDaemon runs syncd run --ui-listen on loopback: the same pages,
+// read-only (no buttons, a POST refused).
+func uiInDaemon(t *testing.T, w *workspace) {
+	t.Helper()
+	d := w.startDaemon("--ui-listen", "127.0.0.1:0")
+	base := "http://" + d.waitLogged("syncd started", "uiListen")
+	if apps := uiGet(t, w, base+"/"); !strings.Contains(apps, ">ui-shop</a>") || !strings.Contains(apps, ">shop</a>") {
+		t.Errorf("the daemon's UI does not list ui-shop and the App shop:\n%s", apps)
+	}
+	if app := uiGet(t, w, base+"/app?app=shop&ns=ui-shop"); strings.Contains(app, `action="/action"`) {
+		t.Errorf("the daemon's UI has buttons:\n%s", app)
+	}
+	resp, err := loopback.PostForm(base+"/action", url.Values{"ns": {"ui-shop"}, "app": {"shop"}, "action": {"resume"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("a POST to the daemon's UI: %d, want 405", resp.StatusCode)
+	}
 }
 
 // uiButton presses the Suspend button of an App's page through the
