@@ -39,7 +39,24 @@ func (f *progressFlags) register(fs *pflag.FlagSet) {
 
 // reporter returns the progress reporter of a command writing to stderr.
 func (f *progressFlags) reporter(stderr io.Writer, verb string) *progressReporter {
-	return newProgressReporter(stderr, progressModeOf(stderr, f.quiet), verb)
+	p := newProgressReporter(stderr, progressModeOf(stderr, f.quiet), verb)
+	if p != nil && p.mode == progressTerminal {
+		p.width = terminalWidth(stderr)
+	}
+	return p
+}
+
+// terminalWidth is the width of the terminal w is, 0 when unknown.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }
 
 // progressModeOf picks the mode for stderr: none when quiet, in place on
@@ -71,6 +88,9 @@ type progressReporter struct {
 	// every is how often the terminal line is redrawn while nothing
 	// happens; 0: only when something happens.
 	every time.Duration
+	// width is the terminal's width: a longer line is cut, since a line
+	// that wraps cannot be redrawn in place. 0: unknown, not cut.
+	width int
 
 	mu        sync.Mutex
 	app       string
@@ -102,8 +122,8 @@ func (p *progressReporter) progress() applier.Progress {
 }
 
 // Start says that app is being rendered and applied (or dry-run); the
-// stages that follow are its. An empty app (syncd apply --path) shows
-// no app name.
+// stages that follow are its. An empty app (syncd apply --path, which
+// rendered already) shows no app name and no rendering line.
 func (p *progressReporter) Start(app string) {
 	if p == nil {
 		return
@@ -114,7 +134,9 @@ func (p *progressReporter) Start(app string) {
 	if p.mode != progressTerminal {
 		return
 	}
-	p.draw(p.prefix() + "rendering")
+	if app != "" {
+		p.draw(p.prefix() + "rendering")
+	}
 	if p.stopTimer == nil && p.every > 0 {
 		p.stopTimer = make(chan struct{})
 		go p.tick(p.stopTimer)
@@ -198,6 +220,9 @@ func (p *progressReporter) redraw(force bool) {
 
 // draw replaces the terminal line with line.
 func (p *progressReporter) draw(line string) {
+	if p.width > 1 && len(line) >= p.width {
+		line = line[:p.width-1]
+	}
 	fmt.Fprint(p.w, "\r\x1b[K"+line)
 	p.drawn = p.now()
 }

@@ -16,9 +16,10 @@ import (
 // when quiet.
 func TestProgressReporter(t *testing.T) {
 	tests := map[string]struct {
-		mode progressMode
-		verb string
-		want string
+		mode  progressMode
+		verb  string
+		width int
+		want  string
 	}{
 		"lines": {mode: progressLines, verb: "applied", want: "app web: cluster: 1/1 objects applied in 100ms\n" +
 			"app web: namespaced: 2/3 objects applied in 1.3s\n"},
@@ -32,6 +33,12 @@ func TestProgressReporter(t *testing.T) {
 			// first: no redraw.
 			"\r\x1b[Kapp web: applying namespaced 1/3 objects 1.2s" +
 			"\r\x1b[K"},
+		"narrow terminal": {mode: progressTerminal, verb: "dry-run", width: 26, want: "\r\x1b[Kapp web: rendering" +
+			"\r\x1b[Kapp web: dry-running clus" +
+			"\r\x1b[Kapp web: dry-running clus" +
+			"\r\x1b[Kapp web: dry-running name" +
+			"\r\x1b[Kapp web: dry-running name" +
+			"\r\x1b[K"},
 		"quiet": {mode: progressNone},
 	}
 	for name, tc := range tests {
@@ -42,6 +49,7 @@ func TestProgressReporter(t *testing.T) {
 			if p != nil {
 				p.now = func() time.Time { return clock }
 				p.every = 0
+				p.width = tc.width
 			}
 			p.Start("web")
 			if pr := p.progress(); pr != nil {
