@@ -19,6 +19,7 @@ import (
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/daemon"
@@ -75,7 +76,7 @@ func appObjectsServed(cl *cluster) (bool, error) {
 // cannot start again). When the CRDs are not served yet, building waits
 // for them (appCRDPoll), so CRDs installed after syncd started are
 // picked up without a restart.
-func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
+func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *config.Config, names *controller.Names, events record.EventRecorder, reg prometheus.Registerer, metrics *appmetrics.Apps, log *slog.Logger) (func(context.Context) (*controller.Controller, error), error) {
 	served, err := appObjectsServed(cl)
 	if err != nil {
 		return nil, err
@@ -120,6 +121,7 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		Events:   events,
 		Tenancy:  f.apps.tenancy(),
 		Alerts:   alert.Options{Registerer: reg},
+		Metrics:  metrics,
 		InShard:  func(app string) bool { return daemon.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
 		Logger:   log.With("controller", "apps"),
 	}

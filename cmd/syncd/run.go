@@ -182,6 +182,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	ropts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Inventory: inv, Reserved: reservedFor(f.inventory.namespace, f.leaseNamespace), Namespace: syncdNamespace(), Targets: targets, Renderer: renderer}
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"})
 	names := controller.NewNames() // app names shared by the file's apps and App objects
+	metrics := daemon.NewMetrics(reg)
 	d, err := daemon.New(daemon.Options{
 		Collision:   names.Collision,
 		Events:      recorder,
@@ -190,7 +191,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Options:     ropts,
 		Shards:      f.shards,
 		Shard:       f.shard,
-		Metrics:     daemon.NewMetrics(reg),
+		Metrics:     metrics,
 		Registerer:  reg,
 		Logger:      log,
 		AlertClient: egress.Client(),
@@ -203,7 +204,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return withCode(exitError, err)
 	}
 	// App objects run beside the file's apps when their CRDs are served.
-	newCtrl, err := appControllerFor(cl, f, ropts, cfg, names, recorder, reg, log)
+	newCtrl, err := appControllerFor(cl, f, ropts, cfg, names, recorder, reg, metrics.Apps, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -64,6 +65,9 @@ type Options struct {
 	// defaults to egress.TenantClient, and the URL check is always
 	// egress.CheckTenantURL.
 	Alerts alert.Options
+	// Metrics are the per-app series the file daemon writes too; each
+	// App's reconciles are recorded under its app name (nil: none).
+	Metrics *appmetrics.Apps
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.Clock

@@ -115,6 +115,7 @@ func (r *rig) startIn(invNS string, extra Options) (c *Controller, stop func()) 
 		Tenancy:  extra.Tenancy,
 		Metadata: md,
 		Alerts:   extra.Alerts,
+		Metrics:  extra.Metrics,
 	})
 	if err != nil {
 		t.Fatal(err)

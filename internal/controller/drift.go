@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
@@ -81,6 +82,7 @@ func (c *Controller) publishDrift(namespace, name string, rc *reconcile.Reconcil
 	if report == nil {
 		return
 	}
+	c.publishFindings(namespace, name, report)
 	n := driftCount{overlaps: len(report.Overlaps())}
 	for _, f := range report.Findings {
 		if f.Class.IsDrift() {
@@ -171,4 +173,37 @@ func (c *Controller) watchSuspended(ctx context.Context, key string, app *v1alph
 	}
 	defer release()
 	return c.reconcilerFor(key, app.Namespace, app.Name).Watch(ctx, ar.runner, compiled, rev)
+}
+
+// publishFindings makes the App's drift series its report's findings by
+// class, as the file daemon's are.
+func (c *Controller) publishFindings(namespace, name string, report *drift.Report) {
+	if c.opts.Metrics == nil {
+		return
+	}
+	counts := map[drift.Class]int{}
+	for _, f := range report.Findings {
+		counts[f.Class]++
+	}
+	c.opts.Metrics.Findings(AppName(namespace, name), c.clusterOf(namespace, name), counts)
+}
+
+// clusterOf is the cluster label of an App's series: its spec.cluster's
+// name, or syncd's own cluster.
+func (c *Controller) clusterOf(namespace, name string) string {
+	obj, err := c.apps.ByNamespace(namespace).Get(name)
+	if err != nil {
+		return config.LocalCluster
+	}
+	app, err := appFrom(obj)
+	if err != nil {
+		return config.LocalCluster
+	}
+	return clusterName(app)
+}
+
+// clusterName is the name of the cluster an App applies to, as the
+// file's apps name theirs (config.App.ClusterName).
+func clusterName(app *v1alpha1.App) string {
+	return config.App{AppSpec: app.Spec.AppSpec}.ClusterName()
 }

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/reconcile"
 )
@@ -36,9 +38,12 @@ type outcome struct {
 // manager owns) and a broken render (the same error, the app's name
 // aside, and the applied object kept).
 func TestDriversShareOneReconcile(t *testing.T) {
-	r := newRig(t, "1h")
+	appMetrics, appReg := appmetrics.New(), prometheus.NewRegistry()
+	appMetrics.Register(appReg)
+	r := newRigWith(t, "1h", Options{Metrics: appMetrics})
 	fileNS := env.Namespace(t)
-	d := startFileDaemon(t, fmt.Sprintf(`apiVersion: syncd/v1alpha1
+	fileReg := prometheus.NewRegistry()
+	d := startFileDaemon(t, fileReg, fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
 - name: repo
@@ -86,6 +91,10 @@ apps:
 		app.Error = strings.ReplaceAll(app.Error, "app "+appName, "app <name>")
 		if diff := cmp.Diff(file, app); diff != "" {
 			t.Errorf("%s: the drivers' outcomes differ (-file +App):\n%s", what, diff)
+		}
+		fileSeries, appSeries := appSeries(t, fileReg, "twin"), appSeries(t, appReg, appName)
+		if diff := cmp.Diff(fileSeries, appSeries); diff != "" || len(fileSeries) == 0 {
+			t.Errorf("%s: the drivers' per-app series differ (-file +App):\n%s", what, diff)
 		}
 	}
 
@@ -136,16 +145,50 @@ func syncdFields(t *testing.T, ns, app string) string {
 	return ""
 }
 
+// appSeries are the per-app series of app in reg that say how its
+// reconciles ended (result, errors by stage, objects by action), by
+// metric name and their other labels, for the drivers to agree on.
+func appSeries(t *testing.T, reg *prometheus.Registry, app string) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		switch f.GetName() {
+		case "syncd_app_result", "syncd_reconcile_errors_total", "syncd_objects":
+		default:
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			mine := false
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "app" {
+					mine = l.GetValue() == app
+					continue
+				}
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			if mine {
+				out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
 // startFileDaemon runs a file daemon on cfg against the test cluster,
-// with an inventory, until the test ends.
-func startFileDaemon(t *testing.T, cfg string) *daemon.Daemon {
+// with an inventory and its metrics on reg, until the test ends.
+func startFileDaemon(t *testing.T, reg prometheus.Registerer, cfg string) *daemon.Daemon {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "syncd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cl, _, inv := clusterWithInventory(t, installCRDs(t), env.Namespace(t))
-	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Metrics: daemon.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/source"
@@ -68,7 +69,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		c.suspended(ctx, key, app)
 		return 0, nil
 	}
+	start := c.opts.Clock.Now()
 	at, after := c.attempt(ctx, key, app)
+	c.observe(app, at, start)
 	at.RequestedAt = app.Annotations[v1alpha1.RequestedAtAnnotation]
 	now := metav1.NewTime(c.opts.Clock.Now())
 	if err := c.status.write(ctx, ns, name, statusOf(app.Status, app.Generation, at, now)); err != nil {
@@ -118,7 +121,8 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	rev, release, err := ar.runner.Poll(ctx, cfgApp)
 	if err != nil {
 		var se *source.Error
-		return attempt{Reason: reasonOf(reconcile.ResultFailed, false, errors.As(err, &se)), Err: err, Revision: c.revision(ar, nil)}, 0
+		return attempt{Reason: reasonOf(reconcile.ResultFailed, false, errors.As(err, &se)), Err: err, Revision: c.revision(ar, nil),
+			Result: reconcile.ResultFailed, Stage: reconcile.StageSource}, 0
 	}
 	defer release()
 	c.recordFetch(ctx, ar.src, rev)
@@ -127,7 +131,7 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	if out.Rendered != nil {
 		c.publishDrift(app.Namespace, app.Name, rc, out.Rendered.Plan.Revision)
 	}
-	at := attempt{Err: err, ChangeSet: out.ChangeSet, Revision: c.revision(ar, out.Rendered)}
+	at := attempt{Err: err, ChangeSet: out.ChangeSet, Revision: c.revision(ar, out.Rendered), Result: out.Result, Stage: out.Stage}
 	if out.Rendered != nil && !out.Detect {
 		at.Prune = out.Rendered.Prune
 	}
@@ -278,6 +282,9 @@ func pollAfter(s config.Source, now time.Time) time.Duration {
 // Runner, its drift watcher, its name and its Git cache.
 func (c *Controller) forget(key string) {
 	c.stopReconciler(key)
+	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil && c.opts.Metrics != nil {
+		c.opts.Metrics.Forget(AppName(ns, name))
+	}
 	c.mu.Lock()
 	delete(c.runners, key)
 	if ts := c.targets[key]; ts != nil {
@@ -335,3 +342,22 @@ func (c *Controller) logAttempt(key string, at attempt) {
 // credentialsDir is where GitSources' Secrets are written below the
 // cache root.
 func credentialsDir(root string) string { return filepath.Join(root, "credentials") }
+
+// observe records an attempt in the per-app series, under the App's app
+// name: an attempt that failed before the reconcile (its source, Secret
+// or spec) is a failed result of no stage; one that waits for its
+// dependencies is not a result.
+func (c *Controller) observe(app *v1alpha1.App, at attempt, start time.Time) {
+	if c.opts.Metrics == nil || at.Waiting {
+		return
+	}
+	result := at.Result
+	if result == "" {
+		result = reconcile.ResultFailed
+	}
+	now := c.opts.Clock.Now()
+	c.opts.Metrics.Reconciled(appmetrics.Reconcile{
+		App: AppName(app.Namespace, app.Name), Cluster: clusterName(app),
+		Result: result, Stage: at.Stage, Took: now.Sub(start), ChangeSet: at.ChangeSet, Now: now,
+	})
+}

@@ -46,6 +46,11 @@ type attempt struct {
 	// warnings of the last render.
 	Rendered bool
 	Warnings []planner.Warning
+	// Result is how the reconcile ended, as the file daemon's /status
+	// and metrics say it (failed for an App that never reached it), and
+	// Stage where it failed.
+	Result reconcile.Result
+	Stage  reconcile.Stage
 }
 
 // statusOf computes an App's new status from its old one and an attempt:

@@ -23,6 +23,7 @@ import (
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
@@ -644,7 +645,7 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 	d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 	for _, app := range apps {
 		err := runner.PollError(app, ev)
-		d.m.countError(app, reconcile.StageSource)
+		d.m.Failed(app.Name, app.ClusterName(), reconcile.StageSource)
 		if d.opts.Inventory != nil {
 			d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, err)
 		}
@@ -830,10 +831,7 @@ func (a *appRun) publishFindings() {
 			n++
 		}
 	}
-	a.d.m.DriftFindings.DeletePartialMatch(map[string]string{"app": a.app.Name})
-	for c, k := range counts {
-		a.d.m.DriftFindings.WithLabelValues(a.app.Name, a.app.ClusterName(), string(c)).Set(float64(k))
-	}
+	a.d.m.Findings(a.app.Name, a.app.ClusterName(), counts)
 	overlaps := len(report.Overlaps())
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.Findings, s.Overlaps = n, overlaps })
 }
@@ -857,10 +855,9 @@ func (a *appRun) run(ctx context.Context, runner *reconcile.Runner, rev source.R
 func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
 	d, app, rev := a.d, a.app, out.Revision
 	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
-	if out.Stage != "" {
-		d.m.countError(app, out.Stage)
-	}
-	d.finish(app, rev, start, out.Result, err, out.ChangeSet)
+	d.m.Reconciled(appmetrics.Reconcile{App: app.Name, Cluster: app.ClusterName(), Result: out.Result, Stage: out.Stage,
+		Took: d.opts.Clock.Since(start), ChangeSet: out.ChangeSet, Now: d.opts.Clock.Now()})
+	d.finish(app, rev, out.Result, err, out.ChangeSet)
 	if out.Detect {
 		d.setStatus(app.Name, func(s *AppStatus) {
 			s.Mode, s.Objects, s.Changed, s.Conflicts = ModeDetect, len(out.Rendered.Plan.Objects), 0, 0
@@ -898,7 +895,8 @@ func (d *Daemon) event(app config.App, eventType, reason, format string, args ..
 	d.opts.Events.Eventf(ref, eventType, reason, "%s", redact.Sprintf(format, args...))
 }
 
-func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, result reconcile.Result, err error, cs *applier.ChangeSet) {
+// finish records how a reconcile ended as the app's Event and /status.
+func (d *Daemon) finish(app config.App, rev source.Revision, result reconcile.Result, err error, cs *applier.ChangeSet) {
 	switch {
 	case result == reconcile.ResultFailed:
 		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", reconcile.ShortSHA(rev.SHA), err)
@@ -908,25 +906,6 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "revision %s: %v", reconcile.ShortSHA(rev.SHA), err)
 	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", reconcile.ShortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
-	}
-	cluster := app.ClusterName()
-	d.m.ReconcileDuration.WithLabelValues(app.Name, cluster, string(result)).Observe(d.opts.Clock.Since(start).Seconds())
-	d.m.setResult(app, result)
-	if result == reconcile.ResultOK {
-		d.m.LastSuccess.WithLabelValues(app.Name, cluster).Set(float64(d.opts.Clock.Now().Unix()))
-	}
-	counts := map[applier.Action]int{}
-	if cs != nil {
-		for _, c := range cs.Changes {
-			counts[c.Action]++
-			d.m.countConflicts(app, applier.ConflictForce, len(c.Forced))
-			d.m.countConflicts(app, applier.ConflictYield, len(c.Yielded))
-			d.m.countConflicts(app, applier.ConflictFail, len(c.Conflicts))
-		}
-		d.m.Objects.DeletePartialMatch(map[string]string{"app": app.Name})
-		for a, n := range counts {
-			d.m.Objects.WithLabelValues(app.Name, cluster, string(a)).Set(float64(n))
-		}
 	}
 	d.setStatus(app.Name, func(s *AppStatus) {
 		s.Revision, s.Result, s.LastRun = rev.SHA, result, d.opts.Clock.Now()
@@ -939,7 +918,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, start time.Time, re
 		if cs != nil {
 			s.Objects = len(cs.Changes)
 			s.Changed = cs.Written() // what the API server wrote, not what was only decided
-			s.Conflicts = counts[applier.Conflicted]
+			s.Conflicts = cs.Count(applier.Conflicted)
 		}
 	})
 }

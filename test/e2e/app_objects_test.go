@@ -108,7 +108,8 @@ func TestJourneyAppObjects(t *testing.T) {
 
 	a.waitReady(sha)
 	a.checkManaged()
-	a.step("App Ready")
+	a.checkMetrics(d)
+	a.step("App Ready, its series in /metrics")
 
 	a.checkGet(sha)
 	a.w.must(exitOK, a.planArgs()...)
@@ -132,6 +133,21 @@ func TestJourneyAppObjects(t *testing.T) {
 
 	d.stop()
 	a.w.checkNoSecrets(a.token)
+}
+
+// checkMetrics waits until the daemon's /metrics holds the App's
+// reconcile under its app name, as the dashboards and alert rules read a
+// config file's app.
+func (a *appJourney) checkMetrics(d *daemon) {
+	a.t.Helper()
+	app := map[string]string{"app": a.ns + "-" + a.name, "cluster": "local"}
+	waitFor(a.t, "the App's series in /metrics", 30*time.Second, func() (bool, string) {
+		families := scrape(a.t, d.addr)
+		ok := value(families, "syncd_app_result", map[string]string{"app": app["app"], "cluster": "local", "result": "ok"}) == 1 &&
+			count(families, "syncd_reconcile_duration_seconds", app) >= 1 &&
+			value(families, "syncd_last_success_timestamp_seconds", app) > 0
+		return ok, fmt.Sprintf("syncd_app_result, syncd_reconcile_duration_seconds or syncd_last_success_timestamp_seconds of app %s missing", app["app"])
+	})
 }
 
 // serveRepo serves the team's repository, private (basic auth with the
