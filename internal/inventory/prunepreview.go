@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
@@ -38,7 +38,7 @@ func (m *Manager) PreviewPrune(ctx context.Context, app App, plan *planner.Plan,
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: true, id: prev.inv.ID, md: md,
 		prev: prev, prevIdx: prev.inv.Index(),
-		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
+		adopted: map[Key]bool{}, known: map[Key]*metav1.PartialObjectMetadata{},
 	}
 	cs := &applier.ChangeSet{App: app.Name, Revision: plan.Revision, DryRun: true}
 	var applyErr error

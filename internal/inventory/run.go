@@ -56,8 +56,11 @@ type Run struct {
 
 	mu sync.Mutex
 	// known holds what Begin read for objects the watch cache does not
-	// hold; a nil value means absent.
-	known map[Key]*unstructured.Unstructured
+	// hold; a nil value means absent. It is kept typed (managedFields as
+	// raw bytes) and turned into an object only when the applier reads
+	// it: an unstructured copy of every member's metadata, managedFields
+	// as nested maps, was most of a one-shot no-op's heap.
+	known map[Key]*metav1.PartialObjectMetadata
 	// mappings caches the REST mappings of the run's kinds.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
@@ -80,7 +83,7 @@ func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: clients.md, watcher: clients.dyn,
 		prev: prev, prevIdx: prev.inv.Index(),
-		adopted: map[Key]bool{}, known: map[Key]*unstructured.Unstructured{},
+		adopted: map[Key]bool{}, known: map[Key]*metav1.PartialObjectMetadata{},
 	}
 	if err := r.prefetch(ctx); err != nil {
 		return nil, err
@@ -206,20 +209,16 @@ func (r *Run) Live(ctx context.Context, ref planner.ObjectRef) (*unstructured.Un
 	}
 	k := KeyOf(ref)
 	r.mu.Lock()
-	u, ok := r.known[k]
+	pom, ok := r.known[k]
 	delete(r.known, k)
 	r.mu.Unlock()
 	if ok {
-		if u == nil {
+		if pom == nil {
 			return nil, apierrors.NewNotFound(wk.gvr.GroupResource(), ref.Name)
 		}
-		return u, nil
+		return toUnstructured(ref, pom)
 	}
-	return r.get(ctx, ri, ref)
-}
-
-func (r *Run) get(ctx context.Context, ri metadata.ResourceInterface, ref planner.ObjectRef) (*unstructured.Unstructured, error) {
-	pom, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	pom, err = ri.Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -290,14 +289,14 @@ func (r *Run) prefetch(ctx context.Context) error {
 		}
 		for _, obj := range g.items {
 			eg.Go(func() error {
-				u, err := r.get(ectx, g.ri, obj.Ref)
+				pom, err := g.ri.Get(ectx, obj.Ref.Name, metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
-					u, err = nil, nil
+					pom, err = nil, nil
 				}
 				if err != nil {
 					return fmt.Errorf("%s: read before apply: %w", obj.Ref, err)
 				}
-				r.remember(obj, u)
+				r.remember(obj, pom)
 				return nil
 			})
 		}
@@ -317,11 +316,7 @@ func (r *Run) list(ctx context.Context, wk watchKey, ri metadata.ResourceInterfa
 		if o == nil {
 			return nil
 		}
-		u, err := toUnstructured(o.Ref, live)
-		if err != nil {
-			return err
-		}
-		r.remember(o, u)
+		r.remember(o, live)
 		delete(want, o.Ref.Name)
 		return nil
 	})
@@ -358,12 +353,12 @@ func listAll(ctx context.Context, ri metadata.ResourceInterface, selector string
 
 // remember stores what was read for obj and notes adoption: an object new
 // to the inventory that exists without the app's part-of label.
-func (r *Run) remember(obj *planner.Object, u *unstructured.Unstructured) {
+func (r *Run) remember(obj *planner.Object, live *metav1.PartialObjectMetadata) {
 	k := KeyOf(obj.Ref)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.known[k] = u
-	if u != nil && r.prevIdx[k] == nil && u.GetLabels()[LabelPartOf] != r.id {
+	r.known[k] = live
+	if live != nil && r.prevIdx[k] == nil && live.Labels[LabelPartOf] != r.id {
 		r.adopted[k] = true
 	}
 }

@@ -46,6 +46,18 @@ var CacheMappings = false
 // (created if missing), as in a real install: everything in the inventory
 // namespace is syncd's own, and prune never deletes it.
 func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
+	return newSyncd(cfg, app, inventory.Options{Concurrency: concurrency})
+}
+
+// NewOneShot is New for one sync in a process of its own, as `syncd
+// apply` runs: no watch cache, the objects read with one metadata LIST
+// per resource and namespace.
+func NewOneShot(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
+	return newSyncd(cfg, app, inventory.Options{Concurrency: concurrency, NoWatch: true})
+}
+
+func newSyncd(cfg *rest.Config, app config.App, invOpts inventory.Options) (*Syncd, error) {
+	concurrency := invOpts.Concurrency
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -67,7 +79,8 @@ func New(cfg *rest.Config, app config.App, concurrency int) (*Syncd, error) {
 	if CacheMappings {
 		s.mapper = &cachingMapper{DeferredDiscoveryRESTMapper: dm, cache: map[string]*meta.RESTMapping{}}
 	}
-	if s.inv, err = inventory.New(dyn, md, s.mapper, inventory.Options{Namespace: invNS, Concurrency: concurrency}); err != nil {
+	invOpts.Namespace = invNS
+	if s.inv, err = inventory.New(dyn, md, s.mapper, invOpts); err != nil {
 		return nil, err
 	}
 	if s.applier, err = applier.New(dyn, s.mapper, applier.Options{Concurrency: concurrency}); err != nil {
