@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"syncd.dev/syncd/internal/memlimit"
 	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/source"
@@ -44,6 +45,14 @@ func (e *exitCodeError) Error() string {
 
 func (e *exitCodeError) Unwrap() error { return e.err }
 
+// memLimit is the Go memory limit main set from the container's memory
+// limit (or found set by GOMEMLIMIT), and memLimitErr why it could not
+// read the container's, for syncd run to log.
+var (
+	memLimit    memlimit.Result
+	memLimitErr error
+)
+
 // withCode wraps err so that main exits with code. A nil err with a code
 // exits silently with that code.
 func withCode(code int, err error) error { return &exitCodeError{code: code, err: err} }
@@ -52,6 +61,9 @@ func main() {
 	// A render child (a render syncd runs in a process of its own) does
 	// its one render and exits here, before anything else is set up.
 	renderproc.Main()
+	// The Go memory limit comes from the container's before anything
+	// allocates much; syncd run logs what was set (logMemoryLimit).
+	memLimit, memLimitErr = memlimit.Set(memlimit.Options{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := forbidDefaultNetwork(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/kubemetrics"
 	"syncd.dev/syncd/internal/leader"
+	"syncd.dev/syncd/internal/memlimit"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -149,6 +150,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	}
 	log := slog.New(redact.LogHandler(handler))
 	routeClientLogs(log)
+	logMemoryLimit(log, memLimit, memLimitErr)
 	if err := checkHTTPFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
@@ -280,4 +282,18 @@ func processMetrics(reg prometheus.Registerer) error {
 		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 		kubemetrics.Register(reg),
 	)
+}
+
+// logMemoryLimit says which Go memory limit syncd runs under and where it
+// came from (memlimit.Set in main), or why the container's could not be
+// read.
+func logMemoryLimit(log *slog.Logger, r memlimit.Result, err error) {
+	if err != nil {
+		log.Warn("Go memory limit not set from the container", "error", err)
+	}
+	if r.Source == memlimit.SourceNone {
+		log.Info("Go memory limit: none (no container memory limit and no GOMEMLIMIT)", "source", r.Source)
+		return
+	}
+	log.Info("Go memory limit", "source", r.Source, "limitBytes", r.Limit, "containerLimitBytes", r.Container)
 }
