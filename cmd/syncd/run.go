@@ -219,7 +219,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		}
 	}
 	ctx := cmd.Context()
-	uiSrv, err := daemonUI(f, cl, inv)
+	uiSrv, err := daemonUI(f, cl, inv, d)
 	if err != nil {
 		return withCode(exitError, err)
 	}

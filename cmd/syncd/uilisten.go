@@ -7,10 +7,14 @@ import (
 	"net/http"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/httpauth"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/ui"
 )
 
@@ -30,11 +34,11 @@ var errUIListenOpen = errors.New("without --secure-status the UI has no authenti
 
 // daemonUI is the read-only UI of --ui-listen, read with the daemon's own
 // credentials (its ServiceAccount); nil without the flag.
-func daemonUI(f *runFlags, cl *cluster, inv *inventory.Manager) (*ui.Server, error) {
+func daemonUI(f *runFlags, cl *cluster, inv *inventory.Manager, d *daemon.Daemon) (*ui.Server, error) {
 	if f.uiListen == "" {
 		return nil, nil
 	}
-	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace}
+	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, FileStatus: daemonStatus{d}}
 	if f.secureStatus {
 		// Every request carries a bearer token, which a rebinding
 		// page cannot: any Host (an Ingress's) may be served.
@@ -43,6 +47,42 @@ func daemonUI(f *runFlags, cl *cluster, inv *inventory.Manager) (*ui.Server, err
 		return nil, fmt.Errorf("--ui-listen %s: %w", f.uiListen, errUIListenOpen)
 	}
 	return ui.New(opts)
+}
+
+// daemonStatus gives the UI the status the daemon keeps of the file's
+// apps (its /status).
+type daemonStatus struct{ d *daemon.Daemon }
+
+var _ ui.FileStatusSource = daemonStatus{}
+
+// FileStatus is the daemon's status of each app, by name.
+func (s daemonStatus) FileStatus() map[string]ui.FileAppStatus {
+	out := map[string]ui.FileAppStatus{}
+	for _, st := range s.d.Status() {
+		out[st.App] = fileAppStatus(st)
+	}
+	return out
+}
+
+// fileAppStatus is one app's daemon status as the UI shows it: Ready
+// when its last reconcile applied everything, Unknown before the first.
+func fileAppStatus(st daemon.AppStatus) ui.FileAppStatus {
+	out := ui.FileAppStatus{Ready: string(metav1.ConditionFalse), Message: "last reconcile: " + string(st.Result),
+		Drift: st.Findings, Conflicts: st.Conflicts, Overlaps: st.Overlaps}
+	switch st.Result {
+	case reconcile.ResultOK:
+		out.Ready = string(metav1.ConditionTrue)
+	case daemon.ResultPending:
+		out.Ready = string(metav1.ConditionUnknown)
+	}
+	if st.Error != "" {
+		out.Message += ": " + redact.Known(st.Error)
+	}
+	if !st.LastRun.IsZero() {
+		t := st.LastRun.UTC()
+		out.LastSync = &t
+	}
+	return out
 }
 
 // uiRoutes guards the UI under --secure-status: every request needs a

@@ -97,7 +97,9 @@ func (s *Server) app(ctx context.Context, ref AppRef) (*appPage, error) {
 	page.Objects = treeRows(tree, inv)
 	page.History = newestFirst(inv.History)
 	if ref.File() {
-		page.Row.Drift = s.driftCount(ctx, ref)
+		if n := s.driftCount(ctx, ref); n >= 0 {
+			page.Row.Drift = n
+		}
 		page.Handoffs = liveHandoffs(ref, inv, lives)
 		page.Last = fileOutcome(inv.History)
 		return page, nil

@@ -159,6 +159,10 @@ func (s *Server) fileRows(ctx context.Context) ([]AppRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list inventories in namespace %s: %w", s.opts.InventoryNamespace, err)
 	}
+	var statuses map[string]FileAppStatus
+	if s.opts.FileStatus != nil {
+		statuses = s.opts.FileStatus.FileStatus()
+	}
 	var rows []AppRow
 	for _, u := range list.Items {
 		name, ok := strings.CutPrefix(u.GetName(), inventory.ParentPrefix)
@@ -174,6 +178,9 @@ func (s *Server) fileRows(ctx context.Context) ([]AppRow, error) {
 			Ready: "—", Objects: len(inv.Members), Drift: -1, Conflicts: -1, Overlaps: -1, Handoffs: -1,
 		}
 		fromHistory(&row, inv.History)
+		if st, ok := statuses[name]; ok {
+			fromStatus(&row, st)
+		}
 		rows = append(rows, row)
 	}
 	return rows, nil

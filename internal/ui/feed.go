@@ -103,9 +103,10 @@ func culpritTime(f *drift.Finding) *time.Time {
 }
 
 // countEntry is an app's drift as its status counts it: an App's
-// controller writes counts, not findings.
+// controller and a daemon (for its file apps) keep counts, not findings.
 func countEntry(row AppRow) feedEntry {
-	e := feedEntry{Time: row.DriftTime, App: row.Ref, Summary: fmt.Sprintf("%d fields differ from revision %s", row.Drift, shortRevision(row.DriftRevision))}
+	rev := cmp.Or(row.DriftRevision, row.Revision)
+	e := feedEntry{Time: row.DriftTime, App: row.Ref, Summary: fmt.Sprintf("%d fields differ from revision %s", row.Drift, shortRevision(rev))}
 	if row.Overlaps > 0 {
 		e.Summary += fmt.Sprintf("; %d objects overlap with another app", row.Overlaps)
 	}

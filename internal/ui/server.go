@@ -44,6 +44,10 @@ type Options struct {
 	// Drift, when set, gives the file apps' drift findings; without it
 	// the Object page shows ownership only.
 	Drift DriftSource
+	// FileStatus, when set, gives the status of the file apps a daemon
+	// runs (syncd run --ui-listen): their Ready, drift, conflicts and
+	// overlaps instead of what the inventory alone tells.
+	FileStatus FileStatusSource
 	// Actions shows the App page's buttons (reconcile now, suspend,
 	// resume) and serves their POSTs, made with Dynamic: the user's own
 	// credentials in syncd ui. Off, the UI is read-only and refuses every

@@ -140,6 +140,11 @@ func TestPages(t *testing.T) {
 		"the App's count":             {f.ns + "/shop", "2 fields differ from revision main@sha1:4f2c9a1e7d3b"},
 	})
 
+	withStatus := f.opts
+	withStatus.FileStatus = fileStatuses{f.app.Name: {Ready: "False", Message: "last reconcile: conflicts", Drift: 3, Conflicts: 1}}
+	checkFileRow(t, f, withStatus, []string{f.app.Name, "syncd.yaml", "local", "syncd.yaml", "—", "False", "3", "3", "1", "0", "—"})
+	checkFileRow(t, f, f.opts, []string{f.app.Name, "syncd.yaml", "local", "syncd.yaml", "—", "True", "3", "—", "—", "—", "—"})
+
 	lines := ownerMapLines(t, bodies["deployment"])
 	syncd := "syncd-" + f.app.Name + " (Apply)"
 	tests := map[string]struct {
@@ -230,6 +235,33 @@ func checkAppPage(t *testing.T, name, body string, want appPageWant) {
 			t.Errorf("%s: the last reconcile reads %q, want %q in it", name, last, s)
 		}
 	}
+}
+
+// fileStatuses is a daemon's status of its file apps.
+type fileStatuses map[string]FileAppStatus
+
+func (s fileStatuses) FileStatus() map[string]FileAppStatus { return s }
+
+// checkFileRow checks the file app's row of the Apps page (its cells but
+// the last sync) of a UI with opts: from its last recorded apply, or from
+// its daemon's status when opts has one.
+func checkFileRow(t *testing.T, f *fixture, opts Options, want []string) {
+	t.Helper()
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil))
+	for _, row := range pageTables(t, rec.Body.String())["apps"] {
+		if row[0] == f.app.Name {
+			if diff := cmp.Diff(want, row[:len(row)-1]); diff != "" {
+				t.Errorf("the file app's row (FileStatus %v) (-want +got):\n%s", opts.FileStatus != nil, diff)
+			}
+			return
+		}
+	}
+	t.Errorf("the Apps page has no row of %s", f.app.Name)
 }
 
 // checkFeed checks that the drift feed has the wanted rows (their cells
