@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/metadata"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/ui"
 )
@@ -115,7 +117,44 @@ func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, erro
 		}
 		uo.Drift = configDrift{runner: runner}
 	}
+	uo.Plans = uiPlans{cl: cl, f: f}
 	return ui.New(uo)
+}
+
+// uiPlans previews an app for the UI's Plan page as syncd plan does:
+// a file app of --config as plan --config --app, an App object as plan
+// --app -n, with the user's credentials.
+type uiPlans struct {
+	cl *cluster
+	f  *uiFlags
+}
+
+var _ ui.PlanSource = uiPlans{}
+
+// Plan previews app; a file app needs the UI's --config.
+func (p uiPlans) Plan(ctx context.Context, app ui.AppRef) (*preview.Report, error) {
+	flags := &planFlags{kube: p.f.kube, config: p.f.config, app: app.Name, namespace: app.Namespace,
+		cacheDir: p.f.cacheDir, concurrency: applier.DefaultConcurrency, inventoryNS: p.f.inventory.namespace}
+	target, err := p.target(ctx, app, flags)
+	if err != nil {
+		return nil, err
+	}
+	defer target.cleanup()
+	rep, _, err := planReport(ctx, p.cl, target, flags, nil)
+	return rep, err
+}
+
+// target is what plan previews for app: the config's app, or the App
+// translated as the controller translates it.
+func (p uiPlans) target(ctx context.Context, app ui.AppRef, flags *planFlags) (*planTarget, error) {
+	if !app.File() {
+		flags.config = ""
+		return planObjectTarget(ctx, p.cl, flags)
+	}
+	if flags.config == "" {
+		return nil, fmt.Errorf("app %s is declared in a syncd.yaml: start syncd ui with --config FILE to plan it, or run syncd plan --config FILE --app %s", app.Name, app.Name)
+	}
+	return planFileTarget(flags)
 }
 
 // configDrift is the UI's drift source for the apps of a syncd.yaml: the

@@ -25,7 +25,7 @@ var templateFS embed.FS
 
 // pageNames are the pages, each templates/<name>.html over
 // templates/layout.html.
-var pageNames = []string{"apps", "app", "object", "drift"}
+var pageNames = []string{"apps", "app", "object", "drift", "plan"}
 
 // pages are the parsed page templates.
 type pages struct {
@@ -62,6 +62,7 @@ var templateFuncs = template.FuncMap{
 	"add":      func(a, b int) int { return a + b },
 	"deref":    func(r *planner.ObjectRef) planner.ObjectRef { return *r },
 	"appURL":   func(app AppRef) string { return "/app?" + appQuery(app).Encode() },
+	"planURL":  func(app AppRef) string { return "/plan?" + appQuery(app).Encode() },
 	"culprit":  culprit,
 	"findingValue": func(v any) string {
 		if v == nil {

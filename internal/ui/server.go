@@ -13,6 +13,7 @@ import (
 
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/preview"
 )
 
 //go:embed static
@@ -30,6 +31,14 @@ type DriftSource interface {
 	Drift(ctx context.Context, app AppRef) (*drift.Report, error)
 }
 
+// PlanSource previews what applying an app's source as it is now would
+// change (`syncd plan`: server-side dry runs under the app's managers,
+// nothing written). It returns a nil report for an app it cannot
+// preview, and an error that says why for one it could not.
+type PlanSource interface {
+	Plan(ctx context.Context, app AppRef) (*preview.Report, error)
+}
+
 // Options configure a Server.
 type Options struct {
 	// Dynamic and Mapper read the cluster, with the credentials of whoever
@@ -44,6 +53,10 @@ type Options struct {
 	// Drift, when set, gives the file apps' drift findings; without it
 	// the Object page shows ownership only.
 	Drift DriftSource
+	// Plans, when set, previews an app's next revision on its Plan page
+	// (/plan), linked from the App page; without it the App page says to
+	// run syncd plan.
+	Plans PlanSource
 	// FileStatus, when set, gives the status of the file apps a daemon
 	// runs (syncd run --ui-listen): their Ready, drift, conflicts and
 	// overlaps instead of what the inventory alone tells.
@@ -109,6 +122,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /app", s.serveApp)
 	mux.HandleFunc("GET /object", s.serveObject)
 	mux.HandleFunc("GET /drift", s.serveFeed)
+	if s.opts.Plans != nil {
+		mux.HandleFunc("GET /plan", s.servePlan)
+	}
 	mux.HandleFunc("GET /events", s.serveEvents)
 	if s.opts.Actions {
 		mux.HandleFunc("POST "+actionPath, s.serveAction)
@@ -153,7 +169,7 @@ func (s *Server) serveAppStatus(w http.ResponseWriter, r *http.Request, ref AppR
 		s.fail(w, err)
 		return
 	}
-	data := map[string]any{"Title": "App " + ref.String(), "Page": page, "Flash": flash, "Failed": code != http.StatusOK}
+	data := map[string]any{"Title": "App " + ref.String(), "Page": page, "Flash": flash, "Failed": code != http.StatusOK, "Plans": s.opts.Plans != nil}
 	if s.opts.Actions && !ref.File() {
 		data["Actions"], data["CSRF"] = actions, s.csrf
 	}

@@ -84,6 +84,7 @@ apps:
 		}
 	}
 	uiGet(t, w, base+"/object?app=ui-shop&version=v1&kind=Secret&namespace=ui-shop&name=shop-db")
+	uiPlan(t, w, base)
 
 	req, err := http.NewRequest(http.MethodGet, base+"/", nil)
 	if err != nil {
@@ -101,6 +102,24 @@ apps:
 	uiButton(t, w, base)
 	uiInDaemon(t, w)
 	w.checkNoSecrets(uiSecret)
+}
+
+// uiPlan follows the App page's Plan link: the preview of the source
+// as it is now (syncd plan's dry runs with the user's credentials) would
+// put the hot-fixed image back but is held back by kubectl-set's
+// ownership of it (conflict policy fail), and shows no Secret value
+// (checkNoSecrets reads every page).
+func uiPlan(t *testing.T, w *workspace, base string) {
+	t.Helper()
+	if app := uiGet(t, w, base+"/app?app=ui-shop"); !strings.Contains(app, `href="/plan?app=ui-shop"`) {
+		t.Errorf("the App page does not link its plan:\n%s", app)
+	}
+	plan := uiGet(t, w, base+"/plan?app=ui-shop")
+	for _, want := range []string{"Plan of", "Held back: conflicts", "Deployment ui-shop/shop: update", "owned by &#34;kubectl-set&#34;: fail", "-      - image: nginx:1.28-hotfix"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan page does not show %q:\n%s", want, plan)
+		}
+	}
 }
 
 // uiInDaemon runs syncd run --ui-listen on loopback: the same pages,
