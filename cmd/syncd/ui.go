@@ -110,13 +110,15 @@ func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, erro
 		return nil, err
 	}
 	uo := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, Hosts: []string{host}, Actions: true}
+	drifts := uiDrift{cl: cl, f: f}
 	if f.config != "" {
 		runner, _, _, err := openConfig(ctx, f.config, "", &f.kube, nil, f.cacheDir, 0)
 		if err != nil {
 			return nil, err
 		}
-		uo.Drift = configDrift{runner: runner}
+		drifts.file = &configDrift{runner: runner}
 	}
+	uo.Drift = drifts
 	uo.Plans = uiPlans{cl: cl, f: f}
 	return ui.New(uo)
 }
@@ -155,6 +157,37 @@ func (p uiPlans) target(ctx context.Context, app ui.AppRef, flags *planFlags) (*
 		return nil, fmt.Errorf("app %s is declared in a syncd.yaml: start syncd ui with --config FILE to plan it, or run syncd plan --config FILE --app %s", app.Name, app.Name)
 	}
 	return planFileTarget(flags)
+}
+
+// uiDrift is syncd ui's drift source: the one-shot check of syncd drift,
+// with the user's credentials, for a file app of --config (file) and for
+// an App object, translated as syncd drift --app -n translates it.
+type uiDrift struct {
+	file *configDrift
+	cl   *cluster
+	f    *uiFlags
+}
+
+var _ ui.DriftSource = uiDrift{}
+
+// Drift checks app; a file app without --config has no report.
+func (d uiDrift) Drift(ctx context.Context, app ui.AppRef) (*drift.Report, error) {
+	if app.File() {
+		if d.file == nil {
+			return nil, nil
+		}
+		return d.file.Drift(ctx, app)
+	}
+	ac, err := appsOn(d.cl, app.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := ac.getApp(ctx, app.Namespace, app.Name)
+	if err != nil {
+		return nil, err
+	}
+	flags := &driftFlags{objectFlags: objectFlags{kube: d.f.kube, namespace: app.Namespace}, app: app.Name, cacheDir: d.f.cacheDir}
+	return flags.driftObject(ctx, ac, obj)
 }
 
 // configDrift is the UI's drift source for the apps of a syncd.yaml: the

@@ -52,7 +52,7 @@ func (s *Server) feed(ctx context.Context) (*feedPage, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(feedChecks)
 	for i, row := range rows {
-		if !row.Ref.File() || s.opts.Drift == nil {
+		if !s.checksDrift(row) {
 			continue
 		}
 		g.Go(func() error {
@@ -64,6 +64,10 @@ func (s *Server) feed(ctx context.Context) (*feedPage, error) {
 	page := &feedPage{Notes: warns}
 	for i, row := range rows {
 		switch {
+		case errs[i] != nil && !row.Ref.File():
+			// An App the check cannot translate (not of a GitSource)
+			// still has the count its controller wrote.
+			page.Entries = append(page.Entries, countEntry(row))
 		case errs[i] != nil:
 			page.Notes = append(page.Notes, fmt.Sprintf("%s: drift: %s", row.Ref, redact.Error(errs[i])))
 		case reports[i] != nil:
@@ -74,6 +78,17 @@ func (s *Server) feed(ctx context.Context) (*feedPage, error) {
 	}
 	slices.SortStableFunc(page.Entries, newerFirst)
 	return page, nil
+}
+
+// checksDrift says whether the feed runs a drift check of row: every
+// file app the drift source knows, and an App whose controller counted
+// drift or overlaps (a render and a read of each of its objects, so not
+// for the Apps that have none).
+func (s *Server) checksDrift(row AppRow) bool {
+	if s.opts.Drift == nil {
+		return false
+	}
+	return row.Ref.File() || row.Drift > 0 || row.Overlaps > 0
 }
 
 // findingEntries are a report's drift findings (not the informational

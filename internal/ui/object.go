@@ -86,14 +86,14 @@ func (s *Server) object(ctx context.Context, app AppRef, ref planner.ObjectRef) 
 // saying why there are none to show.
 func (s *Server) findings(ctx context.Context, app AppRef, ref planner.ObjectRef) ([]drift.Finding, string) {
 	if s.opts.Drift == nil {
-		return nil, "drift is computed for the apps of a syncd.yaml given with --config; this page shows ownership only"
+		return nil, "drift is computed by syncd ui (a render of the app, as syncd drift runs), not here; this page shows ownership only"
 	}
 	rep, err := s.opts.Drift.Drift(ctx, app)
 	if err != nil {
 		return nil, "drift: " + redact.Error(err)
 	}
 	if rep == nil {
-		return nil, "drift is computed for the apps of the syncd.yaml given with --config; " + app.String() + " is not one of them"
+		return nil, "drift of a syncd.yaml app is computed when syncd ui is given that file with --config; " + app.String() + " is not one of its apps"
 	}
 	var out []drift.Finding
 	for _, f := range rep.Findings {

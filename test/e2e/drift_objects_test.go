@@ -64,8 +64,26 @@ spec:
 		t.Errorf("drift -A: want exit 2 (or 1 for another journey's broken App) and the finding\n%s", r)
 	}
 	w.must(exitOK, "drift", "-n", empty)
+	uiDriftOfApp(t, w, ns)
 	r = w.must(exitError, "drift", "--app", "chart", "-n", ns)
 	if !strings.Contains(r.stderr, "its source is a HelmSource") {
 		t.Errorf("drift --app of a HelmSource App: want an error naming the source kind\n%s", r)
+	}
+}
+
+// uiDriftOfApp: syncd ui (no --config) shows App web's drift on the
+// ConfigMap's ownership map and in the drift feed, from the same check
+// as syncd drift --app -n, with the culprit.
+func uiDriftOfApp(t *testing.T, w *workspace, ns string) {
+	t.Helper()
+	base := startUI(t, w, "--cache-dir", w.cache)
+	obj := uiGet(t, w, base+"/object?app=web&ns="+ns+"&version=v1&kind=ConfigMap&namespace="+ns+"&name=settings")
+	for _, want := range []string{`<section class="drift" aria-label="Drift">`, "kubectl-create", "by-hand", `taken-over · kubectl-create (Update`} {
+		if !strings.Contains(obj, want) {
+			t.Errorf("the ConfigMap's ownership map for App %s/web does not show %q:\n%s", ns, want, obj)
+		}
+	}
+	if strings.Contains(obj, "drift is computed for") {
+		t.Errorf("the ConfigMap's ownership map for App %s/web says it shows no drift:\n%s", ns, obj)
 	}
 }
