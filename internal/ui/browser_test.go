@@ -89,6 +89,10 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "follow the app's link", chromedp.Click(chromedp.CSS(`a[href^="/app?"]`)), chromedp.WaitVisible(chromedp.CSS("table.objects")))
 	screenshot(t, ctx, filepath.Join(shots, "app.png"))
 
+	do(t, ctx, "follow the app's Plan link", chromedp.Click(chromedp.CSS(`a[href^="/plan?"]`)), chromedp.WaitVisible(chromedp.CSS("pre.plan")))
+	screenshot(t, ctx, filepath.Join(shots, "plan.png"))
+	do(t, ctx, "back to the App page", chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS("table.objects")))
+
 	do(t, ctx, "follow the Deployment's link", chromedp.Click(chromedp.CSS(`a[href*="kind=Deployment"]`)), chromedp.WaitVisible(chromedp.CSS("pre.ownermap")))
 	line := `document.querySelector('[data-path=' + JSON.stringify(` + jsString(`.spec.template.spec.containers[name="web"].image`) + `) + ']')`
 	legend := `[...document.querySelectorAll("tr.manager")].find(r => r.querySelector(".manager-name").textContent === "kubectl-edit").querySelector(".swatch")`

@@ -26,6 +26,7 @@ import (
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/reconcile/reconciletest"
 )
@@ -79,6 +80,18 @@ func (d dirDrift) Drift(ctx context.Context, app AppRef) (*drift.Report, error) 
 	return nil, nil
 }
 
+// dirPlans is a plan source that previews the fixture's app from its
+// directory (syncd plan --path).
+type dirPlans struct{ f *fixture }
+
+func (p dirPlans) Plan(ctx context.Context, app AppRef) (*preview.Report, error) {
+	if !app.File() || app.Name != p.f.app.Name {
+		return nil, nil
+	}
+	rep, _, err := p.f.runner.Preview(ctx, p.f.app, p.f.dir)
+	return rep, err
+}
+
 // dirApp is an app applied from a directory.
 type dirApp struct {
 	runner *reconcile.Runner
@@ -125,7 +138,7 @@ func newFixture(t *testing.T) *fixture {
 	f.apply(t)
 	f.changeByOthers(t, cl)
 	f.appObject(t, cl)
-	f.opts = Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}}
+	f.opts = Options{Dynamic: cl.Dynamic, Mapper: cl.Mapper, Inventory: inv, InventoryNamespace: invNS, Drift: dirDrift{f}, Plans: dirPlans{f}}
 	f.server, err = New(f.opts)
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,7 @@ func TestPages(t *testing.T) {
 		"deployment": "/object?" + objectQuery(app, f.deployment()),
 		"secret":     "/object?" + objectQuery(app, f.secret()),
 		"drift":      "/drift",
+		"plan":       "/plan?" + appQuery(app).Encode(),
 	}
 	bodies := map[string]string{}
 	for name, path := range pages {
@@ -100,6 +101,14 @@ func TestPages(t *testing.T) {
 				t.Errorf("page %s shows the Secret's value %q", name, v)
 			}
 		}
+	}
+	for _, want := range []string{"<h1>Plan of", `<pre class="plan">app ` + f.app.Name + ": revision", "Deployment " + f.ns + "/web: "} {
+		if !strings.Contains(bodies["plan"], want) {
+			t.Errorf("the Plan page does not show %q:\n%s", want, bodies["plan"])
+		}
+	}
+	if !strings.Contains(bodies["app"], `href="/plan?app=`+f.app.Name+`"`) {
+		t.Errorf("the App page does not link its Plan page:\n%s", bodies["app"])
 	}
 	for _, want := range []string{">" + f.app.Name + "</a>", ">shop</a>", "4f2c9a1e7d3b", `class="ready-True"`} {
 		if !strings.Contains(bodies["apps"], want) {
