@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -24,6 +23,7 @@ import (
 
 	"syncd.dev/syncd/bench/internal/syncdrun"
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/heapprof"
 )
 
 func main() {
@@ -40,7 +40,7 @@ func main() {
 	memprofilePeak := flag.String("memprofile-peak", "", "write a heap profile here whenever the live heap (as of the last GC) is the largest so far")
 	flag.Parse()
 	if *memprofilePeak != "" {
-		go profilePeaks(*memprofilePeak)
+		go heapprof.Peaks(*memprofilePeak, 250*time.Millisecond)
 	}
 	syncdrun.CacheMappings = *cached
 	if *cpuprofile != "" {
@@ -94,7 +94,7 @@ func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, i
 		}
 		fmt.Printf("%s_ms %d\n", step.name, time.Since(start).Milliseconds())
 		if i == 0 && memprofile != "" {
-			if err := writeHeap(memprofile); err != nil {
+			if err := heapprof.Write(memprofile); err != nil {
 				return err
 			}
 		}
@@ -105,7 +105,7 @@ func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, i
 		}
 	}
 	if memprofileEnd != "" {
-		if err := writeHeap(memprofileEnd); err != nil {
+		if err := heapprof.Write(memprofileEnd); err != nil {
 			return err
 		}
 	}
@@ -132,29 +132,4 @@ func driftSeen(s *syncdrun.Syncd) error {
 	}
 	fmt.Printf("drift_ms %d\n", time.Since(start).Milliseconds())
 	return nil
-}
-
-// profilePeaks checks the live heap the last garbage collection marked,
-// every 250ms, and writes a heap profile to path each time it is the
-// largest so far: what is in the heap at (about) the peak.
-func profilePeaks(path string) {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	var peak uint64
-	for range time.Tick(250 * time.Millisecond) {
-		metrics.Read(sample)
-		if live := sample[0].Value.Uint64(); live > peak {
-			peak = live
-			_ = writeHeap(path)
-		}
-	}
-}
-
-// writeHeap writes a heap profile to path.
-func writeHeap(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return pprof.WriteHeapProfile(f)
 }
