@@ -29,9 +29,10 @@ import (
 const ObjectTimeout = 2 * time.Minute
 
 // Apply sends the plan's slices stage by stage. Within a stage it first
-// reads every object, then (unless ApplyOptions.SkipValidation) dry-runs
-// every object it will write and stops before the stage's first write
-// when the API server refuses any of them (validate.go), then writes the
+// reads every object and (unless ApplyOptions.SkipValidation) dry-runs
+// each one it will write as soon as it is read, and stops before the
+// stage's first write when the API server refuses any of them
+// (validate.go), then writes the
 // objects concurrently (bounded by Options.Concurrency); the slices of
 // one object are sent in order. CRDs are waited for until Established
 // before the next stage, and with ApplyOptions.Wait the stage's objects
@@ -44,6 +45,9 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 		ao.Policy = failPolicy()
 	}
 	run := &objectRun{a: a, ao: ao, app: plan.App, hpaTargets: hpaTargets(plan)}
+	if ao.Accepted != nil {
+		defer ao.Accepted.rotate()
+	}
 	results := make([][]Change, len(plan.Objects))
 	for _, st := range stagesOf(plan) {
 		next, err := run.stage(ctx, plan.Objects[st.start:st.end], results[st.start:st.end])
@@ -72,14 +76,18 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 		}
 		r.progress().StageDone(stage)
 	}()
+	refusals := make([]error, len(objs))
 	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
 		targets[i] = r.read(octx, &objs[i])
+		if r.validates() {
+			refusals[i] = r.validate(octx, targets[i])
+		}
 	})
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if r.validates() && !r.validateStage(ctx, stage, targets) {
-		return false, ctx.Err()
+	if r.validates() && !refuseStage(stage, targets, refusals) {
+		return false, nil
 	}
 	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
 		r.write(octx, targets[i])

@@ -44,6 +44,10 @@ type ApplyOptions struct {
 	// dry-run before its first write, and a refusal writes nothing of the
 	// stage or of later ones.
 	SkipValidation bool
+	// Accepted, when set, is the app's record of accepted validation dry
+	// runs: an object whose dry run's outcome it knows is not dry-run
+	// again (accepted.go). Nil dry-runs every object that will be written.
+	Accepted *Accepted
 	// Wait waits, after each stage's writes, until the stage's objects are
 	// kstatus Current (or Failed), up to Timeout (default 5 minutes) from
 	// the end of the stage's writes, before going on to the next stage.

@@ -62,22 +62,13 @@ func (r *objectRun) validates() bool {
 	return !r.ao.SkipValidation && !r.a.opts.DryRun
 }
 
-// validateStage dry-runs, concurrently, every object of one stage that
-// read left something to write for, and reports whether the stage may be
-// written: every dry run was accepted and every object was read. When it
-// returns false, each refused object's change is Failed with a
-// StageRefusedError and the others are left as read said (Skipped, or
-// Unchanged for objects with nothing to write).
-func (r *objectRun) validateStage(ctx context.Context, stage planner.Stage, targets []*target) bool {
-	refusals := make([]error, len(targets))
-	r.a.each(ctx, len(targets), func(octx context.Context, i int) {
-		refusals[i] = r.validate(octx, targets[i])
-	})
-	if ctx.Err() != nil {
-		// Not every object was validated: write nothing. Apply returns
-		// the context's error.
-		return false
-	}
+// refuseStage judges a stage by its objects' validation dry runs
+// (refusals, one per target: nil when accepted or not needed) and reports
+// whether the stage may be written: every dry run was accepted and every
+// object was read. When it returns false, each refused object's change is
+// Failed with a StageRefusedError and the others are left as read said
+// (Skipped, or Unchanged for objects with nothing to write).
+func refuseStage(stage planner.Stage, targets []*target, refusals []error) bool {
 	ok := true
 	for i, t := range targets {
 		err := refusals[i]
@@ -97,7 +88,8 @@ func (r *objectRun) validateStage(ctx context.Context, stage planner.Stage, targ
 // default manager and with force (field conflicts with other managers are
 // the policy's to decide when the object is written, not a refusal), and
 // returns the API server's refusal. An object with nothing to write needs
-// no dry run. A change to an immutable field is no refusal when the app
+// no dry run, and neither does one whose outcome the app's Accepted
+// record knows. A change to an immutable field is no refusal when the app
 // allows recreating the object.
 func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if t.done {
@@ -107,9 +99,14 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
+	key, known := r.knownOutcome(t, s)
+	if known {
+		return nil
+	}
 	_, err = r.a.send(ctx, t.ri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
 	switch {
 	case err == nil:
+		r.remember(key)
 		return nil
 	case isImmutable(err) && r.ao.Recreate:
 		return nil
@@ -117,6 +114,29 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 		return fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", t.obj.Ref, strings.Join(immutableFields(err), ", "), err)
 	}
 	return err
+}
+
+// knownOutcome returns the key of t's dry run of s and whether the app's
+// Accepted record holds it as accepted. Without a record (or when the
+// body cannot be encoded, which the dry run then reports) nothing is
+// known.
+func (r *objectRun) knownOutcome(t *target, s planner.Slice) (*acceptedKey, bool) {
+	if r.ao.Accepted == nil {
+		return nil, false
+	}
+	key, err := dryRunKey(t, s)
+	if err != nil {
+		return nil, false
+	}
+	return &key, r.ao.Accepted.known(key)
+}
+
+// remember records an accepted dry run in the app's Accepted record (key
+// is nil without one).
+func (r *objectRun) remember(key *acceptedKey) {
+	if key != nil {
+		r.ao.Accepted.accept(*key)
+	}
 }
 
 // whole returns the object's slices (as prepare sends them) joined into

@@ -267,3 +267,89 @@ func TestValidateOnlyWhatIsWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryDryRunsOnlyWhatIsUnknown: after a stage refused because of one
+// object, the next Apply with the app's Accepted record dry-runs only the
+// refused object (the others' outcome is known: same body, still absent),
+// and once it is fixed, only the fixed one before the stage is written.
+// An object changed in the cluster since its accepted dry run is dry-run
+// again. Without the record every object is dry-run each time.
+func TestRetryDryRunsOnlyWhatIsUnknown(t *testing.T) {
+	bad := refusedInputs["a bad label value"].doc
+	fixed := configMap("bad-label", map[string]string{"k": "v"})
+	type step struct {
+		doc       string
+		wantDry   int64
+		wantWrite bool
+	}
+	tests := map[string]struct {
+		accepted *Accepted
+		steps    []step
+	}{
+		"with the app's record": {accepted: NewAccepted(), steps: []step{
+			{doc: bad, wantDry: 4},
+			{doc: bad, wantDry: 1},
+			{doc: fixed, wantDry: 1, wantWrite: true},
+		}},
+		"without": {steps: []step{
+			{doc: bad, wantDry: 4},
+			{doc: bad, wantDry: 4},
+			{doc: fixed, wantDry: 4, wantWrite: true},
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			counter := &dryRunCounter{}
+			cfg := rest.CopyConfig(env.Config)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+			c := newCluster(t, cfg)
+			ns := env.Namespace(t)
+			for i, st := range tc.steps {
+				before := counter.dry.Load()
+				plan := c.plan(t, appOf("app", ns), append(goodNeighbours(), st.doc)...)
+				cs := c.apply(t, plan, ApplyOptions{RecordManagers: true, Accepted: tc.accepted})
+				if got := counter.dry.Load() - before; got != st.wantDry {
+					t.Errorf("step %d: %d dry runs, want %d", i, got, st.wantDry)
+				}
+				if cs.OK() != st.wantWrite {
+					t.Errorf("step %d: OK() = %v, want %v:%s", i, cs.OK(), st.wantWrite, errs(cs))
+				}
+			}
+		})
+	}
+}
+
+// TestAcceptedOutcomeNeedsTheSameLiveObject: an object whose accepted dry
+// run was against a resourceVersion the object no longer has is dry-run
+// again.
+func TestAcceptedOutcomeNeedsTheSameLiveObject(t *testing.T) {
+	counter := &dryRunCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	c := newCluster(t, cfg)
+	ns := env.Namespace(t)
+	app := appOf("app", ns)
+	c.apply(t, c.plan(t, app, configMap("a", map[string]string{"k": "v"}), configMap("b", map[string]string{"k": "v"})), ApplyOptions{})
+	accepted := NewAccepted()
+	refused := func() *planner.Plan {
+		return c.plan(t, app, configMap("a", map[string]string{"k": "git"}), configMap("b", map[string]string{"k": "git"}), refusedInputs["an invalid name"].doc)
+	}
+	c.apply(t, refused(), ApplyOptions{Accepted: accepted})
+	cm, err := c.resource(t, configMaps, ns).Get(context.Background(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(cm.Object, "someone", "data", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.resource(t, configMaps, ns).Update(context.Background(), cm, metav1.UpdateOptions{FieldManager: "someone"}); err != nil {
+		t.Fatal(err)
+	}
+	before := counter.dry.Load()
+	c.apply(t, refused(), ApplyOptions{Accepted: accepted})
+	// a changed (its resourceVersion moved) and the refused one; b's
+	// outcome is known.
+	if got := counter.dry.Load() - before; got != 2 {
+		t.Errorf("%d dry runs after another writer changed one object, want 2", got)
+	}
+}

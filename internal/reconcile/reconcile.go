@@ -15,6 +15,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/renderproc"
@@ -106,6 +107,34 @@ type Runner struct {
 	flaps map[string]*drift.FlapDetector
 	// remote is the target each remote app's last render resolved.
 	remote map[string]*Target
+	// accepted are the apps' records of accepted validation dry runs
+	// (acceptedFor).
+	accepted map[dryRunsOf]*applier.Accepted
+}
+
+// dryRunsOf is whose dry runs an applier.Accepted record holds: one app's,
+// under one identity, on one cluster. The API server's answer to another
+// identity or on another cluster says nothing of these.
+type dryRunsOf struct {
+	app     string
+	tenant  identity.Tenant
+	cluster string
+}
+
+// acceptedFor returns the record of accepted dry runs of app a on target,
+// made on first use and kept for the Runner's life, so that an apply after
+// a refused stage dry-runs only what changed and what was refused.
+func (r *Runner) acceptedFor(a *App, target *Target) *applier.Accepted {
+	k := dryRunsOf{app: a.Config.Name, tenant: a.Tenant, cluster: target.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.accepted == nil {
+		r.accepted = map[dryRunsOf]*applier.Accepted{}
+	}
+	if r.accepted[k] == nil {
+		r.accepted[k] = applier.NewAccepted()
+	}
+	return r.accepted[k]
 }
 
 // SetFlapping makes the app's applies stop forcing the fields det finds
@@ -515,6 +544,9 @@ func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *
 	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
 	if err != nil {
 		return nil, err
+	}
+	if !dryRun {
+		ao.Accepted = r.acceptedFor(a, target)
 	}
 	var run *inventory.Run
 	if target.Inventory != nil {
