@@ -83,6 +83,10 @@ type measured struct {
 	// heap, stacks and runtime; not the binary's pages) sampled of the
 	// parent.
 	anonKiB int64
+	// childAnonKiB is the largest anonymous resident set sampled of a
+	// render child: what it adds to syncd's own (the binary's pages are
+	// shared).
+	childAnonKiB int64
 	// children are the process ids of the children seen (render
 	// children), to name the one an out-of-memory kill took.
 	children map[int]bool
@@ -97,7 +101,7 @@ type measured struct {
 
 // measuredRun is a process being run whose memory is sampled every 10ms:
 // the high-water mark of its resident set (VmHWM), its anonymous resident
-// set, each of its children's high-water mark and, with a cgroup, the
+// set, each of its render children's high-water mark and, with a cgroup, the
 // cgroup's working set.
 type measuredRun struct {
 	cmd   *exec.Cmd
@@ -141,10 +145,10 @@ func (r *measuredRun) sample() {
 		case <-time.After(10 * time.Millisecond):
 		}
 		p, anon := vmHWM(pid), procStatus(pid, "RssAnon:")
-		var c int64
-		children := childPIDs(pid)
+		var c, cAnon int64
+		children := renderChildren(pid)
 		for _, child := range children {
-			c = max(c, vmHWM(child))
+			c, cAnon = max(c, vmHWM(child)), max(cAnon, procStatus(child, "RssAnon:"))
 		}
 		var ws int64
 		if r.cg != nil {
@@ -152,7 +156,7 @@ func (r *measuredRun) sample() {
 		}
 		r.mu.Lock()
 		r.m.parentKiB, r.m.childKiB, r.m.anonKiB = max(r.m.parentKiB, p), max(r.m.childKiB, c), max(r.m.anonKiB, anon)
-		r.m.workingSetKiB = max(r.m.workingSetKiB, ws)
+		r.m.workingSetKiB, r.m.childAnonKiB = max(r.m.workingSetKiB, ws), max(r.m.childAnonKiB, cAnon)
 		for _, child := range children {
 			r.m.children[child] = true
 		}
@@ -245,6 +249,25 @@ func procStatus(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// renderChildEnv is the environment of a render child
+// (internal/renderproc starts it with that one variable).
+const renderChildEnv = "SYNCD_RENDER_CHILD=1\x00"
+
+// renderChildren returns the children of process pid that are render
+// children. A child counts only once it runs the render: between its
+// clone and its exec (os/exec clones with CLONE_VM) it shares syncd's
+// memory, and its VmHWM is syncd's; its environment is syncd's too, so a
+// child is known by the render child's environment.
+func renderChildren(pid int) []int {
+	var out []int
+	for _, c := range childPIDs(pid) {
+		if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", c)); err == nil && strings.Contains(string(env), renderChildEnv) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // childPIDs returns the children of process pid, over all its threads.

@@ -191,9 +191,9 @@ func editObject(ns, name string) error {
 func printDaemonFigures(b *testing.B, db daemonBench, objects int, f daemonFigures, cgroup string) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n`syncd run --config`, %d app(s), %d objects in all; Go memory limit: %s\n\n", len(db.trees), objects, f.memLimit)
-	fmt.Fprintf(&sb, "| phase | time | peak RSS, syncd | of it anonymous | peak RSS, render child |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&sb, "| phase | time | peak RSS, syncd | of it anonymous | peak RSS, render child (anonymous) |\n|---|---:|---:|---:|---:|\n")
 	row := func(phase, took string, m measured) {
-		fmt.Fprintf(&sb, "| %s | %s | %.0f MiB | %.0f MiB | %.0f MiB |\n", phase, took, mib(m.parentKiB), mib(m.anonKiB), mib(m.childKiB))
+		fmt.Fprintf(&sb, "| %s | %s | %.0f MiB | %.0f MiB | %.0f MiB (%.0f MiB) |\n", phase, took, mib(m.parentKiB), mib(m.anonKiB), mib(m.childKiB), mib(m.childAnonKiB))
 	}
 	row("first sync (every app once)", fmt.Sprintf("%.1f s (longest app %.1f s)", f.firstSync.Seconds(), f.firstMax.Seconds()), f.afterFirst)
 	row("+ no-op (every app)", fmt.Sprintf("%.1f s (longest app %.1f s)", f.noop.Seconds(), f.noopMax.Seconds()), f.afterNoop)
