@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"syncd.dev/syncd/bench/internal/syncdrun"
+)
+
+// shippedScenarios are BenchmarkShipped's syncs, in order: every object
+// created, the same set again, one ConfigMap's data changed.
+var shippedScenarios = []string{"first sync", "no-op", "one change"}
+
+// shippedTool is one tool of BenchmarkShipped: prepare makes a set of
+// objects the one the next sync applies (untimed: for syncd, a commit to
+// its Git repository), sync applies it (timed), requests counts what the
+// tool sent so far.
+type shippedTool interface {
+	prepare(objs []*unstructured.Unstructured) error
+	sync(ctx context.Context) error
+	requests() (int64, error)
+}
+
+// libraryTool runs one of BenchmarkCompare's Go tools (raw, Flux).
+type libraryTool struct {
+	t    tool
+	objs []*unstructured.Unstructured
+}
+
+func (l *libraryTool) prepare(objs []*unstructured.Unstructured) error { l.objs = objs; return nil }
+func (l *libraryTool) sync(ctx context.Context) error                  { return l.t.sync(ctx, l.objs) }
+func (l *libraryTool) requests() (int64, error)                        { return l.t.requests(), nil }
+
+// binaryTool is syncd as shipped: the binary hack/build.sh builds,
+// `syncd apply --config` of one app whose objects are committed to a
+// file:// Git repository, a process per sync. Its requests are the API
+// server's count (apiserver_request_total) less the API server's own.
+type binaryTool struct {
+	b      *testing.B
+	bin    string
+	dir    string
+	config string
+	invNS  string
+	commit int
+}
+
+// newBinaryTool makes the repository and config of one app in ns, with
+// validation on or off.
+func newBinaryTool(b *testing.B, bin, ns, invNS string, validate bool) *binaryTool {
+	dir := b.TempDir()
+	t := &binaryTool{b: b, bin: bin, dir: dir, config: filepath.Join(dir, "syncd.yaml"), invNS: invNS}
+	repo := filepath.Join(dir, "repo")
+	t.git("init", "-q", "-b", "main", repo)
+	cfg := fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: bench
+    git: {url: "file://%s", branch: main, interval: 5m}
+apps:
+  - name: bench
+    source: bench
+    path: objects
+    namespace: %s
+    validate: %t
+`, repo, ns, validate)
+	if err := os.WriteFile(t.config, []byte(cfg), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// git runs git in the tool's repository (or with its own -C).
+func (t *binaryTool) git(args ...string) {
+	t.b.Helper()
+	if args[0] != "init" {
+		args = append([]string{"-C", filepath.Join(t.dir, "repo")}, args...)
+	}
+	if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+		t.b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// prepare commits objs as 100 multi-document files under objects/.
+func (t *binaryTool) prepare(objs []*unstructured.Unstructured) error {
+	dir := filepath.Join(t.dir, "repo", "objects")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := min(100, len(objs))
+	per := (len(objs) + files - 1) / files
+	for f := 0; f*per < len(objs); f++ {
+		var buf []byte
+		for _, o := range objs[f*per : min(len(objs), (f+1)*per)] {
+			j, err := json.Marshal(o.Object)
+			if err != nil {
+				return err
+			}
+			buf = append(append(append(buf, "---\n"...), j...), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("objects-%03d.yaml", f)), buf, 0o644); err != nil {
+			return err
+		}
+	}
+	t.commit++
+	t.git("add", ".")
+	t.git("-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("set %d", t.commit))
+	return nil
+}
+
+// sync runs `syncd apply --config` once, at the applier concurrency of
+// the other tools, with client-side rate limiting off like theirs.
+func (t *binaryTool) sync(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, t.bin, "apply", "--config", t.config, "--cache-dir", filepath.Join(t.dir, "cache"), "--concurrency", strconv.Itoa(concurrency), "--kube-qps", "-1", "-q")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "POD_NAMESPACE="+t.invNS, "HOME="+t.dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("syncd apply: %v\n%s", err, tail(string(out), 2000))
+	}
+	return nil
+}
+
+func (t *binaryTool) requests() (int64, error) { return clientRequests() }
+
+// serverOwn are the resources only the API server itself writes in these
+// runs: a Service's cluster IP (one IPAddress each) and the API server's
+// identity lease. They are left out of a tool's request count.
+var serverOwn = regexp.MustCompile(`resource="(ipaddresses|leases)"`)
+
+// clientRequests sums apiserver_request_total without the API server's
+// own requests (serverOwn) and the metrics scrape itself.
+func clientRequests() (int64, error) {
+	body, err := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || serverOwn.MatchString(line) || strings.Contains(line, `subresource="/metrics"`) {
+			continue
+		}
+		v, err := strconv.ParseInt(line[strings.LastIndexByte(line, ' ')+1:], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("apiserver_request_total line %q: %w", line, err)
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// BenchmarkShipped compares syncd as shipped (the binary, `syncd apply
+// --config` from a file:// repository, with validation on, the default,
+// and off) with raw SSA and Flux on the benchmark mix (2,000 objects;
+// BENCH_SHIPPED_OBJECTS), in BENCH_ROUNDS rounds (default 3) of first
+// sync, no-op and one change, each tool in a fresh namespace per round.
+// It prints each round's table and ratios: #32's "in one run" figures.
+func BenchmarkShipped(b *testing.B) {
+	if b.N > 1 {
+		b.Skip("runs once; use -benchtime 1x")
+	}
+	n, rounds := envInt(b, "BENCH_SHIPPED_OBJECTS", objects), envInt(b, "BENCH_ROUNDS", 3)
+	bin := filepath.Join(b.TempDir(), "syncd")
+	build := exec.Command("bash", "hack/build.sh", bin)
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	names := []string{"syncd", "syncd-novalidate", "raw", "flux"}
+	var sb strings.Builder
+	for r := 1; r <= rounds; r++ {
+		res := map[string][]result{}
+		for _, name := range names {
+			ns := fmt.Sprintf("shipped-%s-%d", name, r)
+			createNamespaces(b, ns, ns+"-inventory")
+			var t shippedTool
+			switch name {
+			case "syncd":
+				t = newBinaryTool(b, bin, ns, ns+"-inventory", true)
+			case "syncd-novalidate":
+				t = newBinaryTool(b, bin, ns, ns+"-inventory", false)
+			case "raw":
+				t = &libraryTool{t: newRaw(b, ns)}
+			case "flux":
+				t = &libraryTool{t: newFlux(b, ns)}
+			}
+			res[name] = shippedRun(b, name, t, syncdrun.Objects(ns, n))
+		}
+		shippedTable(&sb, n, r, names, res)
+	}
+	b.Log(sb.String())
+	fmt.Print(sb.String())
+}
+
+// shippedRun runs the scenarios with one tool and returns each one's time
+// and requests.
+func shippedRun(b *testing.B, name string, t shippedTool, all []*unstructured.Unstructured) []result {
+	changed := make([]*unstructured.Unstructured, len(all))
+	copy(changed, all)
+	c := all[0].DeepCopy()
+	_ = unstructured.SetNestedField(c.Object, "changed", "data", "payload")
+	changed[0] = c
+	var out []result
+	for i, set := range [][]*unstructured.Unstructured{all, all, changed} {
+		if err := t.prepare(set); err != nil {
+			b.Fatalf("%s %s: %v", name, shippedScenarios[i], err)
+		}
+		before, err := t.requests()
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := t.sync(context.Background()); err != nil {
+			b.Fatalf("%s %s: %v", name, shippedScenarios[i], err)
+		}
+		d := time.Since(start)
+		after, err := t.requests()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, result{d: d, reqs: after - before})
+	}
+	return out
+}
+
+// shippedTable writes one round's table and ratios.
+func shippedTable(sb *strings.Builder, n, round int, names []string, res map[string][]result) {
+	fmt.Fprintf(sb, "\nround %d: %d objects (70%% ConfigMaps, 20%% Deployments, 10%% Services), concurrency %d (Flux %d)\n", round, n, concurrency, fluxConc)
+	fmt.Fprintf(sb, "| scenario | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---:|", len(names)))
+	for i, sc := range shippedScenarios {
+		cells := make([]string, len(names))
+		for j, name := range names {
+			r := res[name][i]
+			cells[j] = fmt.Sprintf("%.2f s, %d req", r.d.Seconds(), r.reqs)
+		}
+		fmt.Fprintf(sb, "| %s | %s |\n", sc, strings.Join(cells, " | "))
+	}
+	ratio := func(a, b string, i int) float64 { return res[a][i].d.Seconds() / res[b][i].d.Seconds() }
+	fmt.Fprintf(sb, "first sync: syncd %.2f× raw, syncd-novalidate %.2f× raw, Flux %.2f× syncd; no-op: Flux %.1f× syncd; one change: Flux %.1f× syncd\n",
+		ratio("syncd", "raw", 0), ratio("syncd-novalidate", "raw", 0), ratio("flux", "syncd", 0), ratio("flux", "syncd", 1), ratio("flux", "syncd", 2))
+}
