@@ -3,7 +3,6 @@ package renderproc
 import (
 	"context"
 	"encoding/gob"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,11 +69,8 @@ func serve(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "syncd render child:", err)
 		return exitChildSetup
 	}
-	ans, err := render(req)
-	if err == nil {
-		err = json.NewEncoder(out).Encode(ans)
-	}
-	if err != nil {
+	ms, renderErr := render(req)
+	if err := writeAnswer(out, ms, renderErr); err != nil {
 		fmt.Fprintln(os.Stderr, "syncd render child: answer:", err)
 		return exitChildWrite
 	}
@@ -82,15 +78,14 @@ func serve(in io.Reader, out io.Writer) int {
 }
 
 // render renders the request offline.
-func render(req request) (answer, error) {
+func render(req request) ([]planner.Manifest, error) {
 	t, err := req.tree()
 	if err != nil {
-		return answer{Error: failureOf(err)}, nil
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), req.Time)
 	defer cancel()
-	ms, err := planner.Render(ctx, t)
-	return answerOf(ms, err)
+	return planner.Render(ctx, t)
 }
 
 // limitSelf sets the child's own limits: the network block, the address

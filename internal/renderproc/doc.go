@@ -10,7 +10,11 @@
 // paths, the Helm options, the app's SOPS keys) from stdin, renders
 // offline with the process-wide network block (egress.Forbid) installed,
 // writes its answer as JSON to a pipe of its own (file descriptor 3:
-// whatever a library prints to stdout cannot corrupt it) and exits.
+// whatever a library prints to stdout cannot corrupt it) and exits. The
+// answer streams: the child encodes and writes one manifest at a time,
+// dropping each once written, and the parent decodes each as it arrives,
+// so neither holds the answer's bytes beside the objects (a render of
+// 10,000 objects is several MB of JSON).
 // Errors cross as structured JSON: a planner.ManifestErrors comes back as
 // one, each problem with its file, document, item, object and message,
 // so a user reads what an in-process render would have said.

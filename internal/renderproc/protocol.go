@@ -70,6 +70,9 @@ func (r request) tree() (planner.Tree, error) {
 }
 
 // answer is what a child returns, as JSON: the manifests, or the error.
+// It crosses as a stream (writeAnswer, answerDecoder): the child writes,
+// and the parent decodes, one manifest at a time, so neither holds the
+// whole answer's bytes beside the objects.
 type answer struct {
 	Manifests []manifest `json:"manifests,omitempty"`
 	Error     *failure   `json:"error,omitempty"`
@@ -104,22 +107,6 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-// answerOf is the answer for a render's result.
-func answerOf(ms []planner.Manifest, err error) (answer, error) {
-	if err != nil {
-		return answer{Error: failureOf(err)}, nil
-	}
-	out := make([]manifest, len(ms))
-	for i, m := range ms {
-		w, err := wireManifest(m)
-		if err != nil {
-			return answer{}, err
-		}
-		out[i] = w
-	}
-	return answer{Manifests: out}, nil
-}
-
 // wireManifest is m on the wire.
 func wireManifest(m planner.Manifest) (manifest, error) {
 	obj, err := json.Marshal(m.Object.Object)
@@ -148,22 +135,6 @@ func failureOf(err error) *failure {
 		f.Problems = append(f.Problems, problem{File: e.File, Index: e.Index, Item: e.Item, Object: e.Object, Message: e.Err.Error()})
 	}
 	return f
-}
-
-// result turns an answer back into what planner.Render returned.
-func (a answer) result() ([]planner.Manifest, error) {
-	if a.Error != nil {
-		return nil, a.Error.err()
-	}
-	out := make([]planner.Manifest, len(a.Manifests))
-	for i, w := range a.Manifests {
-		m, err := w.manifest()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
 }
 
 // err is the error the failure stands for.

@@ -3,7 +3,6 @@ package renderproc
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -116,22 +115,15 @@ func (r *Renderer) command(req []byte, answer *os.File, stderr io.Writer) *exec.
 	return cmd
 }
 
-// readResult is what was read from a child's answer pipe.
+// readResult is what was read from a child's answer pipe (readAnswer).
 type readResult struct {
-	data []byte
-	err  error
+	// manifests and renderErr are what the render returned.
+	manifests []planner.Manifest
+	renderErr error
+	// err is set when the answer could not be read or decoded.
+	err error
 	// over is set when the answer is larger than the output limit.
 	over bool
-}
-
-// readAnswer reads at most max bytes of answer, and says whether there
-// was more.
-func readAnswer(r io.Reader, max int64) readResult {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if int64(len(data)) > max {
-		return readResult{over: true}
-	}
-	return readResult{data: data, err: err}
 }
 
 // child is one running render child.
@@ -196,11 +188,10 @@ func (c *child) result(ctx context.Context, stderr string) ([]planner.Manifest, 
 	if c.answer.err != nil {
 		return nil, fmt.Errorf("render child: read the answer: %w", c.answer.err)
 	}
-	var a answer
-	if err := json.Unmarshal(c.answer.data, &a); err != nil {
-		return nil, fmt.Errorf("render child: the answer is not valid JSON: %w", err)
+	if c.answer.renderErr != nil {
+		return nil, c.answer.renderErr
 	}
-	return a.result()
+	return c.answer.manifests, nil
 }
 
 // limitError is the LimitError for the limit l.
