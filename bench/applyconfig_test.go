@@ -75,7 +75,8 @@ func BenchmarkApplyConfig(b *testing.B) {
 // memory cgroup cg recorded, as the tables show it ("" without one), and
 // whether the run failed. A failed run fails the benchmark, except in a
 // memory cgroup, where ending a run is what a limit does: the kernel's
-// account of it is logged and the benchmark goes on to its table.
+// account of it is printed (on stdout: a benchmark's log is cut to ten
+// lines) and the benchmark goes on to its table.
 func cgroupOutcome(b *testing.B, cg *memCgroup, cmd *exec.Cmd, r measured, out string) (string, bool) {
 	b.Helper()
 	if cg == nil {
@@ -90,13 +91,13 @@ func cgroupOutcome(b *testing.B, cg *memCgroup, cmd *exec.Cmd, r measured, out s
 	}
 	s := res.String()
 	if why := res.describe(r.state.Pid(), r); why != "" {
-		b.Log(why)
+		fmt.Print(why)
 	}
 	if r.err != nil {
-		b.Logf("%v: %v in the memory cgroup\n%s", cmd.Args, r.err, tail(out, 4000))
+		fmt.Printf("%v: %v in the memory cgroup\n%s\n", cmd.Args, r.err, tail(out, 4000))
 		s += fmt.Sprintf("; ended: %v", r.state)
 	}
-	b.Logf("peak working set of the cgroup (usage less inactive file pages): %.0f MiB", mib(r.workingSetKiB))
+	fmt.Printf("peak working set of the cgroup (usage less inactive file pages): %.0f MiB\n", mib(r.workingSetKiB))
 	return s, r.err != nil
 }
 

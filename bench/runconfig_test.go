@@ -113,11 +113,11 @@ func runDaemonBench(b *testing.B, db daemonBench) {
 	}
 	cgroup, _ := cgroupOutcome(b, cg, cmd, f.end, log.String())
 	if f.failed != nil {
-		msg := fmt.Sprintf("%s: %v\n%s", db.name, f.failed, tail(log.String(), 4000))
+		msg := fmt.Sprintf("%s: %v; syncd's last log lines but the per-object ones:\n%s", db.name, f.failed, strings.Join(log.lastNotable(), "\n"))
 		if cg == nil {
 			b.Fatal(msg)
 		}
-		b.Log(msg)
+		fmt.Println(msg) // not b.Log: a benchmark's log is cut to ten lines
 	}
 	printDaemonFigures(b, db, objects, f, cgroup)
 }
@@ -225,7 +225,13 @@ type daemonLog struct {
 	drifted    map[string]bool // objects syncd logged drift of
 	failed     string
 	memLimit   string
+	// notable are the last lines that are not about one object's apply.
+	notable []string
 }
+
+// notableLines is how many of the last lines not about one object's
+// apply daemonLog keeps, to say why a run failed.
+const notableLines = 40
 
 // logLine is the part of a log line daemonLog reads.
 type logLine struct {
@@ -258,6 +264,12 @@ func (l *daemonLog) Write(p []byte) (int, error) {
 // read takes one log line in.
 func (l *daemonLog) read(line []byte) {
 	var ll logLine
+	if json.Unmarshal(line, &ll) != nil || !strings.HasPrefix(ll.Msg, "object ") {
+		l.notable = append(l.notable, string(line))
+		if len(l.notable) > notableLines {
+			l.notable = l.notable[1:]
+		}
+	}
 	if json.Unmarshal(line, &ll) != nil {
 		return
 	}
@@ -323,6 +335,13 @@ func (l *daemonLog) driftSeen(name string) bool {
 		}
 	}
 	return false
+}
+
+// lastNotable returns the last lines not about one object's apply.
+func (l *daemonLog) lastNotable() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.notable...)
 }
 
 func (l *daemonLog) failure() string {
