@@ -94,7 +94,9 @@ type LiveReader interface {
 // applier asks it before reading the object, so a no-op sync of thousands
 // of objects builds no live object at all; it returns the live
 // resourceVersion and true to skip the object. Objects it is unsure of
-// (false) go through Live and Skip as usual. It is asked when the run
+// (false) go through Live and Skip as usual, and so must an object whose
+// live metadata carries reconcile: disabled or ssa: Ignore (skipReason
+// excludes it on the live object). It is asked when the run
 // waits for health too: an unchanged object is not written, but it is
 // still waited for (an object already Current ends its wait at once).
 type UnchangedReader interface {
@@ -250,8 +252,9 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 	t.ri = ri
 	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil {
 		if rv, ok := ur.Unchanged(ctx, obj); ok {
-			// Unchanged since syncd applied it: the live object carries
-			// no directive Git does not declare.
+			// Unchanged since syncd applied it, and no directive on the
+			// live object excludes it (the UnchangedReader's contract):
+			// only Git's can.
 			if s := skipReason(obj, nil); s != nil {
 				t.exclude(s)
 				return t

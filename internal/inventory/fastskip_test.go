@@ -2,13 +2,15 @@ package inventory
 
 import (
 	"context"
+	"fmt"
 	"testing"
-	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/directive"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -48,34 +50,113 @@ func TestUnchangedFromCache(t *testing.T) {
 	// write. Then someone else changes a key syncd declares (the Update
 	// takes the field from syncd's manager): a is not skipped.
 	a := &plan.Objects[0]
-	f.editCached(t, run, a, "other", "edit")
+	f.editCached(t, a, "other", "edit")
 	if _, ok := run.Unchanged(ctx, a); !ok {
 		t.Errorf("%s: not Unchanged after another manager wrote a field syncd does not declare", a.Ref)
 	}
-	f.editCached(t, run, a, "k", "edit")
+	f.editCached(t, a, "k", "edit")
 	if _, ok := run.Unchanged(ctx, a); ok {
 		t.Errorf("%s: Unchanged after another manager changed a field syncd declares", a.Ref)
 	}
 
-	nw := newFixture(t, config.App{}, Options{NoWatch: true})
-	nwPlan := nw.plan(nw.cm("a"))
-	nw.mustSync(nwPlan)
-	nwRun, err := nw.m.Begin(ctx, invApp(nw.app), nwPlan, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := nwRun.Unchanged(ctx, &nwPlan.Objects[0]); ok {
-		t.Errorf("Unchanged answered without a watch")
+	// Someone else writes reconcile: disabled on b (kubectl annotate):
+	// syncd's entries are as it left them, but the applier must read b to
+	// exclude it.
+	b := &plan.Objects[1]
+	rv := f.annotate(t, b.Ref.Name, directive.SyncdReconcile, directive.Disabled)
+	f.waitCached(t, b.Ref.Name, rv)
+	if _, ok := run.Unchanged(ctx, b); ok {
+		t.Errorf("%s: Unchanged with reconcile: disabled written on the live object", b.Ref)
 	}
 }
 
-// editCached sets data[key] of ConfigMap obj as another manager and waits
-// until run's watch cache has seen the write.
-func (f *fixture) editCached(t *testing.T, run *Run, obj *planner.Object, key, value string) {
+// TestUnchangedFromBegin checks the skip of a run without a watch cache
+// (a one-shot syncd apply): Unchanged answers from the metadata Begin
+// listed or read, keeping only the resourceVersion of the objects as
+// syncd left them, and is false (Begin keeping their metadata for the
+// applier's read) for objects someone else changed or marked to be left
+// alone in the cluster.
+func TestUnchangedFromBegin(t *testing.T) {
+	tests := map[string]struct {
+		// prefix starts the names of the case's ConfigMaps.
+		prefix string
+		// edit changes ConfigMap name after the sync, as someone else.
+		edit      func(f *fixture, t *testing.T, name string)
+		unchanged bool
+	}{
+		"as syncd left it": {prefix: "same", edit: func(*fixture, *testing.T, string) {}, unchanged: true},
+		"another manager wrote a field syncd does not declare": {
+			prefix:    "other-field",
+			edit:      func(f *fixture, t *testing.T, name string) { f.setData(t, name, "other", "edit") },
+			unchanged: true,
+		},
+		"another manager changed a field syncd declares": {
+			prefix: "taken",
+			edit:   func(f *fixture, t *testing.T, name string) { f.setData(t, name, "k", "edit") },
+		},
+		"reconcile: disabled written on the live object": {
+			prefix: "disabled",
+			edit: func(f *fixture, t *testing.T, name string) {
+				f.annotate(t, name, directive.FluxReconcile, directive.Disabled)
+			},
+		},
+		"ssa: Ignore written on the live object": {
+			prefix: "ignored",
+			edit:   func(f *fixture, t *testing.T, name string) { f.annotate(t, name, directive.SyncdSSA, "Ignore") },
+		},
+	}
+	// Four objects a case make one LIST of the namespace's ConfigMaps
+	// (at least listThreshold of them); one a case, a GET each.
+	for _, per := range []int{4, 1} {
+		t.Run(fmt.Sprintf("%d objects a case", per), func(t *testing.T) {
+			f := newFixture(t, config.App{}, Options{NoWatch: true})
+			ctx := context.Background()
+			caseOf := map[string]string{}
+			var names []string
+			for name, tc := range tests {
+				for i := range per {
+					n := fmt.Sprintf("%s-%d", tc.prefix, i)
+					names = append(names, n)
+					caseOf[n] = name
+				}
+			}
+			plan := f.plan(f.cms(names...)...)
+			f.mustSync(plan)
+			for _, n := range names {
+				tests[caseOf[n]].edit(f, t, n)
+			}
+
+			run, err := f.m.Begin(ctx, invApp(f.app), plan, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range plan.Objects {
+				obj := &plan.Objects[i]
+				tc := tests[caseOf[obj.Ref.Name]]
+				live, err := env.Clientset(t).CoreV1().ConfigMaps(f.ns).Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kept := run.known[KeyOf(obj.Ref)].meta != nil; kept == tc.unchanged {
+					t.Errorf("%s: Begin kept its metadata = %v, want %v", obj.Ref.Name, kept, !tc.unchanged)
+				}
+				rv, ok := run.Unchanged(ctx, obj)
+				if ok != tc.unchanged || (ok && rv != live.ResourceVersion) {
+					t.Errorf("%s: Unchanged = %q, %v; want %q, %v", obj.Ref.Name, rv, ok, live.ResourceVersion, tc.unchanged)
+				}
+			}
+		})
+	}
+}
+
+// setData sets data[key] of ConfigMap name as another manager (an Update,
+// which takes the field from whoever owned it) and returns its new
+// resourceVersion.
+func (f *fixture) setData(t *testing.T, name, key, value string) string {
 	t.Helper()
 	ctx := context.Background()
 	cms := env.Clientset(t).CoreV1().ConfigMaps(f.ns)
-	cm, err := cms.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +165,62 @@ func (f *fixture) editCached(t *testing.T, run *Run, obj *planner.Object, key, v
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		wk, _, err := run.resource(obj.Ref)
-		if err != nil {
-			return false, err
-		}
-		pom, ok := f.m.tracker.get(wk, obj.Ref.Name)
-		return ok && pom.ResourceVersion == edited.ResourceVersion, nil
-	})
+	return edited.ResourceVersion
+}
+
+// annotate writes annotation key: value on ConfigMap name as kubectl
+// annotate does (a merge patch of another manager) and returns its new
+// resourceVersion.
+func (f *fixture) annotate(t *testing.T, name, key, value string) string {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	cm, err := env.Clientset(t).CoreV1().ConfigMaps(f.ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-annotate"})
 	if err != nil {
-		t.Fatalf("watch cache never saw the edit: %v", err)
+		t.Fatal(err)
+	}
+	return cm.ResourceVersion
+}
+
+// editCached sets data[key] of ConfigMap obj as another manager and waits
+// until the watch cache has seen the write.
+func (f *fixture) editCached(t *testing.T, obj *planner.Object, key, value string) {
+	t.Helper()
+	f.waitCached(t, obj.Ref.Name, f.setData(t, obj.Ref.Name, key, value))
+}
+
+// TestLiveDirectiveExcludes: a member as syncd left it that someone marks
+// reconcile: disabled in the cluster (kubectl annotate, which leaves
+// syncd's managedFields entries alone) is excluded by the next sync, not
+// skipped as unchanged, with and without a watch cache.
+func TestLiveDirectiveExcludes(t *testing.T) {
+	for name, noWatch := range map[string]bool{"watch cache": false, "no watch": true} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, config.App{}, Options{NoWatch: noWatch})
+			plan := f.plan(f.cms("a", "b")...)
+			if noWatch {
+				f.mustSync(plan)
+			} else {
+				f.converge(t, plan)
+			}
+			rv := f.annotate(t, "a", directive.SyncdReconcile, directive.Disabled)
+			if !noWatch {
+				f.waitCached(t, "a", rv)
+			}
+			cs, _, err := f.sync(context.Background(), plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs.Changes {
+				got = append(got, c.String())
+			}
+			want := []string{
+				"ConfigMap " + f.ns + "/a excluded: reconcile disabled (syncd.dev/reconcile: disabled on the live object)",
+				"ConfigMap " + f.ns + "/b unchanged",
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
 )
@@ -38,7 +36,7 @@ func (m *Manager) PreviewPrune(ctx context.Context, app App, plan *planner.Plan,
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: true, id: prev.inv.ID, md: md,
 		prev: prev, prevIdx: prev.inv.Index(),
-		adopted: map[Key]bool{}, known: map[Key]*metav1.PartialObjectMetadata{},
+		adopted: map[Key]bool{}, known: map[Key]*seen{},
 	}
 	cs := &applier.ChangeSet{App: app.Name, Revision: plan.Revision, DryRun: true}
 	var applyErr error

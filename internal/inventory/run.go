@@ -56,11 +56,13 @@ type Run struct {
 
 	mu sync.Mutex
 	// known holds what Begin read for objects the watch cache does not
-	// hold; a nil value means absent. It is kept typed (managedFields as
-	// raw bytes) and turned into an object only when the applier reads
-	// it: an unstructured copy of every member's metadata, managedFields
-	// as nested maps, was most of a one-shot no-op's heap.
-	known map[Key]*metav1.PartialObjectMetadata
+	// hold (seen; nil: absent): for an object as syncd left it only its
+	// resourceVersion, for another its typed metadata, turned into an
+	// object only when the applier reads it. An unstructured copy of
+	// every member's metadata, managedFields as nested maps, was most of
+	// a one-shot no-op's heap; the typed metadata of every member, and
+	// the LIST pages they pinned, were most of what was left.
+	known map[Key]*seen
 	// mappings caches the REST mappings of the run's kinds.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
@@ -83,7 +85,7 @@ func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: clients.md, watcher: clients.dyn,
 		prev: prev, prevIdx: prev.inv.Index(),
-		adopted: map[Key]bool{}, known: map[Key]*metav1.PartialObjectMetadata{},
+		adopted: map[Key]bool{}, known: map[Key]*seen{},
 	}
 	if err := r.prefetch(ctx); err != nil {
 		return nil, err
@@ -209,16 +211,18 @@ func (r *Run) Live(ctx context.Context, ref planner.ObjectRef) (*unstructured.Un
 	}
 	k := KeyOf(ref)
 	r.mu.Lock()
-	pom, ok := r.known[k]
+	s, ok := r.known[k]
 	delete(r.known, k)
 	r.mu.Unlock()
-	if ok {
-		if pom == nil {
-			return nil, apierrors.NewNotFound(wk.gvr.GroupResource(), ref.Name)
-		}
-		return toUnstructured(ref, pom)
+	switch {
+	case ok && s == nil:
+		return nil, apierrors.NewNotFound(wk.gvr.GroupResource(), ref.Name)
+	case ok && s.meta != nil:
+		return toUnstructured(ref, s.meta)
 	}
-	pom, err = ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	// Not read by Begin, or kept as its resourceVersion only (as syncd
+	// left it) and yet asked for: read it.
+	pom, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -351,13 +355,16 @@ func listAll(ctx context.Context, ri metadata.ResourceInterface, selector string
 	}
 }
 
-// remember stores what was read for obj and notes adoption: an object new
-// to the inventory that exists without the app's part-of label.
+// remember stores what was read for obj (seenAs) and notes adoption: an
+// object new to the inventory that exists without the app's part-of
+// label. live may be an item of a LIST page: nothing of the page's array
+// is kept.
 func (r *Run) remember(obj *planner.Object, live *metav1.PartialObjectMetadata) {
 	k := KeyOf(obj.Ref)
+	s := seenAs(r.prevIdx[k], obj, live)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.known[k] = live
+	r.known[k] = s
 	if live != nil && r.prevIdx[k] == nil && live.Labels[LabelPartOf] != r.id {
 		r.adopted[k] = true
 	}

@@ -195,7 +195,7 @@ func ownedAsRecorded(mem *Member, mfs []metav1.ManagedFieldsEntry) bool {
 		return false
 	}
 	for _, s := range mem.Slices {
-		if s.Owned == "" || ownership.Fingerprint(mfs, s.Manager) != s.Owned {
+		if s.Owned == "" || !ownership.HasFingerprint(mfs, s.Manager, s.Owned) {
 			return false
 		}
 	}

@@ -26,16 +26,42 @@ import (
 // own annotations, another manager applying the same values) do not.
 // An entry whose fields do not decode is digested as its raw bytes.
 func Fingerprint(mfs []metav1.ManagedFieldsEntry, m string) string {
+	return digest(mfs, m, canonicalFields)
+}
+
+// HasFingerprint reports whether manager m's entries in mfs have the
+// fingerprint want (Fingerprint(mfs, m) == want), decoding no fields when
+// it can: the API server writes fieldsV1 in structured-merge-diff's
+// canonical encoding, so for metadata decoded from its answers (a LIST, a
+// GET, a watch event) the digest of the raw bytes is the fingerprint. Only
+// when that digest differs (the fields changed, or a client re-encoded
+// them, as an unstructured object does) are the fields decoded and
+// digested canonically. A raw digest equal to want means the bytes
+// digested are the canonical ones want was made of.
+func HasFingerprint(mfs []metav1.ManagedFieldsEntry, m, want string) bool {
+	return digest(mfs, m, rawFields) == want || Fingerprint(mfs, m) == want
+}
+
+// digest is Fingerprint with each entry's fields as fields returns them.
+func digest(mfs []metav1.ManagedFieldsEntry, m string, fields func(metav1.ManagedFieldsEntry) []byte) string {
 	h := sha256.New()
 	for _, e := range mfs {
 		if e.Manager != m {
 			continue
 		}
 		h.Write([]byte(e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion + "\x00" + entryTime(e) + "\x00"))
-		h.Write(canonicalFields(e))
+		h.Write(fields(e))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// rawFields is an entry's fieldsV1 as it was read.
+func rawFields(e metav1.ManagedFieldsEntry) []byte {
+	if e.FieldsV1 == nil {
+		return nil
+	}
+	return e.FieldsV1.Raw
 }
 
 // entryTime is an entry's time in UTC at the API server's precision.

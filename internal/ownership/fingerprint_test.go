@@ -55,3 +55,41 @@ func TestFingerprint(t *testing.T) {
 		})
 	}
 }
+
+// TestHasFingerprint: HasFingerprint agrees with Fingerprint whether the
+// fieldsV1 are spelled as the API server writes them or otherwise, and
+// decodes nothing for the server's spelling (far fewer allocations than
+// Fingerprint, which decodes every entry's fields).
+func TestHasFingerprint(t *testing.T) {
+	const canonical = `{"f:data":{".":{},"f:a":{},"f:b":{}},"f:metadata":{"f:labels":{"f:app":{}}}}`
+	base := []metav1.ManagedFieldsEntry{entry("syncd-web", apply, "", 1, canonical), entry("controller", update, "status", 9, `{"f:status":{}}`)}
+	want := Fingerprint(base, "syncd-web")
+	tests := map[string]struct {
+		mfs  []metav1.ManagedFieldsEntry
+		same bool
+	}{
+		"as the API server spells it":   {mfs: base, same: true},
+		"spelled otherwise":             {mfs: []metav1.ManagedFieldsEntry{entry("syncd-web", apply, "", 1, `{"f:metadata":{"f:labels":{"f:app":{}}}, "f:data":{"f:b":{},"f:a":{},".":{}}}`)}, same: true},
+		"a field taken away":            {mfs: []metav1.ManagedFieldsEntry{entry("syncd-web", apply, "", 1, `{"f:data":{".":{},"f:a":{}},"f:metadata":{"f:labels":{"f:app":{}}}}`)}},
+		"written again":                 {mfs: []metav1.ManagedFieldsEntry{entry("syncd-web", apply, "", 2, canonical)}},
+		"fields that do not decode":     {mfs: []metav1.ManagedFieldsEntry{entry("syncd-web", apply, "", 1, `{"f:data":`)}},
+		"no entry of the manager":       {mfs: base[1:]},
+		"only another manager's change": {mfs: []metav1.ManagedFieldsEntry{base[0], entry("controller", update, "status", 10, `{"f:status":{"f:x":{}}}`)}, same: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := HasFingerprint(tc.mfs, "syncd-web", want); got != tc.same {
+				t.Errorf("HasFingerprint = %v, want %v", got, tc.same)
+			}
+			if got := Fingerprint(tc.mfs, "syncd-web") == want; got != tc.same {
+				t.Errorf("Fingerprint equal = %v, want %v", got, tc.same)
+			}
+		})
+	}
+
+	decoded := testing.AllocsPerRun(100, func() { Fingerprint(base, "syncd-web") })
+	raw := testing.AllocsPerRun(100, func() { HasFingerprint(base, "syncd-web", want) })
+	if raw*2 > decoded {
+		t.Errorf("HasFingerprint of the server's spelling: %.0f allocations, Fingerprint %.0f; want it to decode nothing (under half)", raw, decoded)
+	}
+}
