@@ -76,11 +76,19 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 		}
 		r.progress().StageDone(stage)
 	}()
+	for i := range objs {
+		if ctx.Err() != nil {
+			break
+		}
+		targets[i] = r.decide(ctx, &objs[i])
+	}
 	refusals := make([]error, len(objs))
-	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
-		targets[i] = r.read(octx, &objs[i])
+	reads := pending(targets)
+	r.a.each(ctx, len(reads), func(octx context.Context, j int) {
+		t := targets[reads[j]]
+		r.readLive(octx, t)
 		if r.validates() {
-			refusals[i] = r.validate(octx, targets[i])
+			refusals[reads[j]] = r.validate(octx, t)
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -89,8 +97,12 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 	if r.validates() && !refuseStage(stage, targets, refusals) {
 		return false, nil
 	}
-	r.a.each(ctx, len(objs), func(octx context.Context, i int) {
-		r.write(octx, targets[i])
+	writes := pending(targets)
+	for range len(targets) - len(writes) {
+		r.progress().ObjectDone(stage)
+	}
+	r.a.each(ctx, len(writes), func(octx context.Context, j int) {
+		r.write(octx, targets[writes[j]])
 		r.progress().ObjectDone(stage)
 	})
 	if err := ctx.Err(); err != nil {
@@ -100,6 +112,7 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 	if stage == planner.StageCRDs && !r.a.opts.DryRun {
 		err := r.a.waitCRDs(ctx, objs, changesOf(targets))
 		r.mappings.Clear()
+		r.clients.Clear()
 		if err != nil {
 			return false, err
 		}
@@ -108,6 +121,20 @@ func (r *objectRun) stage(ctx context.Context, objs []planner.Object, results []
 		r.waitStage(ctx, targets, written)
 	}
 	return true, nil
+}
+
+// pending returns the indexes of the targets with something left to do
+// (nil ones, of objects a cancelled run never reached, are not): a stage
+// starts its workers (reads and dry runs, then writes) for these only, so
+// that the objects of a no-op sync cost none.
+func pending(targets []*target) []int {
+	var out []int
+	for i, t := range targets {
+		if t != nil && !t.done {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // stageBounds is one stage of a plan: the objects [start, end).

@@ -124,21 +124,40 @@ type objectRun struct {
 	// thousands of objects was a large share of the sync's memory). It is
 	// cleared when the mapper is reset after CRDs are established.
 	mappings sync.Map // schema.GroupVersionKind → *meta.RESTMapping
+	// clients caches the client of each kind and namespace for the run,
+	// cleared with mappings: a target holds its client until the stage
+	// ends, and one of its own per object was a megabyte of a 10,000
+	// object sync's heap.
+	clients sync.Map // clientKey → dynamic.ResourceInterface
 }
 
-// resource returns the client for ref's resource, mapping each kind once
-// per run.
+// clientKey names the client of one kind in one namespace.
+type clientKey struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+}
+
+// resource returns the client for ref's resource, mapping each kind and
+// making its client for each namespace once per run.
 func (r *objectRun) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, error) {
 	gvk := ref.GVK()
-	if m, ok := r.mappings.Load(gvk); ok {
-		return r.a.client(m.(*meta.RESTMapping), ref), nil
+	ck := clientKey{gvk: gvk, namespace: ref.Namespace}
+	if c, ok := r.clients.Load(ck); ok {
+		return c.(dynamic.ResourceInterface), nil
 	}
-	m, err := r.a.mapping(ref)
-	if err != nil {
-		return nil, err
+	var m *meta.RESTMapping
+	if v, ok := r.mappings.Load(gvk); ok {
+		m = v.(*meta.RESTMapping)
+	} else {
+		var err error
+		if m, err = r.a.mapping(ref); err != nil {
+			return nil, err
+		}
+		r.mappings.Store(gvk, m)
 	}
-	r.mappings.Store(gvk, m)
-	return r.a.client(m, ref), nil
+	c := r.a.client(m, ref)
+	r.clients.Store(ck, c)
+	return c, nil
 }
 
 // hpaTargets returns the workloads HorizontalPodAutoscalers in the plan
@@ -231,6 +250,18 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 // left to write: an object unchanged since syncd last applied it (the
 // UnchangedReader's answer, or Skip on the live object) is done.
 func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
+	t := r.decide(ctx, obj)
+	r.readLive(ctx, t)
+	return t
+}
+
+// decide does what read does without a request: it maps the object's
+// kind and settles the objects that need no read (no slices, left alone
+// by Git's directives, or found unchanged by the UnchangedReader), which
+// it returns done. Stage calls it for every object before starting
+// workers for the others: a no-op sync of thousands of objects then
+// starts no worker, and allocates no timer, for any of them.
+func (r *objectRun) decide(ctx context.Context, obj *planner.Object) *target {
 	t := &target{obj: obj, changes: make([]Change, len(obj.Slices))}
 	for i, s := range obj.Slices {
 		t.changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
@@ -260,14 +291,26 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 				return t
 			}
 			t.unchanged(rv)
-			return t
 		}
 	}
+	return t
+}
+
+// readLive reads the object of a target decide left undone and decides
+// whether anything is left to write: an object Skip finds unchanged since
+// syncd last applied it is done.
+func (r *objectRun) readLive(ctx context.Context, t *target) {
+	if t.done {
+		return
+	}
+	defer t.timed(time.Now())
+	obj := t.obj
 	var live *unstructured.Unstructured
+	var err error
 	if r.ao.Live != nil {
 		live, err = r.ao.Live.Live(ctx, obj.Ref)
 	} else {
-		live, err = ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
+		live, err = t.ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -281,7 +324,6 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 	default:
 		t.live = live
 	}
-	return t
 }
 
 // write sends the slices of an object read has left something to write
