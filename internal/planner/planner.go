@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"syncd.dev/syncd/internal/paths"
@@ -303,6 +304,32 @@ type planRun struct {
 	// discovery mapper builds a new mapping on every call (about 6 KB),
 	// and a render has thousands of objects of a few kinds.
 	scopes map[schema.GroupVersionKind]scope
+	// types are the types objects were typed with, by schema and type
+	// name: the plan's objects of one type share one.
+	types map[typeKey]*typed.ParseableType
+}
+
+// typeKey names a named type of a schema.
+type typeKey struct {
+	schema *smdschema.Schema
+	name   string
+}
+
+// typeOf is the type tv was typed with, shared with the run's other
+// objects of that type (a type that is not simply a named type of its
+// schema is not shared).
+func (r *planRun) typeOf(tv *typed.TypedValue) *typed.ParseableType {
+	tr := tv.TypeRef()
+	if tr.NamedType == nil || tr.Inlined != (smdschema.Atom{}) || tr.ElementRelationship != nil {
+		return &typed.ParseableType{Schema: tv.Schema(), TypeRef: tr}
+	}
+	key := typeKey{schema: tv.Schema(), name: *tr.NamedType}
+	if t, ok := r.types[key]; ok {
+		return t
+	}
+	t := &typed.ParseableType{Schema: tv.Schema(), TypeRef: tr}
+	r.types[key] = t
+	return t
 }
 
 // scope is what namespaced answered for one kind.
@@ -323,6 +350,7 @@ func (p *Planner) newPlanRun() *planRun {
 		plan:   &Plan{App: p.app.Name, Revision: p.opts.Revision},
 		crds:   map[schema.GroupKind]*renderedCRD{},
 		scopes: map[schema.GroupVersionKind]scope{},
+		types:  map[typeKey]*typed.ParseableType{},
 	}
 	if p.opts.Schemas != nil {
 		r.lookup = &schemaLookup{c: p.opts.Schemas, done: map[schema.GroupVersion]*gvDocument{}}
@@ -501,7 +529,7 @@ func (r *planRun) splitOne(ctx context.Context, it *planned, crdConverters map[s
 		return
 	}
 	it.obj.Slices = slices
-	it.obj.Typed = tv
+	it.obj.typ = r.typeOf(tv)
 	it.obj.deduced = deduced
 }
 

@@ -10,18 +10,31 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
+// Typed returns Desired as a structured-merge-diff typed value, for
+// cutting other slices out of it (nil when the object was not typed).
+// It is made on each call, over Desired's maps, from the type the
+// planner typed the object with: the plan keeps that type, shared by the
+// objects of a kind, rather than a typed value per object.
+func (o *Object) Typed() *typed.TypedValue {
+	if o.typ == nil {
+		return nil
+	}
+	return typed.AsTypedUnvalidated(value.NewValueInterface(o.Desired.Object), o.typ.Schema, o.typ.TypeRef)
+}
+
 // Reslice cuts a slice for manager m holding exactly set (plus identity and
 // the keys of list items) out of the object's desired state. The applier
 // uses it to give up yielded fields and to build the intermediate slices
 // of an ownership move.
 func (o *Object) Reslice(m FieldManager, set *fieldpath.Set) (Slice, error) {
-	if o.Typed == nil {
+	tv := o.Typed()
+	if tv == nil {
 		return Slice{}, errors.New(o.Ref.String() + ": no typed value to cut a slice from")
 	}
 	if o.deduced {
 		return o.wholeSlice(o.Desired, m, set)
 	}
-	return makeSlice(o.Desired, o.Typed, m, set.Difference(identity))
+	return makeSlice(o.Desired, tv, m, set.Difference(identity))
 }
 
 // wholeSlice serves Reslice for objects without a known schema, whose
@@ -29,7 +42,7 @@ func (o *Object) Reslice(m FieldManager, set *fieldpath.Set) (Slice, error) {
 // set covering every field gives the whole object, anything else is an
 // error.
 func (o *Object) wholeSlice(src *unstructured.Unstructured, m FieldManager, set *fieldpath.Set) (Slice, error) {
-	full, err := o.Typed.ToFieldSet()
+	full, err := o.Typed().ToFieldSet()
 	if err != nil {
 		return Slice{}, fmt.Errorf("%s: field set: %w", o.Ref, err)
 	}
@@ -62,7 +75,7 @@ func (o *Object) wholeSlice(src *unstructured.Unstructured, m FieldManager, set 
 // live version of the object), typed with the object's schema. The applier
 // uses it to hold fields at their live value during a handoff.
 func (o *Object) ResliceFrom(src *unstructured.Unstructured, m FieldManager, set *fieldpath.Set) (Slice, error) {
-	if o.Typed == nil {
+	if o.typ == nil {
 		return Slice{}, errors.New(o.Ref.String() + ": no typed value to cut a slice from")
 	}
 	if o.deduced {
@@ -71,6 +84,6 @@ func (o *Object) ResliceFrom(src *unstructured.Unstructured, m FieldManager, set
 		}
 		return o.wholeSlice(o.Desired, m, set)
 	}
-	tv := typed.AsTypedUnvalidated(value.NewValueInterface(src.Object), o.Typed.Schema(), o.Typed.TypeRef())
+	tv := typed.AsTypedUnvalidated(value.NewValueInterface(src.Object), o.typ.Schema, o.typ.TypeRef)
 	return makeSlice(o.Desired, tv, m, set.Difference(identity))
 }

@@ -147,16 +147,17 @@ type Object struct {
 	// (a bare Namespace) gets one identity-only slice for the default
 	// manager so that it is still applied.
 	Slices []Slice
-	// Typed is Desired as a structured-merge-diff typed value (the
-	// cluster's schema, the built-in one, or a deduced one), for cutting
-	// other slices out of it with Reslice.
-	Typed *typed.TypedValue
+	// typ is the schema and type Desired was typed with (the cluster's
+	// schema, the built-in one, or a deduced one), shared by the plan's
+	// objects of one type: Typed makes the typed value from it when
+	// asked, so the plan holds no typed value per object.
+	typ *typed.ParseableType
 
 	// decrypted are the paths of Desired's fields whose values were
 	// decrypted (SOPS) by the render.
 	decrypted []fieldpath.Path
 
-	// deduced is true when Typed uses structured-merge-diff's deduced
+	// deduced is true when typ is structured-merge-diff's deduced
 	// type (no schema known): it cannot be cut into parts.
 	deduced bool
 }

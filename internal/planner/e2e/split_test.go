@@ -141,7 +141,7 @@ func setDiff(want, got *fieldpath.Set) string {
 // value, comparing typed values cut to desired's field set.
 func contains(t *testing.T, o planner.Object, live *unstructured.Unstructured) {
 	t.Helper()
-	want, err := o.Typed.ToFieldSet()
+	want, err := o.Typed().ToFieldSet()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,9 +157,9 @@ func contains(t *testing.T, o planner.Object, live *unstructured.Unstructured) {
 			delete(md, k)
 		}
 	}
-	liveTV := typed.AsTypedUnvalidated(value.NewValueInterface(l.Object), o.Typed.Schema(), o.Typed.TypeRef())
+	liveTV := typed.AsTypedUnvalidated(value.NewValueInterface(l.Object), o.Typed().Schema(), o.Typed().TypeRef())
 	got := liveTV.ExtractItems(want)
-	cmp, err := o.Typed.ExtractItems(want).Compare(got)
+	cmp, err := o.Typed().ExtractItems(want).Compare(got)
 	if err != nil {
 		t.Fatalf("%s: compare with live: %v", o.Ref, err)
 	}
