@@ -48,7 +48,7 @@ func BenchmarkApplyConfig(b *testing.B) {
 	fmt.Fprintf(&sb, "\n| `syncd apply --config`, %d objects | time | peak RSS, syncd | of it anonymous | peak RSS, render child (anonymous) | memory cgroup |\n|---|---:|---:|---:|---:|---|\n", n)
 	for _, run := range []string{"first_sync", "noop"} {
 		cmd := exec.Command(bin, "apply", "--config", config, "--cache-dir", filepath.Join(dir, "cache"), "--concurrency", "16", "--kube-qps", "-1")
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "POD_NAMESPACE="+invNS, "HOME="+dir)
+		cmd.Env = syncdEnv("KUBECONFIG="+env.Kubeconfig, "POD_NAMESPACE="+invNS, "HOME="+dir)
 		if profiles != "" {
 			cmd.Env = append(cmd.Env, "SYNCD_HEAP_PROFILE_PEAK="+filepath.Join(profiles, run+".pb.gz"))
 		}

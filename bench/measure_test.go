@@ -42,6 +42,14 @@ func buildSyncd(b *testing.B) string {
 	return bin
 }
 
+// syncdEnv is the environment of a measured syncd process: the
+// benchmark's, then vars, then the space-separated NAME=VALUE pairs of
+// BENCH_SYNCD_ENV (GOMEMLIMIT=176MiB, GOGC=50: settings tried on syncd
+// alone, not on the control plane the benchmark starts).
+func syncdEnv(vars ...string) []string {
+	return append(append(os.Environ(), vars...), strings.Fields(os.Getenv("BENCH_SYNCD_ENV"))...)
+}
+
 // envInt is the integer in environment variable name, or def when it is
 // unset.
 func envInt(b *testing.B, name string, def int) int {

@@ -91,7 +91,7 @@ func runDaemonBench(b *testing.B, db daemonBench) {
 	config := filepath.Join(dir, "syncd.yaml")
 	writeConfig(b, config, repo, envDuration(b, "BENCH_RUN_INTERVAL", 15*time.Second), db.trees)
 	cmd := exec.Command(bin, "run", "--config", config, "--cache-dir", filepath.Join(dir, "cache"), "--listen", "127.0.0.1:0", "--log-format", "json")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "POD_NAMESPACE="+invNS, "HOME="+dir)
+	cmd.Env = syncdEnv("KUBECONFIG="+env.Kubeconfig, "POD_NAMESPACE="+invNS, "HOME="+dir)
 	if p := os.Getenv("BENCH_RUN_HEAP_PROFILE"); p != "" {
 		cmd.Env = append(cmd.Env, "SYNCD_HEAP_PROFILE_PEAK="+p)
 	}
