@@ -1,6 +1,8 @@
 // Package memlimit sets syncd's Go memory limit (runtime/debug's
 // SetMemoryLimit, what GOMEMLIMIT sets) from the memory limit of the
-// container it runs in: 90 % of the cgroup's limit (cgroup v2
+// container it runs in: 90 % of the cgroup's limit, or the limit less
+// 80 MiB for the binary's own pages when that is less (a small
+// container: 176 MiB of 256 MiB), not below half the limit (cgroup v2
 // memory.max, or v1 memory.limit_in_bytes, the nearest limited ancestor
 // included), read with github.com/KimMachineGun/automemlimit. Near the
 // limit the garbage collector then runs more often instead of letting the

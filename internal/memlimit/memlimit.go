@@ -16,6 +16,23 @@ import (
 // collector's overshoot.
 const DefaultRatio = 0.9
 
+// DefaultReserve is the least of the container's memory limit the Go
+// memory limit leaves to what it does not count: the binary's own
+// resident pages, about 70 MiB of the shipped (static, stripped) syncd at
+// work, which are charged to the container too. 10 % of a small limit is
+// less than that: with 256 MiB, a Go limit of 90 % (230 MiB) let the heap
+// and the binary's pages together pass the container's limit, and the
+// kernel then reclaimed the binary's pages over and over (the cgroup's
+// limit hit millions of times) until syncd was too slow to renew its
+// Lease (bench's BenchmarkRunConfig with BENCH_CGROUP_LIMIT=256M).
+const DefaultReserve int64 = 80 << 20
+
+// minShare is the least share of the container's limit the Go limit is
+// set to when the reserve would leave less: a container smaller than
+// about twice the reserve is too small for syncd either way, and a Go
+// limit far below it would only make the collector run without pause.
+const minShare = 0.5
+
 // EnvVar is the environment variable that sets the Go memory limit by
 // hand; when it is set, Set leaves the limit as the runtime read it.
 const EnvVar = "GOMEMLIMIT"
@@ -53,6 +70,11 @@ type Options struct {
 	// Ratio is the share of the container's limit used (0: DefaultRatio);
 	// it must be in (0, 1].
 	Ratio float64
+	// Reserve is the least of the container's limit left out of the Go
+	// limit (0: DefaultReserve; negative: none), down to half the
+	// container's limit: the Go limit is the smaller of Ratio of the
+	// container's limit and the container's limit less Reserve.
+	Reserve int64
 	// Provider reads the container's limit (nil: FromCgroup).
 	Provider Provider
 	// Getenv reads the environment (nil: os.Getenv).
@@ -92,14 +114,17 @@ func Set(opts Options) (Result, error) {
 	if err != nil {
 		return Result{Source: SourceNone, Limit: opts.SetLimit(-1)}, fmt.Errorf("memory limit: read the container's cgroup limit: %w; set GOMEMLIMIT to about 90%% of the container's memory limit instead", err)
 	}
-	limit := goLimit(container, opts.Ratio)
+	limit := goLimit(container, opts.Ratio, opts.Reserve)
 	opts.SetLimit(limit)
 	return Result{Source: SourceCgroup, Limit: limit, Container: container}, nil
 }
 
-// goLimit is ratio of the container's limit, as a Go memory limit.
-func goLimit(container uint64, ratio float64) int64 {
-	l := float64(container) * ratio
+// goLimit is the Go memory limit for a container's limit: ratio of it,
+// or the container's limit less reserve when that is smaller, but not
+// below minShare of it.
+func goLimit(container uint64, ratio float64, reserve int64) int64 {
+	c := float64(container)
+	l := min(c*ratio, max(c-float64(max(reserve, 0)), c*minShare))
 	if l >= math.MaxInt64 {
 		return math.MaxInt64
 	}
@@ -109,6 +134,9 @@ func goLimit(container uint64, ratio float64) int64 {
 func (o Options) withDefaults() Options {
 	if o.Ratio == 0 {
 		o.Ratio = DefaultRatio
+	}
+	if o.Reserve == 0 {
+		o.Reserve = DefaultReserve
 	}
 	if o.Provider == nil {
 		o.Provider = FromCgroup

@@ -51,6 +51,8 @@ func TestSet(t *testing.T) {
 		return p
 	}
 	v2Limited := cgroupFile(write("v2/limited/memory.max", "268435456\n"))
+	v2Large := cgroupFile(write("v2/large/memory.max", "1073741824\n"))
+	v2Tiny := cgroupFile(write("v2/tiny/memory.max", "134217728\n"))
 	v2Unlimited := cgroupFile(write("v2/unlimited/memory.max", "max\n"))
 	v1Limited := cgroupFile(write("v1/limited/memory/memory.limit_in_bytes", "536870912\n"))
 	v1Unlimited := cgroupFile(write("v1/unlimited/memory/memory.limit_in_bytes", "9223372036854771712\n"))
@@ -64,15 +66,30 @@ func TestSet(t *testing.T) {
 		wantSet int64 // the limit set; 0: none set
 		wantErr string
 	}{
-		"cgroup v2 limit: 90 %": {
+		"cgroup v2 limit of 1 GiB: 90 %": {
+			opts:    Options{Provider: v2Large},
+			want:    Result{Source: SourceCgroup, Limit: 966367641, Container: 1024 * mib},
+			wantSet: 966367641,
+		},
+		"cgroup v2 limit of 256 MiB: the reserve for the binary's pages left out, not 10 %": {
 			opts:    Options{Provider: v2Limited},
+			want:    Result{Source: SourceCgroup, Limit: 176 * mib, Container: 256 * mib},
+			wantSet: 176 * mib,
+		},
+		"cgroup v1 limit of 512 MiB: the reserve left out": {
+			opts:    Options{Provider: v1Limited},
+			want:    Result{Source: SourceCgroup, Limit: 432 * mib, Container: 512 * mib},
+			wantSet: 432 * mib,
+		},
+		"cgroup limit of 128 MiB: not below half of it": {
+			opts:    Options{Provider: v2Tiny},
+			want:    Result{Source: SourceCgroup, Limit: 64 * mib, Container: 128 * mib},
+			wantSet: 64 * mib,
+		},
+		"no reserve: 90 %": {
+			opts:    Options{Provider: v2Limited, Reserve: -1},
 			want:    Result{Source: SourceCgroup, Limit: 241591910, Container: 256 * mib},
 			wantSet: 241591910,
-		},
-		"cgroup v1 limit: 90 %": {
-			opts:    Options{Provider: v1Limited},
-			want:    Result{Source: SourceCgroup, Limit: 483183820, Container: 512 * mib},
-			wantSet: 483183820,
 		},
 		"another ratio": {
 			opts:    Options{Provider: v2Limited, Ratio: 0.5},
