@@ -138,14 +138,14 @@ func driveDaemon(b *testing.B, r *measuredRun, log *daemonLog, db daemonBench) d
 		return f
 	}
 	f.afterFirst = r.peak()
-	f.firstSync = f.afterFirst.elapsed
+	f.firstSync, f.firstMax = f.afterFirst.elapsed, log.longest(apps, 0)
 	if f.failed = waitDaemon(r, log, timeout, func() bool { return log.reconciledAll(apps, 2) }); f.failed != nil {
 		f.failed = fmt.Errorf("no-op: %w", f.failed)
 		return f
 	}
 	f.afterNoop = r.peak()
 	f.noop = f.afterNoop.elapsed - f.afterFirst.elapsed
-	f.firstMax, f.noopMax = log.longest(apps, 0), log.longest(apps, 1)
+	f.noopMax = log.longest(apps, 1)
 	edited := time.Now()
 	if err := editObject(db.trees[0].ns, "obj-00000"); err != nil {
 		b.Fatal(err)
