@@ -386,9 +386,10 @@ func TestWait(t *testing.T) {
 }
 
 // TestNoOpAllocations: a stage whose objects the UnchangedReader answers
-// as unchanged costs a few allocations an object (its target and
-// changes): no worker, no per-object timer, no client of its own. Those
-// were most of what a 10,000 object no-op allocated while it applied.
+// as unchanged costs about one allocation an object (its target): no
+// worker, no per-object timer, no client of its own, no changes of its
+// own besides the ChangeSet's. Those were most of what a 10,000 object
+// no-op allocated while it applied (25 an object).
 func TestNoOpAllocations(t *testing.T) {
 	const n = 500
 	c := newCluster(t, env.Config)
@@ -413,7 +414,7 @@ func TestNoOpAllocations(t *testing.T) {
 	}
 	perObject := allocs / n
 	t.Logf("%.0f allocations, %.1f an object", allocs, perObject)
-	if perObject > 4 {
-		t.Errorf("a no-op Apply allocated %.1f times an object, want at most 4", perObject)
+	if perObject > 2 {
+		t.Errorf("a no-op Apply allocated %.1f times an object, want at most 2", perObject)
 	}
 }

@@ -250,7 +250,7 @@ func (r *objectRun) apply(ctx context.Context, obj *planner.Object) []Change {
 // left to write: an object unchanged since syncd last applied it (the
 // UnchangedReader's answer, or Skip on the live object) is done.
 func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
-	t := r.decide(ctx, obj)
+	t := r.decide(ctx, obj, appendSkipped(nil, obj))
 	r.readLive(ctx, t)
 	return t
 }
@@ -258,14 +258,13 @@ func (r *objectRun) read(ctx context.Context, obj *planner.Object) *target {
 // decide does what read does without a request: it maps the object's
 // kind and settles the objects that need no read (no slices, left alone
 // by Git's directives, or found unchanged by the UnchangedReader), which
-// it returns done. Stage calls it for every object before starting
-// workers for the others: a no-op sync of thousands of objects then
-// starts no worker, and allocates no timer, for any of them.
-func (r *objectRun) decide(ctx context.Context, obj *planner.Object) *target {
-	t := &target{obj: obj, changes: make([]Change, len(obj.Slices))}
-	for i, s := range obj.Slices {
-		t.changes[i] = Change{Object: obj.Ref, Manager: s.Manager, Action: Skipped}
-	}
+// it returns done. changes are the object's Skipped changes
+// (appendSkipped), which the target fills in. Stage calls it for every
+// object before starting workers for the others: a no-op sync of
+// thousands of objects then starts no worker, and allocates no timer,
+// for any of them.
+func (r *objectRun) decide(ctx context.Context, obj *planner.Object, changes []Change) *target {
+	t := &target{obj: obj, changes: changes}
 	if len(obj.Slices) == 0 {
 		t.done = true
 		return t
