@@ -76,13 +76,11 @@ go test -count=1 -timeout 20m ./...
 
 echo "--- bench: peak heap"
 # The memory regression check: BenchmarkHeap (bench/heap_test.go) syncs
-# 2,000 objects of the benchmark mix (first sync, no-op and drift watch as
-# the daemon runs an app, then a no-op as syncd apply runs one) and fails
-# when a peak live heap grows more than 15 % over bench/testdata/
-# heap-baseline.txt. 2,000 rather than the 10,000 objects keeps it
-# within about a minute on a loaded 2-core machine (the heap grows in
-# proportion; docs/performance.md has the 10,000 figures). A benchmark run,
-# not a unit test: -run '^$' runs no test of the bench module.
+# 10,000 objects of the benchmark mix, the count (first sync, no-op
+# and drift watch as the daemon runs an app, then a no-op as syncd apply
+# runs one) and fails when a peak live heap grows more than 15 % over
+# bench/testdata/heap-baseline.txt. A benchmark run, not a unit test:
+# -run '^$' runs no test of the bench module.
 (cd bench && go test -run '^$' -bench '^BenchmarkHeap$' -benchtime 1x -timeout 10m .)
 
 echo "--- fuzz (bounded)"
