@@ -2,19 +2,16 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 
 	"syncd.dev/syncd/bench/internal/syncdrun"
 )
@@ -94,25 +91,7 @@ func (t *binaryTool) git(args ...string) {
 
 // prepare commits objs as 100 multi-document files under objects/.
 func (t *binaryTool) prepare(objs []*unstructured.Unstructured) error {
-	dir := filepath.Join(t.dir, "repo", "objects")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	files := min(100, len(objs))
-	per := (len(objs) + files - 1) / files
-	for f := 0; f*per < len(objs); f++ {
-		var buf []byte
-		for _, o := range objs[f*per : min(len(objs), (f+1)*per)] {
-			j, err := json.Marshal(o.Object)
-			if err != nil {
-				return err
-			}
-			buf = append(append(append(buf, "---\n"...), j...), '\n')
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("objects-%03d.yaml", f)), buf, 0o644); err != nil {
-			return err
-		}
-	}
+	writeTree(t.b, filepath.Join(t.dir, "repo", "objects"), objs)
 	t.commit++
 	t.git("add", ".")
 	t.git("-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("set %d", t.commit))
@@ -130,33 +109,7 @@ func (t *binaryTool) sync(ctx context.Context) error {
 	return nil
 }
 
-func (t *binaryTool) requests() (int64, error) { return clientRequests() }
-
-// serverOwn are the resources only the API server itself writes in these
-// runs: a Service's cluster IP (one IPAddress each) and the API server's
-// identity lease. They are left out of a tool's request count.
-var serverOwn = regexp.MustCompile(`resource="(ipaddresses|leases)"`)
-
-// clientRequests sums apiserver_request_total without the API server's
-// own requests (serverOwn) and the metrics scrape itself.
-func clientRequests() (int64, error) {
-	body, err := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") || serverOwn.MatchString(line) || strings.Contains(line, `subresource="/metrics"`) {
-			continue
-		}
-		v, err := strconv.ParseInt(line[strings.LastIndexByte(line, ' ')+1:], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("apiserver_request_total line %q: %w", line, err)
-		}
-		n += v
-	}
-	return n, nil
-}
+func (t *binaryTool) requests() (int64, error) { return serverRequests() }
 
 // BenchmarkShipped compares syncd as shipped (the binary, `syncd apply
 // --config` from a file:// repository, with validation on, the default,
