@@ -11,6 +11,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,6 +120,14 @@ func (e *Env) ServiceAccountConfig(ctx context.Context, namespace, name string) 
 // ruleNS (a Role and RoleBinding), or cluster-wide when ruleNS is empty (a
 // ClusterRole and ClusterRoleBinding).
 func (e *Env) Grant(ctx context.Context, namespace, name, ruleNS string, rules []rbacv1.PolicyRule) error {
+	if err := e.bind(ctx, namespace, name, ruleNS, rules); err != nil {
+		return err
+	}
+	return e.awaitGrant(ctx, namespace, name, ruleNS, rules)
+}
+
+// bind creates the role and its binding of Grant.
+func (e *Env) bind(ctx context.Context, namespace, name, ruleNS string, rules []rbacv1.PolicyRule) error {
 	cs, err := kubernetes.NewForConfig(e.Config)
 	if err != nil {
 		return err
@@ -145,6 +154,41 @@ func (e *Env) Grant(ctx context.Context, namespace, name, ruleNS string, rules [
 		Subjects:   []rbacv1.Subject{subject},
 	}, metav1.CreateOptions{})
 	return err
+}
+
+// awaitGrant waits until the API server's authorizer allows the service
+// account the first verb on the first resource of the first rule: a new
+// binding reaches the RBAC authorizer's cache a moment after it is
+// created, and a request in between is refused.
+func (e *Env) awaitGrant(ctx context.Context, namespace, name, ruleNS string, rules []rbacv1.PolicyRule) error {
+	if len(rules) == 0 || len(rules[0].Verbs) == 0 || len(rules[0].Resources) == 0 || len(rules[0].APIGroups) == 0 {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return err
+	}
+	r := rules[0]
+	resource, sub, _ := strings.Cut(r.Resources[0], "/")
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + namespace + ":" + name,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ruleNS, Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: resource, Subresource: sub},
+	}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Allowed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("grant to %s/%s: %s %s.%s still refused after 30 s: %s", namespace, name, r.Verbs[0], r.Resources[0], r.APIGroups[0], got.Status.Reason)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // WriteKubeconfig writes a kubeconfig for cfg (token auth) to path, for
