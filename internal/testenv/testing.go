@@ -157,7 +157,8 @@ func (e *Env) bind(ctx context.Context, namespace, name, ruleNS string, rules []
 }
 
 // awaitGrant waits until the API server's authorizer allows the service
-// account the first verb on the first resource of the first rule: a new
+// account the first verb on the first resource (and object, when the rule
+// names objects) of the first rule: a new
 // binding reaches the RBAC authorizer's cache a moment after it is
 // created, and a request in between is refused.
 func (e *Env) awaitGrant(ctx context.Context, namespace, name, ruleNS string, rules []rbacv1.PolicyRule) error {
@@ -170,10 +171,14 @@ func (e *Env) awaitGrant(ctx context.Context, namespace, name, ruleNS string, ru
 	}
 	r := rules[0]
 	resource, sub, _ := strings.Cut(r.Resources[0], "/")
+	var object string
+	if len(r.ResourceNames) > 0 {
+		object = r.ResourceNames[0]
+	}
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:               "system:serviceaccount:" + namespace + ":" + name,
 		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ruleNS, Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: resource, Subresource: sub},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ruleNS, Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: resource, Subresource: sub, Name: object},
 	}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
