@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -128,7 +129,11 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(cmd.OutOrStdout(), "warning: %s\n", w)
 	}
-	ap, err := applier.New(cl.dynamic, cl.mapper, applier.Options{Concurrency: f.concurrency, DryRun: f.dryRun})
+	md, err := metadata.NewForConfig(cl.config)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	ap, err := applier.New(cl.dynamic, cl.mapper, applier.Options{Concurrency: f.concurrency, DryRun: f.dryRun, Metadata: md})
 	if err != nil {
 		return withCode(exitError, err)
 	}

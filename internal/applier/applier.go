@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 )
 
 // DefaultConcurrency is how many objects of one stage are applied at once
@@ -19,11 +20,20 @@ type Options struct {
 	Concurrency int
 	// DryRun sends every request with dryRun=All: nothing is persisted.
 	DryRun bool
+	// Metadata, when set, is a client for the same cluster and identity
+	// as the dynamic client. Requests whose answer syncd reads only the
+	// metadata of (validation dry runs and creates) go through it and
+	// come back as metadata, in protobuf: the API server does not encode
+	// the whole object as JSON and syncd does not decode it, which on a
+	// first sync is every request. Nil: every request goes through the
+	// dynamic client.
+	Metadata metadata.Interface
 }
 
 // Applier applies plans to one cluster as one identity.
 type Applier struct {
 	dyn    dynamic.Interface
+	meta   metadata.Interface
 	mapper meta.RESTMapper
 	opts   Options
 }
@@ -44,5 +54,5 @@ func New(dyn dynamic.Interface, mapper meta.RESTMapper, opts Options) (*Applier,
 	if opts.Concurrency == 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
-	return &Applier{dyn: dyn, mapper: mapper, opts: opts}, nil
+	return &Applier{dyn: dyn, meta: opts.Metadata, mapper: mapper, opts: opts}, nil
 }

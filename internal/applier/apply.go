@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/retry"
 
 	"syncd.dev/syncd/internal/planner"
@@ -230,17 +231,53 @@ type request struct {
 	DryRun  bool
 }
 
-// send sends one apply request, retrying optimistic-lock conflicts
-// (which are not field conflicts) unless its object carries a
-// resourceVersion precondition.
+// send sends one apply request and returns the API server's answer: the
+// whole object.
 func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref planner.ObjectRef, req request) (*unstructured.Unstructured, error) {
+	var res *unstructured.Unstructured
+	err := a.patch(ref, req, func(data []byte, opts metav1.PatchOptions) error {
+		var err error
+		res, err = ri.Patch(ctx, ref.Name, types.ApplyPatchType, data, opts)
+		return err
+	})
+	return res, err
+}
+
+// sendForMetadata sends one apply request whose answer is read for its
+// metadata only (a write's resourceVersion and managedFields, or nothing
+// but the verdict of a dry run): through the metadata client mri, or,
+// when the Applier has none (mri is nil), as send does.
+func (a *Applier) sendForMetadata(ctx context.Context, ri dynamic.ResourceInterface, mri metadata.ResourceInterface, ref planner.ObjectRef, req request) (metav1.Object, error) {
+	if mri == nil {
+		res, err := a.send(ctx, ri, ref, req)
+		if res == nil {
+			return nil, err
+		}
+		return res, err
+	}
+	var res *metav1.PartialObjectMetadata
+	err := a.patch(ref, req, func(data []byte, opts metav1.PatchOptions) error {
+		var err error
+		res, err = mri.Patch(ctx, ref.Name, types.ApplyPatchType, data, opts)
+		return err
+	})
+	if res == nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// patch encodes one apply request and sends it with do, retrying
+// optimistic-lock conflicts (which are not field conflicts) unless its
+// object carries a resourceVersion precondition.
+func (a *Applier) patch(ref planner.ObjectRef, req request, do func(data []byte, opts metav1.PatchOptions) error) error {
 	m, obj, force := req.Manager, req.Object, req.Force
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
-		return nil, fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
+		return fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
 	}
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
-		return nil, fmt.Errorf("%s: encode: %w", ref, err)
+		return fmt.Errorf("%s: encode: %w", ref, err)
 	}
 	opts := metav1.PatchOptions{FieldManager: string(m), Force: &force}
 	if req.DryRun {
@@ -252,19 +289,14 @@ func (a *Applier) send(ctx context.Context, ri dynamic.ResourceInterface, ref pl
 		// the same body: the caller reads the object and sends anew.
 		retryable = func(error) bool { return false }
 	}
-	var res *unstructured.Unstructured
-	err = retry.OnError(retry.DefaultBackoff, retryable, func() error {
-		var err error
-		res, err = ri.Patch(ctx, ref.Name, types.ApplyPatchType, data, opts)
-		return err
-	})
+	err = retry.OnError(retry.DefaultBackoff, retryable, func() error { return do(data, opts) })
 	if err != nil {
 		if cs := FieldConflicts(err); cs != nil {
-			return nil, fmt.Errorf("%s: apply as %q: %w", ref, m, cs)
+			return fmt.Errorf("%s: apply as %q: %w", ref, m, cs)
 		}
-		return nil, describeError(ref, "apply as "+string(m), err)
+		return describeError(ref, "apply as "+string(m), err)
 	}
-	return res, nil
+	return nil
 }
 
 // resource maps an object's kind to its REST resource.
@@ -303,6 +335,18 @@ func (a *Applier) client(mapping *meta.RESTMapping, ref planner.ObjectRef) dynam
 		return a.dyn.Resource(mapping.Resource).Namespace(ref.Namespace)
 	}
 	return a.dyn.Resource(mapping.Resource)
+}
+
+// metadataClient returns the metadata client of mapping's resource for
+// ref, nil when the Applier has none (Options.Metadata).
+func (a *Applier) metadataClient(mapping *meta.RESTMapping, ref planner.ObjectRef) metadata.ResourceInterface {
+	switch {
+	case a.meta == nil:
+		return nil
+	case mapping.Scope.Name() == meta.RESTScopeNameNamespace:
+		return a.meta.Resource(mapping.Resource).Namespace(ref.Namespace)
+	}
+	return a.meta.Resource(mapping.Resource)
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -3,29 +3,33 @@ package applier
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/planner"
 )
 
 // create makes an object that does not exist yet with the steps
 // planCreate plans, marking each slice with action (Created, or
-// Recreated after an immutable field). A dry run sends the first step
-// only: nothing exists to share fields with, so the dry run of the whole
-// object previews every slice.
-func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, action Action) (*unstructured.Unstructured, error) {
+// Recreated after an immutable field), and returns the metadata of the
+// last answer (its resourceVersion and managedFields are all a write's
+// result needs; mri, when not nil, asks for nothing more). A dry run
+// sends the first step only: nothing exists to share fields with, so the
+// dry run of the whole object previews every slice.
+func (r *objectRun) create(ctx context.Context, ri dynamic.ResourceInterface, mri metadata.ResourceInterface, obj *planner.Object, changes []Change, action Action) (metav1.Object, error) {
 	sl, err := r.prepare(obj, false)
 	if err != nil {
 		return nil, failAt(0, err)
 	}
-	var last *unstructured.Unstructured
+	var last metav1.Object
 	for _, st := range planCreate(slicesFields(sl)) {
 		u := sl[st.Slice].Object
 		if st.Purpose == PurposeWhole {
 			u = r.wholeForCreate(obj, sl[0])
 		}
-		res, err := r.a.send(ctx, ri, obj.Ref, request{Manager: st.Manager, Object: u, Force: st.Force, DryRun: r.a.opts.DryRun})
+		res, err := r.a.sendForMetadata(ctx, ri, mri, obj.Ref, request{Manager: st.Manager, Object: u, Force: st.Force, DryRun: r.a.opts.DryRun})
 		if err != nil {
 			return nil, failAt(st.Slice, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -55,8 +56,17 @@ func newCluster(t *testing.T, cfg *rest.Config) *cluster {
 	return &cluster{cfg: cfg, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
 }
 
+// applier returns an Applier of the cluster's clients. Like syncd's
+// drivers, it has a metadata client unless opts names one.
 func (c *cluster) applier(t *testing.T, opts Options) *Applier {
 	t.Helper()
+	if opts.Metadata == nil {
+		md, err := metadata.NewForConfig(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Metadata = md
+	}
 	a, err := New(c.dyn, c.mapper, opts)
 	if err != nil {
 		t.Fatal(err)

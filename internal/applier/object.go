@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/ignore"
@@ -128,7 +129,15 @@ type objectRun struct {
 	// cleared with mappings: a target holds its client until the stage
 	// ends, and one of its own per object was a megabyte of a 10,000
 	// object sync's heap.
-	clients sync.Map // clientKey → dynamic.ResourceInterface
+	clients sync.Map // clientKey → objectClient
+}
+
+// objectClient is the clients of one kind in one namespace: the dynamic
+// client, and the metadata client for requests whose answer is read for
+// its metadata only (nil without Options.Metadata).
+type objectClient struct {
+	ri  dynamic.ResourceInterface
+	mri metadata.ResourceInterface
 }
 
 // clientKey names the client of one kind in one namespace.
@@ -139,11 +148,11 @@ type clientKey struct {
 
 // resource returns the client for ref's resource, mapping each kind and
 // making its client for each namespace once per run.
-func (r *objectRun) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, error) {
+func (r *objectRun) resource(ref planner.ObjectRef) (objectClient, error) {
 	gvk := ref.GVK()
 	ck := clientKey{gvk: gvk, namespace: ref.Namespace}
 	if c, ok := r.clients.Load(ck); ok {
-		return c.(dynamic.ResourceInterface), nil
+		return c.(objectClient), nil
 	}
 	var m *meta.RESTMapping
 	if v, ok := r.mappings.Load(gvk); ok {
@@ -151,11 +160,11 @@ func (r *objectRun) resource(ref planner.ObjectRef) (dynamic.ResourceInterface, 
 	} else {
 		var err error
 		if m, err = r.a.mapping(ref); err != nil {
-			return nil, err
+			return objectClient{}, err
 		}
 		r.mappings.Store(gvk, m)
 	}
-	c := r.a.client(m, ref)
+	c := objectClient{ri: r.a.client(m, ref), mri: r.a.metadataClient(m, ref)}
 	r.clients.Store(ck, c)
 	return c, nil
 }
@@ -230,8 +239,8 @@ func (r *objectRun) prepare(obj *planner.Object, exists bool) ([]planner.Slice, 
 // its changes so far. done is set when nothing is left to write: the
 // object is unchanged, or its read failed.
 type target struct {
-	obj     *planner.Object
-	ri      dynamic.ResourceInterface
+	obj *planner.Object
+	objectClient
 	live    *unstructured.Unstructured
 	changes []Change
 	done    bool
@@ -274,12 +283,12 @@ func (r *objectRun) decide(ctx context.Context, obj *planner.Object, changes []C
 		return t
 	}
 	defer t.timed(time.Now())
-	ri, err := r.resource(obj.Ref)
+	c, err := r.resource(obj.Ref)
 	if err != nil {
 		t.fail(err)
 		return t
 	}
-	t.ri = ri
+	t.objectClient = c
 	if ur, ok := r.ao.Live.(UnchangedReader); ok && r.ao.Skip != nil {
 		if rv, ok := ur.Unchanged(ctx, obj); ok {
 			// Unchanged since syncd applied it, and no directive on the
@@ -332,12 +341,12 @@ func (r *objectRun) write(ctx context.Context, t *target) {
 		return
 	}
 	defer t.timed(time.Now())
-	var final *unstructured.Unstructured
+	var final metav1.Object
 	var err error
 	if t.live == nil {
-		final, err = r.create(ctx, t.ri, t.obj, t.changes, Created)
+		final, err = r.create(ctx, t.ri, t.mri, t.obj, t.changes, Created)
 	} else {
-		final, err = r.update(ctx, t.ri, t.obj, t.live, t.changes)
+		final, err = r.update(ctx, t.objectClient, t.obj, t.live, t.changes)
 	}
 	t.done = true
 	if err != nil {
@@ -354,7 +363,7 @@ func (r *objectRun) write(ctx context.Context, t *target) {
 
 // owned records on each slice's change the fingerprint of its manager's
 // managedFields entries in u (Change.Owned).
-func (t *target) owned(u *unstructured.Unstructured) {
+func (t *target) owned(u metav1.Object) {
 	mfs := u.GetManagedFields()
 	for i := range t.changes {
 		t.changes[i].Owned = ownership.Fingerprint(mfs, string(t.changes[i].Manager))

@@ -97,11 +97,12 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	if len(obj.Slices) == 0 {
 		return
 	}
-	ri, err := r.resource(obj.Ref)
+	c, err := r.resource(obj.Ref)
 	if err != nil {
 		p.AfterErr = err
 		return
 	}
+	ri := c.ri
 	live, err := ri.Get(ctx, obj.Ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

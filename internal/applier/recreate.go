@@ -9,9 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/planner"
 )
@@ -42,7 +40,8 @@ func immutableFields(err error) []string {
 
 // recreate deletes the object and creates it again when the app allows it;
 // otherwise it reports the immutable fields.
-func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, changes []Change, cause error) (*unstructured.Unstructured, error) {
+func (r *objectRun) recreate(ctx context.Context, c objectClient, obj *planner.Object, changes []Change, cause error) (metav1.Object, error) {
+	ri := c.ri
 	fields := strings.Join(immutableFields(cause), ", ")
 	if !r.ao.Recreate {
 		return nil, failAt(0, fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", obj.Ref, fields, cause))
@@ -64,5 +63,5 @@ func (r *objectRun) recreate(ctx context.Context, ri dynamic.ResourceInterface, 
 	if err != nil {
 		return nil, failAt(0, fmt.Errorf("%s: still present after delete (finalizers?): %w", obj.Ref, err))
 	}
-	return r.create(ctx, ri, obj, changes, Recreated)
+	return r.create(ctx, ri, c.mri, obj, changes, Recreated)
 }

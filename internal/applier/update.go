@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/ownership"
@@ -45,6 +46,7 @@ const maxResolves = 2
 type mover struct {
 	r       *objectRun
 	ri      dynamic.ResourceInterface
+	mri     metadata.ResourceInterface
 	obj     *planner.Object
 	changes []Change
 	// sl are the slices as they will be sent; resolving a conflict by
@@ -53,6 +55,9 @@ type mover struct {
 	force []bool
 	// live is the object as of the last write (or the read).
 	live *unstructured.Unstructured
+	// recreated is the metadata of the object created again after an
+	// immutable field (nil until then).
+	recreated metav1.Object
 	// own is the ownership read before the first write: the moves are
 	// planned from it.
 	own      ownership.Ownership
@@ -67,9 +72,9 @@ type mover struct {
 // update brings an existing object to the plan, moving fields between the
 // app's managers without letting any disappear, resolving conflicts with
 // other managers by policy, and holding fields that would be reset. It
-// returns the object as the last request left it.
-func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, changes []Change) (*unstructured.Unstructured, error) {
-	m, err := r.newMover(ctx, ri, obj, live, changes)
+// returns the metadata of the object as the last request left it.
+func (r *objectRun) update(ctx context.Context, c objectClient, obj *planner.Object, live *unstructured.Unstructured, changes []Change) (metav1.Object, error) {
+	m, err := r.newMover(ctx, c, obj, live, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 		if m.dry() && m.moving {
 			// A dry run cannot chain the two phases of a move: the
 			// first phase's preview is the answer.
-			return m.live, nil
+			return m.result(), nil
 		}
 	}
 	return m.run(ctx)
@@ -89,7 +94,8 @@ func (r *objectRun) update(ctx context.Context, ri dynamic.ResourceInterface, ob
 // newMover reads what the moves depend on: the slices to send, the
 // object's values (a watch cache answers with metadata only), its
 // ownership and the app's old managers on it.
-func (r *objectRun) newMover(ctx context.Context, ri dynamic.ResourceInterface, obj *planner.Object, live *unstructured.Unstructured, changes []Change) (*mover, error) {
+func (r *objectRun) newMover(ctx context.Context, c objectClient, obj *planner.Object, live *unstructured.Unstructured, changes []Change) (*mover, error) {
+	ri := c.ri
 	sl, err := r.prepare(obj, true)
 	if err != nil {
 		return nil, failAt(0, err)
@@ -104,7 +110,7 @@ func (r *objectRun) newMover(ctx context.Context, ri dynamic.ResourceInterface, 
 	if sl, err = r.keepIgnored(obj, live, sl); err != nil {
 		return nil, failAt(0, err)
 	}
-	m := &mover{r: r, ri: ri, obj: obj, changes: changes, sl: sl, live: live,
+	m := &mover{r: r, ri: ri, mri: c.mri, obj: obj, changes: changes, sl: sl, live: live,
 		own: ownership.Decode(live), force: make([]bool, len(sl)),
 		moved: make([]bool, len(sl)), resolves: make([]int, len(sl))}
 	m.old = oldManagers(live, r.app, sl, m.own)
@@ -239,7 +245,7 @@ var errRecreated = errors.New("recreated")
 // run sends the planned steps in order. In a dry run it stops at the
 // first step that needs the writes before it (old managers letting go,
 // the takeover, handoff managers letting go).
-func (m *mover) run(ctx context.Context) (*unstructured.Unstructured, error) {
+func (m *mover) run(ctx context.Context) (metav1.Object, error) {
 	steps := planUpdate(m.input())
 	for k := 0; k < len(steps); k++ {
 		st := steps[k]
@@ -248,7 +254,7 @@ func (m *mover) run(ctx context.Context) (*unstructured.Unstructured, error) {
 		}
 		more, err := m.do(ctx, st)
 		if errors.Is(err, errRecreated) {
-			return m.live, nil
+			return m.result(), nil
 		}
 		if errors.Is(err, errReplan) {
 			steps = planUpdate(m.input())
@@ -260,7 +266,19 @@ func (m *mover) run(ctx context.Context) (*unstructured.Unstructured, error) {
 		}
 		steps = append(steps, more...)
 	}
-	return m.live, nil
+	return m.result(), nil
+}
+
+// result is the metadata of the object as the mover left it: the object
+// created again, else the last answer (nil when there is none).
+func (m *mover) result() metav1.Object {
+	switch {
+	case m.recreated != nil:
+		return m.recreated
+	case m.live == nil:
+		return nil
+	}
+	return m.live
 }
 
 // chained reports whether a step builds on the writes of the steps
@@ -360,11 +378,11 @@ func (m *mover) exact(ctx context.Context, st step) error {
 		return errReplan
 	}
 	if err != nil && isImmutable(err) {
-		live, err := m.r.recreate(ctx, m.ri, m.obj, m.changes, err)
+		created, err := m.r.recreate(ctx, objectClient{ri: m.ri, mri: m.mri}, m.obj, m.changes, err)
 		if err != nil {
 			return err
 		}
-		m.live = live
+		m.recreated = created
 		return errRecreated
 	}
 	if err != nil {

@@ -103,7 +103,9 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if known {
 		return nil
 	}
-	_, err = r.a.send(ctx, t.ri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
+	// Only the verdict is read: the answer comes back as metadata when
+	// the Applier has a metadata client.
+	_, err = r.a.sendForMetadata(ctx, t.ri, t.mri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
 	switch {
 	case err == nil:
 		r.remember(key)

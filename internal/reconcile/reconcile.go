@@ -541,7 +541,11 @@ func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *
 	if err != nil {
 		return nil, err
 	}
-	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun})
+	md, err := target.Metadata(app)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun, Metadata: md})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"syncd.dev/syncd/internal/source"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -35,10 +36,12 @@ type Target struct {
 	// no inventory, no prune.
 	Inventory *inventory.Manager
 
-	// schemas and discovery read the cluster's OpenAPI and capabilities
-	// (nil without Cluster.Config).
+	// schemas and discovery read the cluster's OpenAPI and capabilities,
+	// and metadata is the client of requests whose answer is read for its
+	// metadata only (all nil without Cluster.Config).
 	schemas   *planner.ClusterSchemas
 	discovery discovery.DiscoveryInterface
+	metadata  metadata.Interface
 	// probe asks a remote cluster whether it answers (nil for syncd's own).
 	probe discovery.ServerVersionInterface
 }
@@ -61,6 +64,9 @@ func newTarget(name string, cl Cluster, inv *inventory.Manager) (*Target, error)
 	}
 	t.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
 	t.discovery = dc
+	if t.metadata, err = metadata.NewForConfig(cl.Config); err != nil {
+		return nil, fmt.Errorf("cluster %s: metadata client: %w", name, err)
+	}
 	return t, nil
 }
 
@@ -78,6 +84,21 @@ func (t *Target) Dynamic(app config.App) (dynamic.Interface, error) {
 		return nil, err
 	}
 	return dynamic.NewForConfig(cfg)
+}
+
+// Metadata returns the client, for the same identity as Dynamic's, of an
+// app's requests whose answer is read for its metadata only
+// (applier.Options.Metadata); nil when the target has no Cluster.Config.
+func (t *Target) Metadata(app config.App) (metadata.Interface, error) {
+	ten := TenantOf(app)
+	if t.Cluster.Config == nil || identity.User(ten) == "" {
+		return t.metadata, nil
+	}
+	cfg, err := identity.Config(t.Cluster.Config, ten)
+	if err != nil {
+		return nil, err
+	}
+	return metadata.NewForConfig(cfg)
 }
 
 // DefaultProbeTimeout bounds the request that asks a remote cluster

@@ -83,7 +83,7 @@ func newSyncd(cfg *rest.Config, app config.App, invOpts inventory.Options) (*Syn
 	if s.inv, err = inventory.New(dyn, md, s.mapper, invOpts); err != nil {
 		return nil, err
 	}
-	if s.applier, err = applier.New(dyn, s.mapper, applier.Options{Concurrency: concurrency}); err != nil {
+	if s.applier, err = applier.New(dyn, s.mapper, applier.Options{Concurrency: concurrency, Metadata: md}); err != nil {
 		return nil, err
 	}
 	return s, nil
