@@ -73,15 +73,16 @@ func (a *Accepted) rotate() {
 	a.prev, a.next = a.next, map[acceptedKey]struct{}{}
 }
 
-// dryRunKey is the key of the validation dry run of t sending s.
-func dryRunKey(t *target, s planner.Slice) (acceptedKey, error) {
+// dryRunKey is the key of the validation dry run of t sending s, and the
+// encoded body it hashed, which the dry run then sends.
+func dryRunKey(t *target, s planner.Slice) (acceptedKey, []byte, error) {
 	body, err := json.Marshal(s.Object.Object)
 	if err != nil {
-		return acceptedKey{}, err
+		return acceptedKey{}, nil, err
 	}
 	k := acceptedKey{ref: t.obj.Ref, manager: s.Manager, body: sha256.Sum256(body)}
 	if t.live != nil {
 		k.rv = t.live.GetResourceVersion()
 	}
-	return k, nil
+	return k, body, nil
 }

@@ -223,10 +223,12 @@ func appendSkipped(changes []Change, obj *planner.Object) []Change {
 }
 
 // request is one apply request: the manager it is sent as, the apply
-// configuration, and whether it forces and whether it is a dry run.
+// configuration (and, when the caller encoded it already, its JSON),
+// and whether it forces and whether it is a dry run.
 type request struct {
 	Manager planner.FieldManager
 	Object  *unstructured.Unstructured
+	Body    []byte
 	Force   bool
 	DryRun  bool
 }
@@ -275,7 +277,7 @@ func (a *Applier) patch(ref planner.ObjectRef, req request, do func(data []byte,
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields"); found {
 		return fmt.Errorf("%s: refusing to send metadata.managedFields in an apply request", ref)
 	}
-	data, err := json.Marshal(obj.Object)
+	data, err := encoded(req)
 	if err != nil {
 		return fmt.Errorf("%s: encode: %w", ref, err)
 	}
@@ -297,6 +299,15 @@ func (a *Applier) patch(ref planner.ObjectRef, req request, do func(data []byte,
 		return describeError(ref, "apply as "+string(m), err)
 	}
 	return nil
+}
+
+// encoded is the JSON of req's apply configuration: the body the caller
+// encoded, else the object encoded now.
+func encoded(req request) ([]byte, error) {
+	if req.Body != nil {
+		return req.Body, nil
+	}
+	return json.Marshal(req.Object.Object)
 }
 
 // resource maps an object's kind to its REST resource.

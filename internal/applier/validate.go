@@ -99,13 +99,13 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
-	key, known := r.knownOutcome(t, s)
+	key, body, known := r.knownOutcome(t, s)
 	if known {
 		return nil
 	}
 	// Only the verdict is read: the answer comes back as metadata when
 	// the Applier has a metadata client.
-	_, err = r.a.sendForMetadata(ctx, t.ri, t.mri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: true, DryRun: true})
+	_, err = r.a.sendForMetadata(ctx, t.ri, t.mri, t.obj.Ref, request{Manager: s.Manager, Object: s.Object, Body: body, Force: true, DryRun: true})
 	switch {
 	case err == nil:
 		r.remember(key)
@@ -118,19 +118,20 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	return err
 }
 
-// knownOutcome returns the key of t's dry run of s and whether the app's
-// Accepted record holds it as accepted. Without a record (or when the
-// body cannot be encoded, which the dry run then reports) nothing is
+// knownOutcome returns the key of t's dry run of s, the body it
+// encoded for the key (for the dry run to send), and whether the app's
+// Accepted record holds the key as accepted. Without a record (or when
+// the body cannot be encoded, which the dry run then reports) nothing is
 // known.
-func (r *objectRun) knownOutcome(t *target, s planner.Slice) (*acceptedKey, bool) {
+func (r *objectRun) knownOutcome(t *target, s planner.Slice) (*acceptedKey, []byte, bool) {
 	if r.ao.Accepted == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	key, err := dryRunKey(t, s)
+	key, body, err := dryRunKey(t, s)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	return &key, r.ao.Accepted.known(key)
+	return &key, body, r.ao.Accepted.known(key)
 }
 
 // remember records an accepted dry run in the app's Accepted record (key
