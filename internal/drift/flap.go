@@ -3,6 +3,7 @@ package drift
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,16 +35,25 @@ type FlapOptions struct {
 type FlapDetector struct {
 	opts FlapOptions
 	mu   sync.Mutex
-	keys map[flapKey]*flapState
+	// fields are the observed fields of each object, sorted by path.
+	// The watcher observes every declared field of every object it
+	// watches, nearly all of which never change owner: one small record
+	// each, and one map entry per object rather than per field.
+	fields map[objKey][]flapField
 }
 
-type flapKey struct {
-	obj  objKey
-	path string
+// flapField is what is known of one field: its path, its owner at the
+// last observation and, once the owner changed, its history.
+type flapField struct {
+	path  string
+	owner string
+	// changed is nil until the owner first changes: every owner
+	// observed is then owner.
+	changed *flapHistory
 }
 
-type flapState struct {
-	owner    string
+// flapHistory is the history of a field whose owner changed.
+type flapHistory struct {
 	seen     map[string]bool // every owner observed
 	flips    []time.Time
 	flapping bool
@@ -62,7 +72,7 @@ func NewFlapDetector(opts FlapOptions) (*FlapDetector, error) {
 	if opts.Window < 0 {
 		return nil, errors.New("flap detector: window must be positive")
 	}
-	return &FlapDetector{opts: opts, keys: map[flapKey]*flapState{}}, nil
+	return &FlapDetector{opts: opts, fields: map[objKey][]flapField{}}, nil
 }
 
 // Observe records that owner owns the field at path of object at time at
@@ -76,27 +86,49 @@ func (d *FlapDetector) Observe(object planner.ObjectRef, path, owner string, at 
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k := flapKey{keyOf(object), path}
-	st := d.keys[k]
-	if st == nil {
-		d.keys[k] = &flapState{owner: owner, seen: map[string]bool{owner: true}}
+	k := keyOf(object)
+	fs := d.fields[k]
+	i, found := findFlapField(fs, path)
+	if !found {
+		d.fields[k] = slices.Insert(fs, i, flapField{path: path, owner: owner})
 		return false
 	}
-	if st.owner == owner {
-		return st.flapping
+	f := &fs[i]
+	if f.owner == owner {
+		return f.changed != nil && f.changed.flapping
 	}
-	st.owner = owner
-	st.seen[owner] = true
-	st.flips = append(st.flips, at)
+	if f.changed == nil {
+		f.changed = &flapHistory{seen: map[string]bool{f.owner: true}}
+	}
+	f.owner = owner
+	h := f.changed
+	h.seen[owner] = true
+	h.flips = append(h.flips, at)
 	cut := 0
-	for cut < len(st.flips) && at.Sub(st.flips[cut]) > d.opts.Window {
+	for cut < len(h.flips) && at.Sub(h.flips[cut]) > d.opts.Window {
 		cut++
 	}
-	st.flips = st.flips[cut:]
-	if len(st.flips) >= d.opts.Flips {
-		st.flapping = true
+	h.flips = h.flips[cut:]
+	if len(h.flips) >= d.opts.Flips {
+		h.flapping = true
 	}
-	return st.flapping
+	return h.flapping
+}
+
+// findFlapField returns where the field at path is, or would be inserted,
+// in fs (sorted by path).
+func findFlapField(fs []flapField, path string) (int, bool) {
+	return slices.BinarySearchFunc(fs, path, func(f flapField, p string) int { return strings.Compare(f.path, p) })
+}
+
+// field returns the record of the field at path of the object k, nil when
+// none. d.mu is held.
+func (d *FlapDetector) field(k objKey, path string) *flapField {
+	fs := d.fields[k]
+	if i, ok := findFlapField(fs, path); ok {
+		return &fs[i]
+	}
+	return nil
 }
 
 // Flapping reports whether the field at path of object crossed the
@@ -104,8 +136,8 @@ func (d *FlapDetector) Observe(object planner.ObjectRef, path, owner string, at 
 func (d *FlapDetector) Flapping(object planner.ObjectRef, path string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.keys[flapKey{keyOf(object), path}]
-	return st != nil && st.flapping
+	f := d.field(keyOf(object), path)
+	return f != nil && f.changed != nil && f.changed.flapping
 }
 
 // Owners returns every owner observed on the field since the last Forget
@@ -113,12 +145,16 @@ func (d *FlapDetector) Flapping(object planner.ObjectRef, path string) bool {
 func (d *FlapDetector) Owners(object planner.ObjectRef, path string) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.keys[flapKey{keyOf(object), path}]
-	if st == nil {
+	f := d.field(keyOf(object), path)
+	if f == nil {
 		return nil
 	}
+	seen := map[string]bool{f.owner: true}
+	if f.changed != nil {
+		seen = f.changed.seen
+	}
 	set := map[string]bool{}
-	for o := range st.seen {
+	for o := range seen {
 		for _, m := range strings.Split(o, ",") {
 			if m != "" {
 				set[m] = true
@@ -137,12 +173,33 @@ func (d *FlapDetector) Owners(object planner.ObjectRef, path string) []string {
 func (d *FlapDetector) Forget(object planner.ObjectRef, path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.keys, flapKey{keyOf(object), path})
+	k := keyOf(object)
+	fs := d.fields[k]
+	i, ok := findFlapField(fs, path)
+	if !ok {
+		return
+	}
+	if fs = slices.Delete(fs, i, i+1); len(fs) == 0 {
+		delete(d.fields, k)
+		return
+	}
+	d.fields[k] = fs
 }
 
 // Reset drops everything, e.g. when the app's config changed.
 func (d *FlapDetector) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.keys = map[flapKey]*flapState{}
+	d.fields = map[objKey][]flapField{}
+}
+
+// owner returns the owner last observed on the field at path of object;
+// ok is false when it was never observed.
+func (d *FlapDetector) owner(object planner.ObjectRef, path string) (owner string, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.field(keyOf(object), path); f != nil {
+		return f.owner, true
+	}
+	return "", false
 }

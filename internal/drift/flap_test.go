@@ -95,3 +95,46 @@ func TestNewFlapDetectorErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFlapDetectorFieldsApart: the fields of one object, observed in any
+// order, are judged apart, and Forget drops one field's record only (the
+// object's record goes with its last field).
+func TestFlapDetectorFieldsApart(t *testing.T) {
+	ref := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	d, err := NewFlapDetector(FlapOptions{Flips: 2, Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{".data.size", ".data.color", ".metadata.labels.team"}
+	owners := []string{"syncd-web", "fighter", "syncd-web"}
+	for i, owner := range owners {
+		for _, p := range fields {
+			o := "syncd-web"
+			if p == ".data.color" {
+				o = owner
+			}
+			d.Observe(ref, p, o, t0.Add(time.Duration(i)*time.Second))
+		}
+	}
+	for _, p := range fields {
+		if got, want := d.Flapping(ref, p), p == ".data.color"; got != want {
+			t.Errorf("%s: Flapping = %v, want %v", p, got, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"fighter", "syncd-web"}, d.Owners(ref, ".data.color")); diff != "" {
+		t.Errorf("Owners of .data.color (-want +got):\n%s", diff)
+	}
+	d.Forget(ref, ".data.color")
+	if d.Flapping(ref, ".data.color") || d.Owners(ref, ".data.color") != nil {
+		t.Error(".data.color is still known after Forget")
+	}
+	if diff := cmp.Diff([]string{"syncd-web"}, d.Owners(ref, ".data.size")); diff != "" {
+		t.Errorf("Owners of .data.size after forgetting another field (-want +got):\n%s", diff)
+	}
+	d.Forget(ref, ".data.size")
+	d.Forget(ref, ".metadata.labels.team")
+	if len(d.fields) != 0 {
+		t.Errorf("%d objects kept after every field was forgotten", len(d.fields))
+	}
+}

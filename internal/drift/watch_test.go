@@ -202,11 +202,7 @@ func waitFlaps(t testing.TB, d *FlapDetector, ref planner.ObjectRef, owner strin
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		d.mu.Lock()
-		st := d.keys[flapKey{keyOf(ref), ".data.color"}]
-		ok := st != nil && st.owner == owner
-		d.mu.Unlock()
-		if ok {
+		if got, ok := d.owner(ref, ".data.color"); ok && got == owner {
 			return
 		}
 		if time.Now().After(deadline) {
