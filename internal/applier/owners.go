@@ -46,7 +46,13 @@ func managersAnnotation(app string) string {
 
 // managersOf reads an app's managers annotation on a live object.
 func managersOf(u *unstructured.Unstructured, app string) []planner.FieldManager {
-	v := u.GetAnnotations()[managersAnnotation(app)]
+	return managersIn(u.GetAnnotations(), app)
+}
+
+// managersIn reads an app's managers annotation among a live object's
+// annotations.
+func managersIn(annotations map[string]string, app string) []planner.FieldManager {
+	v := annotations[managersAnnotation(app)]
 	if v == "" {
 		return nil
 	}
@@ -76,13 +82,20 @@ func DeclaringApp(live *unstructured.Unstructured, self, manager string) string 
 	if live == nil {
 		return ""
 	}
+	return DeclaringAppIn(live.GetAnnotations(), self, manager)
+}
+
+// DeclaringAppIn is DeclaringApp on a live object's annotations, for a
+// reader that holds them without the object (the drift watcher reads the
+// live cache's typed metadata in place).
+func DeclaringAppIn(annotations map[string]string, self, manager string) string {
 	var apps []string
-	for k := range live.GetAnnotations() {
+	for k := range annotations {
 		if !strings.HasPrefix(k, ManagersAnnotationPrefix) || k == managersAnnotation(self) {
 			continue
 		}
 		other := strings.TrimPrefix(k, ManagersAnnotationPrefix)
-		if slices.Contains(managersOf(live, other), planner.FieldManager(manager)) {
+		if slices.Contains(managersIn(annotations, other), planner.FieldManager(manager)) {
 			apps = append(apps, other)
 		}
 	}

@@ -374,22 +374,6 @@ func (d *detector) object(obj *declaredObject, live *liveCopy) ([]Finding, []str
 	return res.findings, res.warns
 }
 
-// liveCopy is a live object to judge and its decoded ownership. The
-// watcher decodes the ownership from the cache's typed metadata, so its
-// Object need not carry metadata.managedFields.
-type liveCopy struct {
-	obj *unstructured.Unstructured
-	own ownership.Ownership
-}
-
-// liveOf is the liveCopy of a live object read whole (nil: deleted).
-func liveOf(live *unstructured.Unstructured) *liveCopy {
-	if live == nil {
-		return nil
-	}
-	return &liveCopy{obj: live, own: ownership.Decode(live)}
-}
-
 // checked is what the detection of one object found: its findings, the
 // findings the app's ignore rules set aside, and its warnings.
 type checked struct {
@@ -405,11 +389,7 @@ func (d *detector) check(obj *planner.Object, live *unstructured.Unstructured) c
 // judge is check with what Git declares of the object and the live copy's
 // ownership given.
 func (d *detector) judge(obj *declaredObject, live *liveCopy) checked {
-	var liveObj *unstructured.Unstructured
-	if live != nil {
-		liveObj = live.obj
-	}
-	if exempt(obj.git, liveObj) {
+	if exempt(obj.git, live) {
 		return checked{}
 	}
 	base := d.baseFinding(obj)
@@ -440,7 +420,7 @@ func (d *detector) baseFinding(obj *declaredObject) Finding {
 type objectCheck struct {
 	d      *detector
 	ref    planner.ObjectRef
-	live   *unstructured.Unstructured
+	live   *liveCopy
 	base   Finding
 	own    ownership.Ownership
 	warns  []string
@@ -457,7 +437,7 @@ type objectCheck struct {
 }
 
 func (d *detector) newObjectCheck(obj *declaredObject, live *liveCopy, base Finding) *objectCheck {
-	c := &objectCheck{d: d, ref: obj.ref, live: live.obj, base: base,
+	c := &objectCheck{d: d, ref: obj.ref, live: live, base: base,
 		secret: isSecret(obj.ref), leaves: obj.leaves, reported: map[string]bool{}}
 	c.own = live.own
 	c.warns = notCheckedWarnings(c.ref, c.own)
@@ -508,7 +488,7 @@ func (c *objectCheck) unexplained(l declared) bool {
 	if c.present || len(l.owners(c.own)) > 0 {
 		return false
 	}
-	_, ok := lookupLive(c.live.Object, l.path, c.secret)
+	_, ok := c.live.lookup(l.path, c.secret)
 	return ok
 }
 
@@ -553,7 +533,7 @@ func (c *objectCheck) declaredLeaf(l declared) {
 	}
 	f.Culprit = c.d.culprit(f.Owners)
 	f.Desired = l.desired
-	f.Live, _ = lookupLive(c.live.Object, l.path, c.secret)
+	f.Live, _ = c.live.lookup(l.path, c.secret)
 	if ff, ok := c.d.flapping(f); ok {
 		c.add(ff, l.path)
 	}
@@ -583,19 +563,19 @@ var partOfLabel = ".metadata.labels." + inventory.LabelPartOf
 // applier leaves the label to it on purpose (applier.Change.
 // OtherInventory), so it is no finding.
 func (c *objectCheck) otherInventoryLabel(l declared, f Finding) bool {
-	return l.str == partOfLabel && c.d.otherAppsOwn(c.live, f.Owners)
+	return l.str == partOfLabel && c.d.otherAppsOwn(c.live.annotations(), f.Owners)
 }
 
 // otherAppsOwn reports whether owners is not empty and each owner is a
 // manager another syncd app applies as (Apply on the main resource, named
-// by that app's managers annotation on live).
-func (d *detector) otherAppsOwn(live *unstructured.Unstructured, owners []Owner) bool {
+// by that app's managers annotation among the live object's annotations).
+func (d *detector) otherAppsOwn(annotations map[string]string, owners []Owner) bool {
 	if len(owners) == 0 {
 		return false
 	}
 	for _, o := range owners {
 		if d.isSyncd(o.Manager) || o.Operation != string(metav1.ManagedFieldsOperationApply) || o.Subresource != "" ||
-			applier.DeclaringApp(live, d.app, o.Manager) == "" {
+			applier.DeclaringAppIn(annotations, d.app, o.Manager) == "" {
 			return false
 		}
 	}
@@ -620,7 +600,7 @@ func (c *objectCheck) overlapsWith(l declared, f Finding) string {
 		}
 		app := ""
 		if o.Operation == string(metav1.ManagedFieldsOperationApply) && o.Subresource == "" {
-			app = applier.DeclaringApp(c.live, c.d.app, o.Manager)
+			app = applier.DeclaringAppIn(c.live.annotations(), c.d.app, o.Manager)
 		}
 		if app == "" {
 			return ""
@@ -707,7 +687,7 @@ func (c *objectCheck) extra(class Class, manager, path string, p fieldpath.Path)
 	f.DeclaredBy = string(declaredBy)
 	if p != nil {
 		f.Owners = owners(c.own, p)
-		f.Live, _ = lookupLive(c.live.Object, p, c.secret)
+		f.Live, _ = c.live.lookup(p, c.secret)
 	}
 	f.Culprit = c.d.culprit(f.Owners)
 	if f.Culprit == "" && class == Yielded {

@@ -1,8 +1,6 @@
 package drift
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"syncd.dev/syncd/internal/directive"
 )
 
@@ -12,14 +10,14 @@ import (
 // in Git on an object that exists (it is created when missing and never
 // updated, so only its deletion is drift). live is nil when the object
 // does not exist.
-func exempt(git directive.Set, live *unstructured.Unstructured) bool {
+func exempt(git directive.Set, live *liveCopy) bool {
 	if leftAlone(git) {
 		return true
 	}
 	if live == nil {
 		return false
 	}
-	return leftAlone(directive.Of(live)) || git.Mode() == directive.SSAIfNotPresent
+	return leftAlone(directive.Of(live.metadata())) || git.Mode() == directive.SSAIfNotPresent
 }
 
 // leftAlone reports whether d disables the object's reconciliation.

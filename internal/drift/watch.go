@@ -846,12 +846,21 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 		return nil, nil, nil, false
 	}
 	if outside != nil {
-		fs, warns = w.det.object(wo.decl, liveOf(outside))
-		if !exempt(wo.decl.git, outside) {
+		read := liveOf(outside)
+		fs, warns = w.det.object(wo.decl, read)
+		if !exempt(wo.decl.git, read) {
 			fs = append(fs, w.det.labelFindings(wo.decl, outside, w.sel)...)
 		}
 	} else {
 		fs, warns = w.det.object(wo.decl, live)
+		if live != nil && live.err != nil {
+			// The cached metadata could not be read as an object: the
+			// object is judged again on its next event.
+			if w.opts.OnError != nil {
+				w.opts.OnError(fmt.Errorf("%s: %w", wo.decl.ref, live.err))
+			}
+			return nil, nil, nil, false
+		}
 	}
 	if ask, wait := w.toNormalize(k, wo, fs); wait {
 		// Published once the server said how it stores the values; the
@@ -873,13 +882,7 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKey]*unstructured.Unstructured) (live *liveCopy, outside *unstructured.Unstructured, ok bool) {
 	delete(w.judged, k)
 	if o, ok := g.informer.Get(wo.group.namespace, wo.decl.ref.Name); ok {
-		var err error
-		if live, err = cachedCopy(o); err != nil {
-			if w.opts.OnError != nil {
-				w.opts.OnError(fmt.Errorf("%s: %w", wo.decl.ref, err))
-			}
-			return nil, nil, false
-		}
+		live = cachedCopy(o)
 		// An object that is not published now stays dirty, and is
 		// judged again whatever this says (rejudge).
 		w.judged[k] = o.GetResourceVersion()
@@ -901,22 +904,12 @@ func (w *Watcher) copyToJudge(k objKey, wo *watched, g *group, fetched map[objKe
 		}
 	}
 	if live != nil && expecting {
-		if older(live.obj.GetResourceVersion(), exp) {
+		if older(live.cached.GetResourceVersion(), exp) {
 			return nil, nil, false // the watch has not delivered syncd's own write yet; its event will
 		}
 		delete(w.expect, k)
 	}
 	return live, outside, true
-}
-
-// cachedCopy is the liveCopy of a cached object, its ownership decoded
-// from the cache's typed managedFields (never turned into nested maps).
-func cachedCopy(o *livecache.Object) (*liveCopy, error) {
-	u, err := o.UnstructuredWithoutManagedFields()
-	if err != nil {
-		return nil, err
-	}
-	return &liveCopy{obj: u, own: ownership.DecodeEntries(o.GetManagedFields())}, nil
 }
 
 // keepFindings records fs as the current findings of k and returns the
@@ -988,7 +981,7 @@ func (d *detector) labelFindings(obj *declaredObject, live *unstructured.Unstruc
 			f.Live = v
 		}
 		f.Owners = owners(own, path)
-		if path.String() == partOfLabel && d.otherAppsOwn(live, f.Owners) {
+		if path.String() == partOfLabel && d.otherAppsOwn(live.GetAnnotations(), f.Owners) {
 			// A member of another app's inventory too: the label is
 			// that app's (otherInventoryLabel).
 			continue

@@ -50,6 +50,19 @@ func toObject(item any) (any, error) {
 	return o, nil
 }
 
+// KeepsTyped reports whether the cache keeps the top-level field name of
+// an object typed (apiVersion, kind, metadata) rather than in its
+// Content: a reader of any other field finds it in Content, as it would
+// in Unstructured's object.
+func KeepsTyped(name string) bool {
+	return name == "apiVersion" || name == "kind" || name == "metadata"
+}
+
+// Content returns the object's top-level fields but apiVersion, kind,
+// metadata and status, as decoded (shared: never modify it). Reading a
+// field here costs nothing; Unstructured builds a new object.
+func (o *Object) Content() map[string]any { return o.content }
+
 // Metadata returns the object's metadata (shared: never modify it).
 func (o *Object) Metadata() *metav1.PartialObjectMetadata { return &o.PartialObjectMetadata }
 
