@@ -34,7 +34,13 @@ type sliceVersion struct {
 
 // declare returns what Git declares of obj.
 func declare(obj *planner.Object) *declaredObject {
-	return declareWith(obj, declaredLeaves(obj))
+	return declareWith(obj, declaredLeaves(obj, nil))
+}
+
+// declareIn is declare with the leaves' paths kept in paths, shared with
+// the other objects of the plan.
+func declareIn(obj *planner.Object, paths declaredPaths) *declaredObject {
+	return declareWith(obj, declaredLeaves(obj, paths))
 }
 
 // declareWith is declare with obj's declared leaves given.

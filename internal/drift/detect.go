@@ -307,10 +307,11 @@ func (l declared) owners(own ownership.Ownership) []Owner {
 }
 
 // declaredLeaves returns the leaf fields of obj's slices, sorted by path,
-// each with the first manager that declares it. Key fields of list items
-// are left out when the item declares another field (they are shared by
-// construction and say nothing the other field does not).
-func declaredLeaves(obj *planner.Object) []declared {
+// each with the first manager that declares it, their paths kept in paths
+// (nil: copied for obj alone). Key fields of list items are left out when
+// the item declares another field (they are shared by construction and
+// say nothing the other field does not).
+func declaredLeaves(obj *planner.Object, paths declaredPaths) []declared {
 	all := &fieldpath.Set{}
 	for _, s := range obj.Slices {
 		if s.Fields != nil {
@@ -333,11 +334,38 @@ func declaredLeaves(obj *planner.Object) []declared {
 				continue
 			}
 			v, _ := lookup(obj.Desired.Object, p)
-			out = append(out, declared{path: p.Copy(), str: str, manager: string(s.Manager), empty: emptyContainer(v), desired: v})
+			kept := paths.of(p, str)
+			out = append(out, declared{path: kept.path, str: kept.str, manager: string(s.Manager), empty: emptyContainer(v), desired: v})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].str < out[j].str })
 	return out
+}
+
+// declaredPaths keeps one copy of each declared path, with its string
+// form, for the objects of one plan: objects of one kind declare the same
+// paths (".data.index" on every ConfigMap of an app), and the watcher
+// keeps the declared leaves of every object while it follows the plan.
+// Declared paths are never modified, so the objects share them.
+type declaredPaths map[string]declaredPath
+
+// declaredPath is one kept path and its string form.
+type declaredPath struct {
+	path fieldpath.Path
+	str  string
+}
+
+// of returns the kept copy of p, whose string form is str, keeping one
+// when there is none yet; a nil table keeps nothing and copies p.
+func (t declaredPaths) of(p fieldpath.Path, str string) declaredPath {
+	if kept, ok := t[str]; ok {
+		return kept
+	}
+	kept := declaredPath{path: p.Copy(), str: str}
+	if t != nil {
+		t[str] = kept
+	}
+	return kept
 }
 
 // itemHasOtherLeaves reports whether the list item holding the key field

@@ -315,6 +315,7 @@ func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 func (w *Watcher) watchedOf(plan *planner.Plan, prev map[objKey]*watched) (map[objKey]*watched, map[groupKey][]string, error) {
 	objects := make(map[objKey]*watched, len(plan.Objects))
 	names := map[groupKey][]string{}
+	paths := declaredPaths{}
 	for i := range plan.Objects {
 		o := &plan.Objects[i]
 		gvk := o.Ref.GVK()
@@ -330,7 +331,7 @@ func (w *Watcher) watchedOf(plan *planner.Plan, prev map[objKey]*watched) (map[o
 		}
 		names[g] = append(names[g], o.Ref.Name)
 		k := keyOf(o.Ref)
-		wo, err := watchedFrom(o, prev[k])
+		wo, err := watchedFrom(o, prev[k], paths)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -342,12 +343,12 @@ func (w *Watcher) watchedOf(plan *planner.Plan, prev map[objKey]*watched) (map[o
 
 // watchedFrom returns what the watcher keeps of obj: prev's declaration
 // and slice configurations (the object in the previous plan) when obj
-// declares the same, else made from obj.
-func watchedFrom(obj *planner.Object, prev *watched) (*watched, error) {
+// declares the same, else made from obj, its declared paths kept in paths.
+func watchedFrom(obj *planner.Object, prev *watched, paths declaredPaths) (*watched, error) {
 	if prev != nil && prev.decl.declares(obj) {
 		return &watched{decl: prev.decl, configs: prev.configs}, nil
 	}
-	wo := &watched{decl: declare(obj), configs: make([][]byte, len(obj.Slices))}
+	wo := &watched{decl: declareIn(obj, paths), configs: make([][]byte, len(obj.Slices))}
 	for i, s := range obj.Slices {
 		if s.Object == nil {
 			continue
