@@ -690,6 +690,7 @@ func (w *Watcher) event(g *group, u *livecache.Object, deleted bool) {
 	w.opts.Clock.AfterFunc(w.opts.Debounce, func() {
 		w.mu.Lock()
 		delete(w.armed, k)
+		w.armed = emptied(w.armed)
 		w.dirty[k] = true
 		w.mu.Unlock()
 		w.poke()
@@ -830,7 +831,23 @@ func (w *Watcher) recompute(fetched map[objKey]*unstructured.Unstructured) (chan
 			changes = append(changes, c)
 		}
 	}
+	if len(keys) > 0 {
+		w.dirty, w.expect = emptied(w.dirty), emptied(w.expect)
+	}
 	return changes, asks, newWarns
+}
+
+// emptied returns m, or a new map when m is empty. A Go map keeps the
+// room of its largest size: the watcher's maps of objects to judge, to
+// wait for and to debounce fill with every object of the plan after a
+// sync and empty once they are judged, and would otherwise hold that
+// room (3 MB at 10,000 objects for the objects to judge alone) for as
+// long as the watcher runs.
+func emptied[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) > 0 {
+		return m
+	}
+	return map[K]V{}
 }
 
 // findingsOf returns the findings and warnings of the plan object k,
