@@ -95,9 +95,9 @@ func (r *metadataRig) apply(t *testing.T, docs ...string) (*ChangeSet, map[strin
 
 // kindResources are the resources of the kinds these tests apply.
 var kindResources = map[string]schema.GroupVersionResource{
-	"ConfigMap":  configMaps,
-	"Secret":     secrets,
-	"Service":    {Version: "v1", Resource: "services"},
+	"ConfigMap": configMaps,
+	"Secret":    secrets,
+	"Service":   {Version: "v1", Resource: "services"},
 }
 
 // changeSummary is what a ChangeSet says of each object, and whether its
