@@ -15,6 +15,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
+	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 )
 
@@ -105,10 +106,12 @@ func (o configOpen) open(ctx context.Context) (*reconcile.Runner, []config.App, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	go planner.PrepareBuiltinSchema()
 	cl, err := o.kube.connect()
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	go cl.readDiscovery()
 	runner, err := o.runner(ctx, cfg, cl)
 	if err != nil {
 		return nil, nil, nil, err

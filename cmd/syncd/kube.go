@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -185,4 +186,15 @@ func (k *kubeFlags) dial(mustAnswer bool) (*cluster, error) {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	return &cluster{config: cfg, dynamic: dyn, mapper: mapper, discovery: disc, namespace: ns}, nil
+}
+
+// readDiscovery reads the cluster's discovery into the mapper's cache
+// (the API groups and their resources: two requests with aggregated
+// discovery), so that the plan, which maps every kind, finds it read.
+// A config command calls it in a goroutine as it connects: the round
+// trips then overlap the source's fetch and the render instead of
+// following them. An error is not kept: the plan reads again and reports
+// it.
+func (c *cluster) readDiscovery() {
+	_, _ = c.mapper.RESTMapping(schema.GroupKind{Kind: "Namespace"}, "v1")
 }

@@ -61,6 +61,12 @@ var builtinConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(builtinScheme)
 })
 
+// PrepareBuiltinSchema parses client-go's schema of the built-in kinds
+// now, once per process, so that a later New finds it parsed. A one-shot
+// command calls it in a goroutine as it starts: the parse then runs while
+// the source is fetched and the render child renders, instead of after.
+func PrepareBuiltinSchema() { builtinConverter() }
+
 // App is what the planner needs to know about one app, already parsed.
 type App struct {
 	// Name names the app in the Plan and in errors; it is required.
