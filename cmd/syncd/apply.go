@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
+	"syncd.dev/syncd/internal/renderproc"
 )
 
 type applyFlags struct {
@@ -284,6 +285,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
+	defer prestartRender()()
 	progress := f.progress.reporter(cmd.ErrOrStderr(), f.verb())
 	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress()}
 	runner, apps, _, err := open.open(cmd.Context())
@@ -320,6 +322,20 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 		return withCode(exitCodeOf(worst), nil)
 	}
 	return nil
+}
+
+// prestartRender starts the child of the first render now (Prestart), so
+// that its start overlaps loading the config and fetching the source,
+// and returns what kills it if no render used it. A child that cannot
+// start now is started again, and its error reported, when an app
+// renders.
+func prestartRender() (stop func()) {
+	r, err := renderproc.Default()
+	if err != nil {
+		return func() {}
+	}
+	_ = r.Prestart()
+	return r.StopSpare
 }
 
 // applyConfigApp applies one app of --config and prints what happened; the
