@@ -24,6 +24,10 @@ var errNoDecryption = errors.New("is encrypted with SOPS, and the app has no dec
 // in the rendered objects and hidden. It is safe for concurrent use.
 type secrets struct {
 	keys *decrypt.Keys
+	// decrypting is held while a file is decrypted: the files of a
+	// directory are read at once (readDir), and SOPS does not say that
+	// its decryption is safe for concurrent use.
+	decrypting sync.Mutex
 
 	mu     sync.Mutex
 	values map[string]bool
@@ -44,7 +48,9 @@ func (s *secrets) open(name string, data []byte) ([]byte, error) {
 	if s == nil || s.keys == nil {
 		return nil, errNoDecryption
 	}
+	s.decrypting.Lock()
 	res, err := s.keys.Decrypt(data, format)
+	s.decrypting.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("cannot be decrypted with SOPS: %w; nothing of the app is applied", err)
 	}

@@ -8,8 +8,10 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -107,28 +109,53 @@ func ReadDir(dir string) ([]Manifest, error) {
 }
 
 // readDir is ReadDir decrypting SOPS files with sec (nil refuses them).
+// Files are read and decoded on every CPU at once (decoding YAML is most
+// of a directory's render); the manifests and errors keep the files'
+// order.
 func readDir(dir string, sec *secrets) ([]Manifest, error) {
 	files, errs, err := walkTree(dir)
 	if err != nil {
 		return nil, err
 	}
+	read := make([]fileRead, len(files))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		g.Go(func() error {
+			read[i] = readManifestFile(f, sec)
+			return nil
+		})
+	}
+	_ = g.Wait() // every file's problems are in read
 	var out []Manifest
-	for _, f := range files {
-		if isKustomizationName(path.Base(f.rel)) {
-			errs = append(errs, &ManifestError{File: f.rel, Err: errors.New("a kustomization below a plain manifest directory is not built: point the app's path at its directory, or add a kustomization.yaml at the top that lists it under resources")})
-			continue
-		}
-		if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
-			continue
-		}
-		ms, fileErrs := readFile(f, sec)
-		out = append(out, ms...)
-		errs = append(errs, fileErrs...)
+	for _, r := range read {
+		out = append(out, r.manifests...)
+		errs = append(errs, r.errs...)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// fileRead is what one file of a plain manifest directory holds.
+type fileRead struct {
+	manifests []Manifest
+	errs      ManifestErrors
+}
+
+// readManifestFile reads one file of a plain manifest directory: a
+// manifest file's objects, nothing for a file of another kind, an error
+// for a kustomization.
+func readManifestFile(f treeFile, sec *secrets) fileRead {
+	if isKustomizationName(path.Base(f.rel)) {
+		return fileRead{errs: ManifestErrors{{File: f.rel, Err: errors.New("a kustomization below a plain manifest directory is not built: point the app's path at its directory, or add a kustomization.yaml at the top that lists it under resources")}}}
+	}
+	if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
+		return fileRead{}
+	}
+	ms, errs := readFile(f, sec)
+	return fileRead{manifests: ms, errs: errs}
 }
 
 func readFile(f treeFile, sec *secrets) ([]Manifest, ManifestErrors) {
