@@ -53,18 +53,26 @@ type Options struct {
 	Substitution *Substitution
 }
 
-// builtinConverter is client-go's schema of the built-in kinds, parsed
-// once per process: parsing it costs about 0.1-0.2 s of CPU, and the
-// daemon makes a Planner for every reconcile of every app. The converter
-// is read-only once built.
+// builtinConverter is client-go's schema of the built-in kinds, decoded
+// once per process from syncd's JSON copy (builtinschema.go): client-go's
+// own YAML costs 0.1-0.2 s of CPU to parse, and the daemon makes a
+// Planner for every reconcile of every app. The converter is read-only
+// once built. Should the copy not decode (a build that broke it; its
+// test fails first), client-go's is parsed instead: slower, the same
+// schema.
 var builtinConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(builtinScheme)
+	p, err := builtinParser()
+	if err != nil {
+		return applyconfigurations.NewTypeConverter(builtinScheme)
+	}
+	return managedfields.NewSchemeTypeConverter(builtinScheme, p)
 })
 
-// PrepareBuiltinSchema parses client-go's schema of the built-in kinds
-// now, once per process, so that a later New finds it parsed. A one-shot
-// command calls it in a goroutine as it starts: the parse then runs while
-// the source is fetched and the render child renders, instead of after.
+// PrepareBuiltinSchema decodes the schema of the built-in kinds now,
+// once per process, so that a later New finds it decoded. A one-shot
+// command calls it in a goroutine as it starts: the decoding then runs
+// while the source is fetched and the render child renders, instead of
+// after.
 func PrepareBuiltinSchema() { builtinConverter() }
 
 // App is what the planner needs to know about one app, already parsed.
