@@ -101,8 +101,14 @@ func seenAs(mem *Member, obj *planner.Object, live *metav1.PartialObjectMetadata
 // kept. (An object judged by its resourceVersion alone, a member recorded
 // before fingerprints, is kept whole: its skip records them.)
 func asLeft(mem *Member, obj *planner.Object, live *metav1.PartialObjectMetadata) bool {
-	return mem != nil && sameApplied(mem, obj) && live.Labels[LabelPartOf] != "" &&
-		!liveExcluded(live) && ownedAsRecorded(mem, live.ManagedFields)
+	return mem != nil && sameApplied(mem, obj) && liveAsLeft(mem, live)
+}
+
+// liveAsLeft is asLeft's judgement of the live metadata of member mem,
+// without the plan object: it is labelled part of an app, asks nothing of
+// syncd, and every slice's manager still has the entries recorded.
+func liveAsLeft(mem *Member, live *metav1.PartialObjectMetadata) bool {
+	return live.Labels[LabelPartOf] != "" && !liveExcluded(live) && ownedAsRecorded(mem, live.ManagedFields)
 }
 
 // liveExcluded reports whether an object's live metadata asks syncd to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -106,9 +107,15 @@ func TestUnchangedFromBegin(t *testing.T) {
 		},
 	}
 	// Four objects a case make one LIST of the namespace's ConfigMaps
-	// (at least listThreshold of them); one a case, a GET each.
-	for _, per := range []int{4, 1} {
-		t.Run(fmt.Sprintf("%d objects a case", per), func(t *testing.T) {
+	// (at least listThreshold of them); one a case, a GET each. With a
+	// read ahead (a one-shot syncd apply), the LIST runs before the plan
+	// exists and Begin reads only what it could not settle.
+	for _, c := range []struct {
+		per   int
+		ahead bool
+	}{{4, false}, {1, false}, {4, true}} {
+		per := c.per
+		t.Run(fmt.Sprintf("%d objects a case, read ahead %v", per, c.ahead), func(t *testing.T) {
 			f := newFixture(t, config.App{}, Options{NoWatch: true})
 			ctx := context.Background()
 			caseOf := map[string]string{}
@@ -126,7 +133,12 @@ func TestUnchangedFromBegin(t *testing.T) {
 				tests[caseOf[n]].edit(f, t, n)
 			}
 
-			run, err := f.m.Begin(ctx, invApp(f.app), plan, false)
+			var ahead *Ahead
+			if c.ahead {
+				ahead = f.m.ReadAhead(ctx, invApp(f.app))
+				defer ahead.Stop()
+			}
+			run, err := f.m.BeginAhead(ctx, ahead, invApp(f.app), plan, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,5 +234,70 @@ func TestLiveDirectiveExcludes(t *testing.T) {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBeginUsesWhatAheadRead: Begin given a read ahead judges the members
+// the ahead LIST found as it found them, and reads what it cannot settle:
+// a member deleted before the LIST is absent, one edited after it is
+// judged as read (as an edit landing just after Begin's own read would
+// be, and healed by the next sync), one Git changed since is read again,
+// and a plan object the inventory does not record is read by Begin.
+func TestBeginUsesWhatAheadRead(t *testing.T) {
+	f := newFixture(t, config.App{}, Options{NoWatch: true})
+	ctx := context.Background()
+	var names []string
+	for i := range listThreshold {
+		names = append(names, fmt.Sprintf("cm-%02d", i))
+	}
+	plan := f.plan(f.cms(names...)...)
+	f.mustSync(plan)
+	cms := env.Clientset(t).CoreV1().ConfigMaps(f.ns)
+	if err := cms.Delete(ctx, "cm-00", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := cms.Get(ctx, "cm-01", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ahead := f.m.ReadAhead(ctx, invApp(f.app))
+	defer ahead.Stop()
+	if _, _, ok := ahead.result(invApp(f.app)); !ok {
+		t.Fatalf("the read ahead failed: %v", ahead.err)
+	}
+	f.setData(t, "cm-01", "k", "edit")
+	next := f.plan(append(f.cms(names[:len(names)-1]...),
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+names[len(names)-1]+"}\ndata: {k: changed}\n",
+		f.cm("new"))...)
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.m.BeginAhead(ctx, ahead, invApp(f.app), next, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range next.Objects {
+		obj := &next.Objects[i]
+		s, read := run.known[KeyOf(obj.Ref)]
+		rv, unchanged := run.Unchanged(ctx, obj)
+		switch name := obj.Ref.Name; name {
+		case "cm-00":
+			if !read || s != nil {
+				t.Errorf("%s, deleted before the read ahead: known %v (read %v); want absent", name, s, read)
+			}
+		case "cm-01":
+			if !unchanged || rv != before.ResourceVersion {
+				t.Errorf("%s, edited after the read ahead: Unchanged = %q, %v; want %q, true (as read)", name, rv, unchanged, before.ResourceVersion)
+			}
+		case names[len(names)-1], "new":
+			if !read || s == nil || s.meta == nil || unchanged {
+				t.Errorf("%s, changed in Git or new to the inventory: known %+v (read %v), Unchanged %v; want its metadata read by Begin", name, s, read, unchanged)
+			}
+		default:
+			if !unchanged {
+				t.Errorf("%s, as syncd left it: not Unchanged", name)
+			}
+		}
 	}
 }

@@ -74,20 +74,28 @@ type Run struct {
 // in the inventory before anything is applied, so that an interrupted run
 // never leaves an object syncd created outside the inventory.
 func (m *Manager) Begin(ctx context.Context, app App, plan *planner.Plan, dryRun bool) (*Run, error) {
+	return m.BeginAhead(ctx, nil, app, plan, dryRun)
+}
+
+// BeginAhead is Begin using what ahead (ReadAhead of app; nil: none) has
+// read: its inventory, and the members its LISTs found.
+func (m *Manager) BeginAhead(ctx context.Context, ahead *Ahead, app App, plan *planner.Plan, dryRun bool) (*Run, error) {
 	clients, err := m.clientsOf(app)
 	if err != nil {
 		return nil, err
 	}
-	prev, err := m.store.loadFor(ctx, app)
-	if err != nil {
-		return nil, err
+	prev, lists, fromAhead := ahead.result(app)
+	if !fromAhead {
+		if prev, err = m.store.loadFor(ctx, app); err != nil {
+			return nil, err
+		}
 	}
 	r := &Run{
 		m: m, app: app, plan: plan, dryRun: dryRun, id: prev.inv.ID, md: clients.md, watcher: clients.dyn,
 		prev: prev, prevIdx: prev.inv.Index(),
 		adopted: map[Key]bool{}, known: map[Key]*seen{},
 	}
-	if err := r.prefetch(ctx); err != nil {
+	if err := r.prefetch(ctx, lists); err != nil {
 		return nil, err
 	}
 	if dryRun {
@@ -260,7 +268,7 @@ func (r *Run) resource(ref planner.ObjectRef) (watchKey, metadata.ResourceInterf
 
 // prefetch starts the watches of the plan's resources and namespaces and
 // reads the plan objects they do not hold.
-func (r *Run) prefetch(ctx context.Context) error {
+func (r *Run) prefetch(ctx context.Context, lists map[watchKey]map[string]aheadItem) error {
 	var groups byResource[*planner.Object]
 	for i := range r.plan.Objects {
 		obj := &r.plan.Objects[i]
@@ -281,6 +289,9 @@ func (r *Run) prefetch(ctx context.Context) error {
 			if _, ok := r.m.tracker.get(wk, obj.Ref.Name); ok {
 				continue
 			}
+		}
+		if r.fromAhead(lists, wk, obj) {
+			continue
 		}
 		groups.add(wk, ri, obj)
 	}

@@ -166,7 +166,7 @@ func (rc *Reconciler) apply(ctx context.Context, log *slog.Logger, r *Runner, a 
 	plan := out.Rendered.Plan
 	log.Info("applying", "objects", len(plan.Objects))
 	rc.pauseDrift()
-	cs, err := r.applyOn(ctx, a, target, out.Rendered, false)
+	cs, err := r.applyOn(ctx, a, target, out.Rendered, false, nil)
 	out.ChangeSet = cs
 	if cs == nil {
 		rc.resumeDrift()

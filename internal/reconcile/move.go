@@ -89,7 +89,7 @@ func (r *Runner) pruneAllOn(ctx context.Context, a *App, t *Target) (*inventory.
 	all.Inventory.AllowEmpty = true
 	all.Inventory.PruneBudget = 100
 	rendered := &Rendered{Plan: &planner.Plan{App: a.Config.Name}}
-	cs, err := r.applyOn(ctx, &all, t, rendered, false)
+	cs, err := r.applyOn(ctx, &all, t, rendered, false, nil)
 	if _, err := ResultOf(rendered, cs, err); err != nil {
 		return rendered.Prune, err
 	}

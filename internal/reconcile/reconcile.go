@@ -503,6 +503,8 @@ func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun b
 	if err := r.detectOnly(app); err != nil && !dryRun {
 		return nil, nil, err
 	}
+	ahead := r.readAhead(ctx, app)
+	defer ahead.Stop()
 	rendered, err := r.Render(ctx, app, dir)
 	if err != nil {
 		if r.opts.Inventory != nil {
@@ -510,13 +512,35 @@ func (r *Runner) Apply(ctx context.Context, app config.App, dir string, dryRun b
 		}
 		return nil, nil, err
 	}
-	cs, err := r.ApplyRendered(ctx, app, rendered, dryRun)
+	cs, err := r.applyRendered(ctx, app, rendered, dryRun, ahead)
 	return rendered, cs, err
+}
+
+// readAhead starts reading a local app's inventory and members while it
+// renders and plans (inventory.Manager.ReadAhead), so that a one-shot
+// apply's reads overlap its render. It returns nil for a remote app (its
+// render reads its kubeconfig again first) or when there is nothing to
+// read ahead; the apply then reads as it always did, and reports any
+// error it meets.
+func (r *Runner) readAhead(ctx context.Context, app config.App) *inventory.Ahead {
+	if app.IsRemote() || r.local.Inventory == nil {
+		return nil
+	}
+	a, err := r.Spec(app)
+	if err != nil {
+		return nil
+	}
+	return r.local.Inventory.ReadAhead(ctx, a.Inventory)
 }
 
 // ApplyRendered applies a rendered plan under the app's settings. An app in
 // drift mode detect is refused (ErrDetectOnly) unless dryRun.
 func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Rendered, dryRun bool) (*applier.ChangeSet, error) {
+	return r.applyRendered(ctx, app, rendered, dryRun, nil)
+}
+
+// applyRendered is ApplyRendered with what ahead read (nil: nothing).
+func (r *Runner) applyRendered(ctx context.Context, app config.App, rendered *Rendered, dryRun bool, ahead *inventory.Ahead) (*applier.ChangeSet, error) {
 	if err := r.detectOnly(app); err != nil && !dryRun {
 		return nil, err
 	}
@@ -528,13 +552,13 @@ func (r *Runner) ApplyRendered(ctx context.Context, app config.App, rendered *Re
 	if err != nil {
 		return nil, err
 	}
-	return r.applyOn(ctx, a, target, rendered, dryRun)
+	return r.applyOn(ctx, a, target, rendered, dryRun, ahead)
 }
 
 // applyOn applies a rendered plan of a compiled app to a target under the
 // app's settings, and prunes there what its inventory holds and the plan
 // does not.
-func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *Rendered, dryRun bool) (*applier.ChangeSet, error) {
+func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *Rendered, dryRun bool, ahead *inventory.Ahead) (*applier.ChangeSet, error) {
 	app := a.Config
 	ao := r.applyOptions(a)
 	dyn, err := target.Dynamic(app)
@@ -554,7 +578,7 @@ func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *
 	}
 	var run *inventory.Run
 	if target.Inventory != nil {
-		if run, err = target.Inventory.Begin(ctx, a.Inventory, rendered.Plan, dryRun); err != nil {
+		if run, err = target.Inventory.BeginAhead(ctx, ahead, a.Inventory, rendered.Plan, dryRun); err != nil {
 			return nil, err
 		}
 		if !dryRun && rendered.Revision.SHA != "" {
