@@ -63,6 +63,15 @@ func (m *Member) Ref() planner.ObjectRef {
 	return planner.ObjectRef{Group: m.Group, Version: m.Version, Kind: m.Kind, Namespace: m.Namespace, Name: m.Name}
 }
 
+// sameMember reports whether a and b record the same, as their encodings
+// would: every field equal, no slices and empty slices alike.
+func sameMember(a, b *Member) bool {
+	return a.Group == b.Group && a.Version == b.Version && a.Kind == b.Kind &&
+		a.Namespace == b.Namespace && a.Name == b.Name && a.Stage == b.Stage &&
+		a.Adopted == b.Adopted && a.ResourceVersion == b.ResourceVersion &&
+		a.Blocked == b.Blocked && slices.Equal(a.Slices, b.Slices)
+}
+
 // Key identifies an object independently of its API version.
 type Key struct {
 	Group, Kind, Namespace, Name string

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -365,4 +366,45 @@ func (f *fixture) cacheMatches(plan *planner.Plan, timeout time.Duration) error 
 		}
 		return true, nil
 	})
+}
+
+// TestSameMemberCoversEveryField: a member that differs from another in
+// any one field is not the same (the no-op's check that the inventory is
+// already recorded, loaded.records, compares members with sameMember
+// instead of encoding them); no slices and empty slices are alike, as in
+// the encoding.
+func TestSameMemberCoversEveryField(t *testing.T) {
+	base := Member{Group: "g", Version: "v1", Kind: "K", Namespace: "ns", Name: "n", Stage: planner.StageNamespaced,
+		Slices: []SliceHash{{Manager: "m", Hash: "h", Owned: "o"}}, ResourceVersion: "1"}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		other := base
+		other.Slices = slices.Clone(base.Slices)
+		f := reflect.ValueOf(&other).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "-changed")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Int:
+			f.SetInt(f.Int() + 1)
+		case reflect.Slice:
+			f.Set(reflect.Append(f, f.Index(0)))
+		default:
+			t.Fatalf("field %s: kind %s; teach this test (and sameMember) about it", typ.Field(i).Name, f.Kind())
+		}
+		if sameMember(&base, &other) {
+			t.Errorf("members that differ in %s are the same to sameMember", typ.Field(i).Name)
+		}
+	}
+	owned := base
+	owned.Slices = []SliceHash{{Manager: "m", Hash: "h", Owned: "other"}}
+	if sameMember(&base, &owned) {
+		t.Errorf("members whose slices differ in Owned are the same")
+	}
+	none, empty := base, base
+	none.Slices, empty.Slices = nil, []SliceHash{}
+	if !sameMember(&none, &empty) {
+		t.Errorf("a member without slices and one with an empty list differ; both encode alike")
+	}
 }

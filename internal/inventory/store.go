@@ -58,6 +58,28 @@ type loaded struct {
 	// rv is the parent's resourceVersion as read or last written: every
 	// write of the parent is conditional on it (see errChanged).
 	rv string
+	// blobOf is the inventory blob is the encoding of, when that is
+	// known: the one save wrote, or the one read from a blob of this
+	// FormatVersion that names the app and ID the parent does. nil when
+	// not known: save then compares encodings.
+	blobOf *Inventory
+}
+
+// records reports whether the parent already holds inv, judged without
+// encoding inv: blobOf has the same app, ID and members, field for field.
+// Encoding every member and compressing it, only to find the bytes the
+// same, was most of the inventory's work in a no-op sync.
+func (l *loaded) records(inv *Inventory) bool {
+	was := l.blobOf
+	if !l.exists || was == nil || was.App != inv.App || was.ID != inv.ID || len(was.Members) != len(inv.Members) {
+		return false
+	}
+	for i, m := range inv.Members {
+		if !sameMember(m, was.Members[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *store) where(app string) string {
@@ -134,7 +156,7 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 			return nil, err
 		}
 		l.blob = data
-		l.inv.App, l.inv.ID = app, id
+		l.noteBlobOf(app, id)
 		return l, nil
 	}
 	idx, err := decodeIndex(where, raw)
@@ -153,8 +175,18 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 	for _, c := range idx.Chunks {
 		l.chunks = append(l.chunks, c.Name)
 	}
-	l.inv.App, l.inv.ID = app, id
+	l.noteBlobOf(app, id)
 	return l, nil
+}
+
+// noteBlobOf sets the decoded inventory's app and ID to the parent's, and
+// notes it as what the blob encodes when the blob, at this FormatVersion,
+// named the same.
+func (l *loaded) noteBlobOf(app, id string) {
+	if l.inv.App == app && l.inv.ID == id && l.inv.Version == FormatVersion {
+		l.blobOf = l.inv
+	}
+	l.inv.App, l.inv.ID = app, id
 }
 
 // save writes inv unless it equals what prev holds; it reports whether
@@ -180,25 +212,13 @@ func (s *store) loadOnce(ctx context.Context, app string) (*loaded, error) {
 // dependents).
 func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, error) {
 	inv.Sort()
+	ann := s.annotations(inv)
+	if prev != nil && prev.records(inv) && sameAnnotations(prev.ann, ann) {
+		return false, nil
+	}
 	blob, err := inv.Encode()
 	if err != nil {
 		return false, err
-	}
-	ann := map[string]string{
-		AnnotationTooling:    s.tooling,
-		AnnotationGroupKinds: inv.GroupKinds(),
-	}
-	if ns := inv.Namespaces(s.namespace); ns != "" {
-		ann[AnnotationNamespaces] = ns
-	}
-	if inv.Revision != "" {
-		ann[AnnotationRevision] = inv.Revision
-	}
-	if inv.Owner != "" {
-		ann[AnnotationOwner] = inv.Owner
-	}
-	if len(inv.History) > 0 {
-		ann[AnnotationHistory] = encodeHistory(inv.History)
 	}
 	if prev != nil && prev.exists && bytes.Equal(prev.blob, blob) && sameAnnotations(prev.ann, ann) {
 		return false, nil
@@ -233,7 +253,7 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 		return false, err
 	}
 	old := prev.chunks
-	prev.exists, prev.blob, prev.ann, prev.uid, prev.chunks, prev.rv = true, blob, ann, u.GetUID(), chunks, u.GetResourceVersion()
+	prev.exists, prev.blob, prev.blobOf, prev.ann, prev.uid, prev.chunks, prev.rv = true, blob, inv, ann, u.GetUID(), chunks, u.GetResourceVersion()
 	if len(old) == 0 && len(chunks) == 0 {
 		return true, nil
 	}
@@ -242,6 +262,27 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 		keep[c] = true
 	}
 	return true, s.deleteStale(ctx, inv.App, inv.ID, old, keep)
+}
+
+// annotations are the parent's annotations that record inv.
+func (s *store) annotations(inv *Inventory) map[string]string {
+	ann := map[string]string{
+		AnnotationTooling:    s.tooling,
+		AnnotationGroupKinds: inv.GroupKinds(),
+	}
+	if ns := inv.Namespaces(s.namespace); ns != "" {
+		ann[AnnotationNamespaces] = ns
+	}
+	if inv.Revision != "" {
+		ann[AnnotationRevision] = inv.Revision
+	}
+	if inv.Owner != "" {
+		ann[AnnotationOwner] = inv.Owner
+	}
+	if len(inv.History) > 0 {
+		ann[AnnotationHistory] = encodeHistory(inv.History)
+	}
+	return ann
 }
 
 // chunked reports whether a compressed inventory is too large for its
