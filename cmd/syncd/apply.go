@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -285,9 +286,12 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	if f.manager != "" || f.namespace != "" {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
-	defer prestartRender()()
+	renderer := applyRenderer(f.cacheDir)
+	if renderer != nil {
+		defer renderer.StopSpare()
+	}
 	progress := f.progress.reporter(cmd.ErrOrStderr(), f.verb())
-	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress()}
+	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress(), renderer: renderer}
 	runner, apps, _, err := open.open(cmd.Context())
 	if err != nil {
 		return withCode(exitError, err)
@@ -324,18 +328,33 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	return nil
 }
 
-// prestartRender starts the child of the first render now (Prestart), so
-// that its start overlaps loading the config and fetching the source,
-// and returns what kills it if no render used it. A child that cannot
-// start now is started again, and its error reported, when an app
-// renders.
-func prestartRender() (stop func()) {
-	r, err := renderproc.Default()
+// applyRenderer is the renderer of syncd apply --config: it keeps the
+// answers of renders in the cache directory (renderproc.Renderer.
+// KeepAnswers), so that the next run on a repository whose tree did not
+// change reads them instead of rendering, and it has started the child
+// of the first render (Prestart), so that its start overlaps loading the
+// config and fetching the source; StopSpare kills that child if no
+// render used it. A child that cannot start now is started again, and
+// its error reported, when an app renders. nil when no renderer can be
+// made (the Runner's default then reports why).
+func applyRenderer(cacheDir string) *renderproc.Renderer {
+	r, err := renderproc.New(renderproc.Limits{})
 	if err != nil {
-		return func() {}
+		return nil
 	}
+	r.KeepAnswers(rendersDir(cacheDir))
 	_ = r.Prestart()
-	return r.StopSpare
+	return r
+}
+
+// rendersDir is where syncd apply --config keeps render answers: beside
+// the sources in the cache directory (cacheDir; empty: the default),
+// under a name no source can have.
+func rendersDir(cacheDir string) string {
+	if cacheDir == "" {
+		cacheDir = reconcile.DefaultCacheDir()
+	}
+	return filepath.Join(cacheDir, "_renders")
 }
 
 // applyConfigApp applies one app of --config and prints what happened; the

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -130,4 +132,99 @@ func TestApplyConfigDryRun(t *testing.T) {
 	if after.ResourceVersion != before.ResourceVersion || after.Data["color"] != "blue" {
 		t.Errorf("dry run wrote the object: resourceVersion %s → %s, color %q", before.ResourceVersion, after.ResourceVersion, after.Data["color"])
 	}
+}
+
+// TestApplyConfigKeepsRenders: `syncd apply --config` keeps the render of
+// a Git revision's tree in the cache directory and reads it back when the
+// next run finds the same tree (an empty commit here): the kept file is
+// read in place, not rendered and written again, and the run applies the
+// same objects. A damaged kept render is rendered again and replaced; a
+// new tree is rendered and kept beside it.
+func TestApplyConfigKeepsRenders(t *testing.T) {
+	ns := env.Namespace(t)
+	repo, cfg := sourceConfig(t, ns)
+	if _, err := repo.Commit("first", map[string][]byte{
+		"app/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seed\ndata:\n  color: blue\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	apply := func(what string) string {
+		t.Helper()
+		r := syncd(t, "apply", "--config", cfg, "--cache-dir", cache)
+		if r.code != exitOK {
+			t.Fatalf("%s: code %d\n%s%s", what, r.code, r.stdout, r.stderr)
+		}
+		return r.stdout
+	}
+	apply("first sync")
+	kept := keptRenders(t, cache)
+	if len(kept) != 1 {
+		t.Fatalf("%d renders kept after the first sync, want 1: %v", len(kept), kept)
+	}
+	file := filepath.Join(cache, "_renders", kept[0])
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Mode().Perm() != 0o600 {
+		t.Errorf("kept render's mode is %v, want 0600", before.Mode().Perm())
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(file, long, long); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := repo.Commit("empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := apply("same tree"); !strings.Contains(out, "ConfigMap "+ns+"/seed unchanged") {
+		t.Errorf("the run on the same tree did not find seed unchanged:\n%s", out)
+	}
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().After(long) {
+		t.Errorf("the kept render was not read in place (same file %v, used %v)", os.SameFile(before, after), after.ModTime())
+	}
+
+	if err := os.WriteFile(file, []byte(`{"manifests":[{`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit("empty again", nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := apply("damaged"); !strings.Contains(out, "ConfigMap "+ns+"/seed unchanged") {
+		t.Errorf("the run with a damaged kept render did not render again:\n%s", out)
+	}
+	if data, err := os.ReadFile(file); err != nil || !strings.Contains(string(data), `"seed"`) {
+		t.Errorf("the damaged kept render was not replaced: %q, %v", data, err)
+	}
+
+	if _, err := repo.Commit("second", map[string][]byte{
+		"app/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seed\ndata:\n  color: green\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out := apply("new tree"); !strings.Contains(out, "ConfigMap "+ns+"/seed configured") {
+		t.Errorf("the new tree was not applied:\n%s", out)
+	}
+	if n := len(keptRenders(t, cache)); n != 2 {
+		t.Errorf("%d renders kept after a second tree, want 2", n)
+	}
+}
+
+// keptRenders lists the renders syncd apply --config kept in cache.
+func keptRenders(t *testing.T, cache string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(cache, "_renders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/renderproc"
 )
 
 // inventoryFlags choose where each app's ApplySet inventory lives.
@@ -97,6 +98,8 @@ type configOpen struct {
 	concurrency int
 	// progress is told how each apply advances; nil: no one.
 	progress applier.Progress
+	// renderer renders the apps; nil: renderproc.Default.
+	renderer *renderproc.Renderer
 }
 
 // open loads the config, connects to the cluster and returns a Runner
@@ -136,6 +139,9 @@ func (o configOpen) runner(ctx context.Context, cfg *config.Config, cl *cluster)
 	// syncd drift has no inventory: syncd's own namespace is still
 	// reserved.
 	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress}
+	if o.renderer != nil {
+		opts.Renderer = o.renderer
+	}
 	var remoteInv *inventory.Options
 	if o.inventory != nil {
 		opts.Reserved = reservedFor(o.inventory.namespace)

@@ -30,6 +30,11 @@ type Tree struct {
 	// decrypt.go); nil refuses every such file. The keys never enter
 	// the file system a build reads.
 	Decryption *decrypt.Keys
+	// Content names what Root holds by its content, when that is known
+	// (the Git tree hash of a revision's checkout; empty for a local
+	// directory): two trees of equal Content, Dir at the same place in
+	// them, render alike.
+	Content string
 }
 
 // LocalTree is the Tree of a local directory (syncd's --path): Root is

@@ -450,7 +450,7 @@ func renderTree(dir string, rev source.Revision) (planner.Tree, error) {
 		// expanded (see source.ChartRevision).
 		return planner.Tree{Root: filepath.Dir(dir), Dir: dir}, nil
 	}
-	return planner.Tree{Root: rev.Dir, Dir: dir}, nil
+	return planner.Tree{Root: rev.Dir, Dir: dir, Content: rev.Tree}, nil
 }
 
 // ApplyOptions returns the applier settings an app's config asks for.

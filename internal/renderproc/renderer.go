@@ -33,6 +33,29 @@ type Renderer struct {
 	// next render's request (nil: none).
 	spareMu sync.Mutex
 	spare   *started
+
+	// cacheMu guards cache: where answers are kept (KeepAnswers; nil:
+	// nowhere).
+	cacheMu sync.Mutex
+	cache   *answerCache
+}
+
+// KeepAnswers keeps the answers of renders the tree's content alone
+// decides in dir, and reads them back instead of rendering such a tree
+// again (see answerCache). A one-shot command gives its cache directory,
+// so that its next run on an unchanged repository does not render.
+func (r *Renderer) KeepAnswers(dir string) {
+	c := newAnswerCache(dir, r.exe)
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
+	r.cache = c
+}
+
+// answers is the cache KeepAnswers set (nil: none).
+func (r *Renderer) answers() *answerCache {
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
+	return r.cache
 }
 
 // New returns a Renderer with the limits l (zero fields: defaults).
@@ -68,13 +91,26 @@ func (r *Renderer) Render(ctx context.Context, t planner.Tree) ([]planner.Manife
 	if err != nil {
 		return nil, err
 	}
+	cache := r.answers()
+	key := cache.key(t, r.limits)
+	if key != "" {
+		if ms, ok := cache.read(key, r.limits.Output); ok {
+			return ms, nil
+		}
+	}
 	select {
 	case r.turns <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("render: waiting for a turn: %w", ctx.Err())
 	}
 	defer func() { <-r.turns }()
-	return r.run(ctx, req)
+	if key == "" {
+		return r.run(ctx, req, nil)
+	}
+	copyTo, keep := cache.writer(key)
+	ms, err := r.run(ctx, req, copyTo)
+	keep(err == nil)
+	return ms, err
 }
 
 // Prestart starts a child now and keeps it for the next render, so that
@@ -175,8 +211,9 @@ func (s *started) send(req []byte) {
 }
 
 // run renders req in the child Prestart kept, else in a new one, and
-// waits for its answer.
-func (r *Renderer) run(ctx context.Context, req []byte) ([]planner.Manifest, error) {
+// waits for its answer, copying it to copyTo as it reads it (nil: no
+// copy).
+func (r *Renderer) run(ctx context.Context, req []byte, copyTo io.Writer) ([]planner.Manifest, error) {
 	s := r.takeSpare()
 	if s == nil {
 		var err error
@@ -188,7 +225,11 @@ func (r *Renderer) run(ctx context.Context, req []byte) ([]planner.Manifest, err
 	go s.send(req)
 	c := &child{cmd: s.cmd, limits: r.limits}
 	got := make(chan readResult, 1)
-	go func() { got <- readAnswer(s.answer, r.limits.Output) }()
+	var answer io.Reader = s.answer
+	if copyTo != nil {
+		answer = io.TeeReader(s.answer, copyTo)
+	}
+	go func() { got <- readAnswer(answer, r.limits.Output) }()
 	c.watch(ctx, got)
 	return c.result(ctx, s.stderr.String())
 }

@@ -525,6 +525,7 @@ func (s *Source) revisionOf(tgt target, commit *object.Commit, signer, dir strin
 		Subject:    subject(commit.Message),
 		Signer:     signer,
 		Dir:        dir,
+		Tree:       commit.TreeHash.String(),
 	}
 }
 

@@ -111,7 +111,7 @@ func TestPollFirstCloneThenNoChangeIsOneRefListing(t *testing.T) {
 	want := Revision{
 		Source: "src", URL: srv.url(), Ref: "branch main", SHA: sha,
 		Author: "Ann Author <ann@example.com>", Subject: "Add app",
-		Dir: filepath.Join(s.dir, "trees", sha),
+		Dir: filepath.Join(s.dir, "trees", sha), Tree: strings.TrimSpace(u.git("rev-parse", sha+"^{tree}")),
 	}
 	if diff := cmp.Diff(want, rev, cmpopts.IgnoreFields(Revision{}, "CommitTime")); diff != "" {
 		t.Errorf("revision (-want +got):\n%s", diff)

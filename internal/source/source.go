@@ -94,6 +94,10 @@ type Revision struct {
 	// while this revision is the one in force or someone holds it (see
 	// Source.Hold); a reader must hold it for as long as it reads.
 	Dir string
+	// Tree is the hash of the commit's root tree, for a Git revision:
+	// what Dir holds, named by its content (an empty commit, or one
+	// that only moves a tag, has its parent's). Empty for other sources.
+	Tree string
 }
 
 // Options are the dependencies of a Source. (A Source reads no clock:
