@@ -287,11 +287,12 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 		return withCode(exitError, errors.New("--manager and --namespace come from the app in --config; drop them"))
 	}
 	renderer := applyRenderer(f.cacheDir)
-	if renderer != nil {
-		defer renderer.StopSpare()
-	}
 	progress := f.progress.reporter(cmd.ErrOrStderr(), f.verb())
 	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress(), renderer: renderer}
+	if renderer != nil {
+		defer renderer.StopSpare()
+		open.loaded = func(cfg *config.Config) { prestartUnkept(renderer, cfg, f.app) }
+	}
 	runner, apps, _, err := open.open(cmd.Context())
 	if err != nil {
 		return withCode(exitError, err)
@@ -331,11 +332,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 // applyRenderer is the renderer of syncd apply --config: it keeps the
 // answers of renders in the cache directory (renderproc.Renderer.
 // KeepAnswers), so that the next run on a repository whose tree did not
-// change reads them instead of rendering, and it has started the child
-// of the first render (Prestart), so that its start overlaps loading the
-// config and fetching the source; StopSpare kills that child if no
-// render used it. A child that cannot start now is started again, and
-// its error reported, when an app renders. nil when no renderer can be
+// change reads them instead of rendering. nil when no renderer can be
 // made (the Runner's default then reports why).
 func applyRenderer(cacheDir string) *renderproc.Renderer {
 	r, err := renderproc.New(renderproc.Limits{})
@@ -343,8 +340,35 @@ func applyRenderer(cacheDir string) *renderproc.Renderer {
 		return nil
 	}
 	r.KeepAnswers(rendersDir(cacheDir))
-	_ = r.Prestart()
 	return r
+}
+
+// prestartUnkept starts the child of the first render now (Prestart),
+// so that its start overlaps connecting to the cluster and fetching the
+// source, when one of the apps to apply (only, or all) renders something
+// no kept answer stands for (rendersUnkept). For apps whose renders are
+// kept, a child started for nothing would slow the common run, the one
+// on an unchanged tree, by about as much as it saves the others. The
+// caller's StopSpare kills a child no render used; a child that cannot
+// start now is started again, and its error reported, when an app
+// renders.
+func prestartUnkept(r *renderproc.Renderer, cfg *config.Config, only string) {
+	for _, app := range cfg.Apps {
+		if (only == "" || app.Name == only) && rendersUnkept(cfg, app) {
+			_ = r.Prestart()
+			return
+		}
+	}
+}
+
+// rendersUnkept reports whether app's render is one a kept answer never
+// stands for, as far as its config tells (renderproc's answerCache): a
+// chart (a helm section, or a Helm repository source), decryption, an
+// OCI artifact. A Git directory that turns out to hold a chart is
+// rendered all the same.
+func rendersUnkept(cfg *config.Config, app config.App) bool {
+	src, ok := cfg.Source(app.Source)
+	return !ok || src.Kind() != config.SourceGit || app.Helm != nil || app.Decryption != nil
 }
 
 // rendersDir is where syncd apply --config keeps render answers: beside

@@ -100,6 +100,9 @@ type configOpen struct {
 	progress applier.Progress
 	// renderer renders the apps; nil: renderproc.Default.
 	renderer *renderproc.Renderer
+	// loaded, when set, is given the config as soon as it is loaded,
+	// before the cluster is connected to.
+	loaded func(*config.Config)
 }
 
 // open loads the config, connects to the cluster and returns a Runner
@@ -110,6 +113,9 @@ func (o configOpen) open(ctx context.Context) (*reconcile.Runner, []config.App, 
 		return nil, nil, nil, err
 	}
 	go planner.PrepareBuiltinSchema()
+	if o.loaded != nil {
+		o.loaded(cfg)
+	}
 	cl, err := o.kube.connect()
 	if err != nil {
 		return nil, nil, nil, err
