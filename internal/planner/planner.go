@@ -513,14 +513,16 @@ func (r *planRun) stripStatus(ctx context.Context, obj *unstructured.Unstructure
 // matched a field of any object. Only a cancelled ctx is returned as an
 // error; problems with objects are recorded.
 func (r *planRun) splitObjects(ctx context.Context, items []planned) ([][]bool, error) {
-	matched := make([][]bool, len(r.p.rules))
-	for i, rl := range r.p.rules {
-		matched[i] = make([]bool, len(rl.paths))
-	}
+	matched := newMatched(r.p.rules)
+	ahead := r.splitBuiltinsAhead(ctx, items, matched)
 	crdConverters := map[schema.GroupKind]managedfields.TypeConverter{}
 	for i := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if ahead != nil && ahead[i].done {
+			r.settle(&items[i], ahead[i])
+			continue
 		}
 		r.splitOne(ctx, &items[i], crdConverters, matched)
 	}
@@ -638,6 +640,12 @@ func hasStatusSubresource(ctx context.Context, gvk schema.GroupVersionKind, crds
 	return lookup.statusSubresource(ctx, gvk)
 }
 
+// schemaMismatch is the error of an object of kind gvk that its schema
+// refuses.
+func schemaMismatch(gvk schema.GroupVersionKind, err error) error {
+	return fmt.Errorf("does not match the schema of %s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
+}
+
 // toTyped converts obj to a typed value with the best schema available.
 //
 // deduced is true when no schema is known and the value was typed with
@@ -665,9 +673,7 @@ func (p *Planner) toTyped(ctx context.Context, obj *unstructured.Unstructured, c
 		cache[c.gk] = tc
 		return tc, nil
 	}
-	wrap := func(err error) error {
-		return fmt.Errorf("does not match the schema of %s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
-	}
+	wrap := func(err error) error { return schemaMismatch(gvk, err) }
 	if p.opts.Converter != nil {
 		tv, err = p.opts.Converter.ObjectToTyped(obj)
 		if err == nil {
