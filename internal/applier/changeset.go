@@ -199,7 +199,15 @@ func (cs *ChangeSet) Written() int {
 }
 
 // Count returns how many changes have the action.
-func (cs *ChangeSet) Count(a Action) int { return len(cs.filter(a)) }
+func (cs *ChangeSet) Count(a Action) int {
+	n := 0
+	for i := range cs.Changes {
+		if cs.Changes[i].Action == a {
+			n++
+		}
+	}
+	return n
+}
 
 func (cs *ChangeSet) filter(a Action) []Change {
 	var out []Change
