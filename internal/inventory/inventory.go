@@ -3,6 +3,7 @@ package inventory
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -232,14 +233,25 @@ func inflate(where string, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: data[%s] is not gzip: %w; delete the key (syncd rebuilds the inventory from the next apply, without pruning) or restore it", where, DataKey, err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(zr, maxBlob+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, inflatedSize(data)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(zr, maxBlob+1)); err != nil {
 		return nil, fmt.Errorf("%s: data[%s]: %w", where, DataKey, err)
 	}
+	raw := buf.Bytes()
 	if len(raw) > maxBlob {
 		return nil, fmt.Errorf("%s: data[%s] inflates to more than %d MiB; it is not a syncd inventory", where, DataKey, maxBlob>>20)
 	}
 	return raw, nil
+}
+
+// inflatedSize is what gzip data says its content's size is (the ISIZE
+// of its last member), at most maxBlob+1: a capacity to read it into at
+// once instead of growing a buffer, and copying it, a dozen times.
+func inflatedSize(data []byte) int {
+	if len(data) < 4 {
+		return 0
+	}
+	return int(min(binary.LittleEndian.Uint32(data[len(data)-4:]), maxBlob+1))
 }
 
 // decodeStrict decodes raw as JSON into a new T, refusing fields T does
