@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -176,8 +177,11 @@ func changeSetExit(cs *applier.ChangeSet) error {
 }
 
 // printChangeSet writes one kubectl-like line per slice, the conflicting
-// fields under their object, and a summary.
-func printChangeSet(w io.Writer, cs *applier.ChangeSet) {
+// fields under their object, and a summary, through a buffer (a line a
+// write was a write call per object).
+func printChangeSet(out io.Writer, cs *applier.ChangeSet) {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	managers := map[planner.ObjectRef]int{}
 	for _, c := range cs.Changes {
 		managers[c.Object]++
