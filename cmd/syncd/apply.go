@@ -375,9 +375,9 @@ func rendersUnkept(cfg *config.Config, app config.App) bool {
 	return !ok || src.Kind() != config.SourceGit || app.Helm != nil || app.Decryption != nil
 }
 
-// rendersDir is where syncd apply --config keeps render answers: beside
-// the sources in the cache directory (cacheDir; empty: the default),
-// under a name no source can have.
+// rendersDir is where syncd apply --config and syncd run keep render
+// answers: beside the sources in the cache directory (cacheDir; empty:
+// the default), under a name no source can have.
 func rendersDir(cacheDir string) string {
 	if cacheDir == "" {
 		cacheDir = reconcile.DefaultCacheDir()

@@ -158,6 +158,9 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
+	// A poll of an unchanged tree reads its kept answer instead of
+	// starting a render child (and charging its memory to the pod).
+	renderer.KeepAnswers(rendersDir(f.cacheDir))
 	reg, err := newRegistry()
 	if err != nil {
 		return withCode(exitError, err)

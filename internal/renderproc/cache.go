@@ -14,9 +14,15 @@ import (
 	"syncd.dev/syncd/internal/planner"
 )
 
-// cacheEntries is how many answers a Renderer's cache keeps; the least
-// recently used go first.
-const cacheEntries = 16
+// cacheEntries and cacheBytes bound what a Renderer's cache keeps: at
+// most that many answers, of at most that many bytes in all; the least
+// recently used go first. (A daemon keeps one answer an app, or two
+// while an app moves to a new tree; an answer of 200 objects is about
+// 50 KB, one of 10,000 about 2.5 MB.)
+const (
+	cacheEntries = 1024
+	cacheBytes   = 256 << 20
+)
 
 // staleCopy is how old a copy of an answer still being read can be: one
 // older was left by a syncd that died while it rendered.
@@ -37,6 +43,9 @@ type answerCache struct {
 	// binary identifies the syncd binary that rendered (its path, size
 	// and modification time): another build may render otherwise.
 	binary string
+	// entries and bytes bound what is kept (cacheEntries, cacheBytes).
+	entries int
+	bytes   int64
 }
 
 // newAnswerCache returns the cache in dir of the binary exe; nil when
@@ -46,7 +55,7 @@ func newAnswerCache(dir, exe string) *answerCache {
 	if err != nil {
 		return nil
 	}
-	return &answerCache{dir: dir, binary: fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano())}
+	return &answerCache{dir: dir, binary: fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano()), entries: cacheEntries, bytes: cacheBytes}
 }
 
 // key is the name of t's answer rendered under l, or "" when t's answer
@@ -114,7 +123,7 @@ func (c *answerCache) writer(key string) (w io.Writer, keep func(ok bool)) {
 	}
 }
 
-// trim removes the least recently used answers beyond cacheEntries.
+// trim removes the least recently used answers beyond c's bounds.
 func (c *answerCache) trim() {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -123,6 +132,7 @@ func (c *answerCache) trim() {
 	type kept struct {
 		name string
 		used time.Time
+		size int64
 	}
 	var all []kept
 	for _, e := range entries {
@@ -130,17 +140,18 @@ func (c *answerCache) trim() {
 		switch {
 		case err != nil || !info.Mode().IsRegular():
 		case e.Name()[0] != '.':
-			all = append(all, kept{e.Name(), info.ModTime()})
+			all = append(all, kept{e.Name(), info.ModTime(), info.Size()})
 		case time.Since(info.ModTime()) > staleCopy:
 			// A copy a render that never ended left behind.
 			_ = os.Remove(c.path(e.Name()))
 		}
 	}
-	if len(all) <= cacheEntries {
-		return
-	}
 	slices.SortFunc(all, func(a, b kept) int { return b.used.Compare(a.used) })
-	for _, k := range all[cacheEntries:] {
-		_ = os.Remove(c.path(k.name))
+	var total int64
+	for i, k := range all {
+		total += k.size
+		if i >= c.entries || total > c.bytes {
+			_ = os.Remove(c.path(k.name))
+		}
 	}
 }

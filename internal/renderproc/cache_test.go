@@ -2,6 +2,7 @@ package renderproc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -124,21 +125,37 @@ func TestFailedRenderIsNotKept(t *testing.T) {
 	}
 }
 
-// TestKeptAnswersAreBounded: the cache keeps the cacheEntries answers
-// used last.
+// TestKeptAnswersAreBounded: the cache keeps the answers used last, as
+// many and as large in all as its bounds allow.
 func TestKeptAnswersAreBounded(t *testing.T) {
 	root := writeTree(t, map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"})
-	cacheDir := t.TempDir()
-	r := newRenderer(t, Limits{Time: 5 * time.Second})
-	r.KeepAnswers(cacheDir)
-	for i := range cacheEntries + 3 {
-		tree := planner.Tree{Root: root, Dir: root, Content: string(rune('a' + i))}
-		if _, err := r.Render(context.Background(), tree); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := len(keptAnswers(t, cacheDir)); n != cacheEntries {
-		t.Errorf("%d answers kept after %d renders, want %d", n, cacheEntries+3, cacheEntries)
+	for name, bound := range map[string]func(c *answerCache, size int64){
+		"entries": func(c *answerCache, _ int64) { c.entries = 4 },
+		"bytes":   func(c *answerCache, size int64) { c.bytes = 4*size + size/2 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cacheDir := t.TempDir()
+			r := newRenderer(t, Limits{Time: 5 * time.Second})
+			r.KeepAnswers(cacheDir)
+			render := func(content string) {
+				t.Helper()
+				if _, err := r.Render(context.Background(), planner.Tree{Root: root, Dir: root, Content: content}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			render("first")
+			st, err := os.Stat(filepath.Join(cacheDir, keptAnswers(t, cacheDir)[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound(r.answers(), st.Size())
+			for i := range 6 {
+				render(fmt.Sprint(i))
+			}
+			if n := len(keptAnswers(t, cacheDir)); n != 4 {
+				t.Errorf("%d answers kept after 7 renders, want the 4 of the bound", n)
+			}
+		})
 	}
 }
 
