@@ -103,8 +103,8 @@ func (c *answerCache) read(key string, max int64) (ms []planner.Manifest, ok boo
 
 // writer returns where a child's answer for key is copied as it is read,
 // and keep, which makes it the answer named key once the render
-// succeeded (ok), or drops it. A cache that cannot write gives a writer
-// that drops everything.
+// succeeded (ok), or drops it. Writing to it never fails: a cache that
+// cannot write (a full disk) keeps nothing, and the render goes on.
 func (c *answerCache) writer(key string) (w io.Writer, keep func(ok bool)) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return io.Discard, func(bool) {}
@@ -113,14 +113,30 @@ func (c *answerCache) writer(key string) (w io.Writer, keep func(ok bool)) {
 	if err != nil {
 		return io.Discard, func(bool) {}
 	}
-	return f, func(ok bool) {
+	copied := &copyWriter{f: f}
+	return copied, func(ok bool) {
 		err := f.Close()
-		if !ok || err != nil || os.Rename(f.Name(), c.path(key)) != nil {
+		if !ok || copied.err != nil || err != nil || os.Rename(f.Name(), c.path(key)) != nil {
 			_ = os.Remove(f.Name())
 			return
 		}
 		c.trim()
 	}
+}
+
+// copyWriter writes to f until a write fails, then drops the rest and
+// keeps the error; it never returns one, so that a copy that cannot be
+// written does not fail what is copied.
+type copyWriter struct {
+	f   *os.File
+	err error
+}
+
+func (w *copyWriter) Write(p []byte) (int, error) {
+	if w.err == nil {
+		_, w.err = w.f.Write(p)
+	}
+	return len(p), nil
 }
 
 // trim removes the least recently used answers beyond c's bounds.

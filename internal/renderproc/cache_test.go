@@ -174,3 +174,21 @@ func keptAnswers(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestCopyThatCannotBeWrittenFailsNothing: the copy of an answer that
+// cannot be written (a full disk, here /dev/full) swallows the error, so
+// the render being read goes on, and remembers it, so nothing is kept.
+func TestCopyThatCannotBeWrittenFailsNothing(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	w := &copyWriter{f: full}
+	if n, err := w.Write([]byte(`{"manifests":[]}`)); n != 16 || err != nil {
+		t.Errorf("Write = %d, %v; want 16, nil", n, err)
+	}
+	if w.err == nil {
+		t.Errorf("the failed write was not remembered")
+	}
+}
