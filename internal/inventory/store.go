@@ -59,9 +59,9 @@ type loaded struct {
 	// write of the parent is conditional on it (see errChanged).
 	rv string
 	// blobOf is the inventory blob is the encoding of, when that is
-	// known: the one save wrote, or the one read from a blob of this
-	// FormatVersion that names the app and ID the parent does. nil when
-	// not known: save then compares encodings.
+	// known: the one read from a blob of this FormatVersion that names
+	// the app and ID the parent does, until save writes another. nil
+	// when not known: save then compares encodings.
 	blobOf *Inventory
 }
 
@@ -253,7 +253,10 @@ func (s *store) save(ctx context.Context, prev *loaded, inv *Inventory) (bool, e
 		return false, err
 	}
 	old := prev.chunks
-	prev.exists, prev.blob, prev.blobOf, prev.ann, prev.uid, prev.chunks, prev.rv = true, blob, inv, ann, u.GetUID(), chunks, u.GetResourceVersion()
+	// blobOf is not kept: holding Begin's superset (every member) for
+	// the whole apply, to spare Finish one encoding after a write, cost
+	// more memory than the encoding costs time.
+	prev.exists, prev.blob, prev.blobOf, prev.ann, prev.uid, prev.chunks, prev.rv = true, blob, nil, ann, u.GetUID(), chunks, u.GetResourceVersion()
 	if len(old) == 0 && len(chunks) == 0 {
 		return true, nil
 	}
