@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -295,7 +296,7 @@ func runApplyConfig(cmd *cobra.Command, f *applyFlags) error {
 	open := configOpen{path: f.config, app: f.app, kube: &f.kube, inventory: &f.inventory, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: progress.progress(), renderer: renderer}
 	if renderer != nil {
 		defer renderer.StopSpare()
-		open.loaded = func(cfg *config.Config) { prestartUnkept(renderer, cfg, f.app) }
+		open.loaded = func(cfg *config.Config) { prestartUnkept(renderer, cfg, f.app, f.cacheDir) }
 	}
 	runner, apps, _, err := open.open(cmd.Context())
 	if err != nil {
@@ -349,20 +350,31 @@ func applyRenderer(cacheDir string) *renderproc.Renderer {
 
 // prestartUnkept starts the child of the first render now (Prestart),
 // so that its start overlaps connecting to the cluster and fetching the
-// source, when one of the apps to apply (only, or all) renders something
-// no kept answer stands for (rendersUnkept). For apps whose renders are
-// kept, a child started for nothing would slow the common run, the one
-// on an unchanged tree, by about as much as it saves the others. The
-// caller's StopSpare kills a child no render used; a child that cannot
-// start now is started again, and its error reported, when an app
-// renders.
-func prestartUnkept(r *renderproc.Renderer, cfg *config.Config, only string) {
+// source, when one of the apps to apply (only, or all) will render:
+// it renders something no kept answer stands for (rendersUnkept), or its
+// source was never fetched into cacheDir, so nothing of it can be kept
+// yet (a first run). For the other apps, a child started for nothing
+// would slow the common run, the one on an unchanged tree, by about as
+// much as it saves the rest. The caller's StopSpare kills a child no
+// render used; a child that cannot start now is started again, and its
+// error reported, when an app renders.
+func prestartUnkept(r *renderproc.Renderer, cfg *config.Config, only, cacheDir string) {
 	for _, app := range cfg.Apps {
-		if (only == "" || app.Name == only) && rendersUnkept(cfg, app) {
+		if (only == "" || app.Name == only) && (rendersUnkept(cfg, app) || !sourceFetched(cacheDir, app.Source)) {
 			_ = r.Prestart()
 			return
 		}
 	}
+}
+
+// sourceFetched reports whether source has a directory in cacheDir
+// (empty: the default), as every fetched source does.
+func sourceFetched(cacheDir, source string) bool {
+	if cacheDir == "" {
+		cacheDir = reconcile.DefaultCacheDir()
+	}
+	_, err := os.Stat(filepath.Join(cacheDir, source))
+	return err == nil
 }
 
 // rendersUnkept reports whether app's render is one a kept answer never
