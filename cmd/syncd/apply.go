@@ -370,10 +370,7 @@ func prestartUnkept(r *renderproc.Renderer, cfg *config.Config, only, cacheDir s
 // sourceFetched reports whether source has a directory in cacheDir
 // (empty: the default), as every fetched source does.
 func sourceFetched(cacheDir, source string) bool {
-	if cacheDir == "" {
-		cacheDir = reconcile.DefaultCacheDir()
-	}
-	_, err := os.Stat(filepath.Join(cacheDir, source))
+	_, err := os.Stat(filepath.Join(cacheDirOr(cacheDir), source))
 	return err == nil
 }
 
@@ -391,10 +388,16 @@ func rendersUnkept(cfg *config.Config, app config.App) bool {
 // answers: beside the sources in the cache directory (cacheDir; empty:
 // the default), under a name no source can have.
 func rendersDir(cacheDir string) string {
+	return filepath.Join(cacheDirOr(cacheDir), "_renders")
+}
+
+// cacheDirOr is the cache directory --cache-dir names, or the default
+// the Runner uses when it names none.
+func cacheDirOr(cacheDir string) string {
 	if cacheDir == "" {
-		cacheDir = reconcile.DefaultCacheDir()
+		return reconcile.DefaultCacheDir()
 	}
-	return filepath.Join(cacheDir, "_renders")
+	return cacheDir
 }
 
 // applyConfigApp applies one app of --config and prints what happened; the

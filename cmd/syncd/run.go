@@ -24,6 +24,7 @@ import (
 	"syncd.dev/syncd/internal/memlimit"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
+	"syncd.dev/syncd/internal/renderproc"
 )
 
 type runFlags struct {
@@ -154,13 +155,10 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err := checkHTTPFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
-	renderer, err := f.render.renderer()
+	renderer, err := daemonRenderer(f)
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	// A poll of an unchanged tree reads its kept answer instead of
-	// starting a render child (and charging its memory to the pod).
-	renderer.KeepAnswers(rendersDir(f.cacheDir))
 	reg, err := newRegistry()
 	if err != nil {
 		return withCode(exitError, err)
@@ -238,6 +236,19 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return run(ctx)
 	}
 	return runUnder(ctx, el, run)
+}
+
+// daemonRenderer is syncd run's renderer: under the render flags'
+// limits, keeping render answers in the cache directory, so that a poll
+// of an unchanged tree reads its kept answer instead of starting a render
+// child (and charging its memory to the pod).
+func daemonRenderer(f *runFlags) (*renderproc.Renderer, error) {
+	r, err := f.render.renderer()
+	if err != nil {
+		return nil, err
+	}
+	r.KeepAnswers(rendersDir(f.cacheDir))
+	return r, nil
 }
 
 // configShown is the config file as the start line names it; without
