@@ -87,16 +87,16 @@ func (r *Renderer) Render(ctx context.Context, t planner.Tree) ([]planner.Manife
 	if IsChild() {
 		return nil, errors.New("render child: a render child may not start another")
 	}
-	req, err := newRequest(t, r.limits).encode()
-	if err != nil {
-		return nil, err
-	}
 	cache := r.answers()
 	key := cache.key(t, r.limits)
 	if key != "" {
 		if ms, ok := cache.read(key, r.limits.Output); ok {
 			return ms, nil
 		}
+	}
+	req, err := newRequest(t, r.limits).encode()
+	if err != nil {
+		return nil, err
 	}
 	select {
 	case r.turns <- struct{}{}:
