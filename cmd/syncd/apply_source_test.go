@@ -20,6 +20,13 @@ import (
 // whose app web renders app/ of its main branch into ns.
 func sourceConfig(t *testing.T, ns string) (*gitserver.Repo, string) {
 	t.Helper()
+	return sourceConfigEvery(t, ns, "1m")
+}
+
+// sourceConfigEvery is sourceConfig with the source polled every
+// interval (syncd run's tests poll often).
+func sourceConfigEvery(t *testing.T, ns, interval string) (*gitserver.Repo, string) {
+	t.Helper()
 	srv, err := gitserver.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -36,14 +43,14 @@ sources:
   git:
     url: %s
     branch: main
-    interval: 1m
+    interval: %s
 apps:
 - name: web
   source: repo
   path: app
   namespace: %s
   pruneBudget: 100
-`, repo.URL, ns)}), "syncd.yaml")
+`, repo.URL, interval, ns)}), "syncd.yaml")
 	return repo, cfg
 }
 
@@ -158,21 +165,9 @@ func TestApplyConfigKeepsRenders(t *testing.T) {
 		return r.stdout
 	}
 	apply("first sync")
-	kept := keptRenders(t, cache)
-	if len(kept) != 1 {
-		t.Fatalf("%d renders kept after the first sync, want 1: %v", len(kept), kept)
-	}
-	file := filepath.Join(cache, "_renders", kept[0])
-	before, err := os.Stat(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if before.Mode().Perm() != 0o600 {
-		t.Errorf("kept render's mode is %v, want 0600", before.Mode().Perm())
-	}
-	long := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(file, long, long); err != nil {
-		t.Fatal(err)
+	kept := keptRender(t, cache)
+	if kept.before.Mode().Perm() != 0o600 {
+		t.Errorf("kept render's mode is %v, want 0600", kept.before.Mode().Perm())
 	}
 
 	if _, err := repo.Commit("empty", nil); err != nil {
@@ -181,13 +176,8 @@ func TestApplyConfigKeepsRenders(t *testing.T) {
 	if out := apply("same tree"); !strings.Contains(out, "ConfigMap "+ns+"/seed unchanged") {
 		t.Errorf("the run on the same tree did not find seed unchanged:\n%s", out)
 	}
-	after, err := os.Stat(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !os.SameFile(before, after) || !after.ModTime().After(long) {
-		t.Errorf("the kept render was not read in place (same file %v, used %v)", os.SameFile(before, after), after.ModTime())
-	}
+	kept.readInPlace(t)
+	file := kept.file
 
 	if err := os.WriteFile(file, []byte(`{"manifests":[{`), 0o600); err != nil {
 		t.Fatal(err)
@@ -212,6 +202,48 @@ func TestApplyConfigKeepsRenders(t *testing.T) {
 	}
 	if n := len(keptRenders(t, cache)); n != 2 {
 		t.Errorf("%d renders kept after a second tree, want 2", n)
+	}
+}
+
+// keptFile is the one render kept in a cache directory, as it was before
+// a run that should read it.
+type keptFile struct {
+	file   string
+	before os.FileInfo
+	// used is the time its last use was set to, an hour back.
+	used time.Time
+}
+
+// keptRender returns the one render kept in cache, its last use set an
+// hour back (so that reading it shows), and fails unless there is
+// exactly one.
+func keptRender(t *testing.T, cache string) keptFile {
+	t.Helper()
+	kept := keptRenders(t, cache)
+	if len(kept) != 1 {
+		t.Fatalf("%d renders kept, want 1: %v", len(kept), kept)
+	}
+	k := keptFile{file: filepath.Join(cache, "_renders", kept[0]), used: time.Now().Add(-time.Hour)}
+	var err error
+	if k.before, err = os.Stat(k.file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(k.file, k.used, k.used); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// readInPlace checks that the kept render was read where it was (the
+// same file, its last use moved on), not rendered and written anew.
+func (k keptFile) readInPlace(t *testing.T) {
+	t.Helper()
+	after, err := os.Stat(k.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(k.before, after) || !after.ModTime().After(k.used) {
+		t.Errorf("the kept render was not read in place (same file %v, used %v)", os.SameFile(k.before, after), after.ModTime())
 	}
 }
 
