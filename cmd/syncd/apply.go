@@ -359,12 +359,22 @@ func applyRenderer(cacheDir string) *renderproc.Renderer {
 // render used; a child that cannot start now is started again, and its
 // error reported, when an app renders.
 func prestartUnkept(r *renderproc.Renderer, cfg *config.Config, only, cacheDir string) {
+	if willRender(cfg, only, cacheDir) {
+		_ = r.Prestart()
+	}
+}
+
+// willRender reports whether one of the apps to apply (only, or all)
+// will render rather than read a kept answer, as far as the config and
+// the cache directory tell: it renders something no kept answer stands
+// for, or its source was never fetched.
+func willRender(cfg *config.Config, only, cacheDir string) bool {
 	for _, app := range cfg.Apps {
 		if (only == "" || app.Name == only) && (rendersUnkept(cfg, app) || !sourceFetched(cacheDir, app.Source)) {
-			_ = r.Prestart()
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // sourceFetched reports whether source has a directory in cacheDir
