@@ -23,8 +23,12 @@ type liveCopy struct {
 	// answer in place is looked up (metadata but its labels and
 	// annotations, apiVersion, kind); err is why it could not be built.
 	built *unstructured.Unstructured
-	err   error
-	own   ownership.Ownership
+	// content is the cached object's top-level fields, decoded once, when
+	// a path under them is first looked up (the cache holds them as
+	// JSON).
+	content map[string]any
+	err     error
+	own     ownership.Ownership
 }
 
 // liveOf is the liveCopy of a live object read whole (nil: deleted).
@@ -66,7 +70,11 @@ func (l *liveCopy) lookup(path fieldpath.Path, secret bool) (any, bool) {
 	if len(path) > 0 && path[0].FieldName != nil && !livecache.KeepsTyped(*path[0].FieldName) {
 		// The object's own fields: the cache's content is what the
 		// built object would hold under them.
-		return lookupLive(l.cached.Content(), path, secret)
+		content := l.decodedContent()
+		if content == nil {
+			return nil, false
+		}
+		return lookupLive(content, path, secret)
 	}
 	u := l.whole()
 	if u == nil {
@@ -97,6 +105,15 @@ func (l *liveCopy) cachedLabel(path fieldpath.Path) (v any, ok, answered bool) {
 		return nil, false, true
 	}
 	return s, true, true
+}
+
+// decodedContent returns the cached object's top-level fields, decoded
+// once; nil when they cannot be decoded (err says why).
+func (l *liveCopy) decodedContent() map[string]any {
+	if l.content == nil && l.err == nil {
+		l.content, l.err = l.cached.Content()
+	}
+	return l.content
 }
 
 // whole returns the cached object built whole (without managedFields),

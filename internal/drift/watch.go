@@ -872,7 +872,7 @@ func (w *Watcher) findingsOf(k objKey, wo *watched, fetched map[objKey]*unstruct
 	} else {
 		fs, warns = w.det.object(wo.decl, live)
 		if live != nil && live.err != nil {
-			// The cached metadata could not be read as an object: the
+			// The cached copy could not be decoded or built: the
 			// object is judged again on its next event.
 			if w.opts.OnError != nil {
 				w.opts.OnError(fmt.Errorf("%s: %w", wo.decl.ref, live.err))

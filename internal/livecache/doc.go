@@ -14,7 +14,8 @@
 //
 // Each informer stores an Object: the object's metadata, typed as a
 // metadata-only informer keeps it (managedFields as raw bytes), and its
-// other top-level fields but status, which no consumer reads. The
+// other top-level fields but status (which no consumer reads) as JSON,
+// decoded when the drift watcher judges the object. The
 // transform that makes an Object runs once per event, before the object
 // is stored, so the decoded object is dropped at once.
 //

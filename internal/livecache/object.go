@@ -1,23 +1,29 @@
 package livecache
 
 import (
+	"encoding/json"
 	"fmt"
-	"maps"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Object is what the cache keeps of a live object: its metadata, typed
 // (managedFields as raw bytes, as a metadata-only informer keeps them),
-// and its top-level fields but metadata and status. Objects in the cache
-// are shared: never modify one.
+// and its top-level fields but metadata and status, as JSON. Objects in
+// the cache are shared: never modify one.
 type Object struct {
 	metav1.PartialObjectMetadata
-	// content is every top-level field but apiVersion, kind, metadata
-	// and status, as decoded.
-	content map[string]any
+	// content is the JSON of every top-level field but apiVersion, kind,
+	// metadata and status (an object, its keys sorted). Held as nested
+	// maps, a defaulted Deployment's spec takes several times its JSON,
+	// and the cache holds every live object of every app; only the
+	// drift watcher's judgement reads it, one object at a time
+	// (Content).
+	content []byte
 }
 
 var _ runtime.Object = (*Object)(nil)
@@ -35,12 +41,11 @@ func toObject(item any) (any, error) {
 	if !ok {
 		return item, nil
 	}
-	o := &Object{content: make(map[string]any, len(u.Object))}
-	for k, v := range u.Object {
-		if !dropped[k] {
-			o.content[k] = v
-		}
+	content, err := encodeContent(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: encode the live cache's copy: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
+	o := &Object{content: content}
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &o.ObjectMeta); err != nil {
 			return nil, fmt.Errorf("%s %s/%s: decode metadata for the live cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
@@ -48,6 +53,18 @@ func toObject(item any) (any, error) {
 	}
 	o.APIVersion, o.Kind = u.GetAPIVersion(), u.GetKind()
 	return o, nil
+}
+
+// encodeContent returns the JSON of obj's top-level fields but the
+// dropped ones.
+func encodeContent(obj map[string]any) ([]byte, error) {
+	kept := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if !dropped[k] {
+			kept[k] = v
+		}
+	}
+	return json.Marshal(kept)
 }
 
 // KeepsTyped reports whether the cache keeps the top-level field name of
@@ -58,10 +75,21 @@ func KeepsTyped(name string) bool {
 	return name == "apiVersion" || name == "kind" || name == "metadata"
 }
 
-// Content returns the object's top-level fields but apiVersion, kind,
-// metadata and status, as decoded (shared: never modify it). Reading a
-// field here costs nothing; Unstructured builds a new object.
-func (o *Object) Content() map[string]any { return o.content }
+// Content decodes the object's top-level fields but apiVersion, kind,
+// metadata and status, as the API server's JSON decodes into an
+// unstructured object (integers as int64): a new map on each call, the
+// caller's to keep. It costs a decode of the object's JSON, without its
+// metadata; Unstructured builds the metadata too.
+func (o *Object) Content() (map[string]any, error) {
+	m := map[string]any{}
+	if len(o.content) == 0 {
+		return m, nil
+	}
+	if err := utiljson.Unmarshal(o.content, &m); err != nil {
+		return nil, fmt.Errorf("%s %s/%s: decode the live cache's copy: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	return m, nil
+}
 
 // Metadata returns the object's metadata (shared: never modify it).
 func (o *Object) Metadata() *metav1.PartialObjectMetadata { return &o.PartialObjectMetadata }
@@ -89,8 +117,10 @@ func (o *Object) unstructured(meta *metav1.ObjectMeta) (*unstructured.Unstructur
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s: encode cached metadata: %w", o.Kind, o.Namespace, o.Name, err)
 	}
-	m := make(map[string]any, len(o.content)+3)
-	maps.Copy(m, o.content)
+	m, err := o.Content()
+	if err != nil {
+		return nil, err
+	}
 	m["metadata"] = md
 	if o.APIVersion != "" {
 		m["apiVersion"] = o.APIVersion
@@ -103,7 +133,7 @@ func (o *Object) unstructured(meta *metav1.ObjectMeta) (*unstructured.Unstructur
 
 // DeepCopyObject returns a deep copy of o.
 func (o *Object) DeepCopyObject() runtime.Object {
-	c := &Object{content: runtime.DeepCopyJSON(o.content)}
+	c := &Object{content: slices.Clone(o.content)}
 	o.PartialObjectMetadata.DeepCopyInto(&c.PartialObjectMetadata)
 	return c
 }

@@ -5,13 +5,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
 
+// mustObject decodes y as the informers' decoder decodes the API
+// server's JSON (integers as int64).
 func mustObject(t *testing.T, y string) *unstructured.Unstructured {
 	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var m map[string]any
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
+	if err := utiljson.Unmarshal(j, &m); err != nil {
 		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: m}
@@ -92,6 +99,15 @@ spec: {replicas: 2}
 			}
 			if len(o.Metadata().ManagedFields) != len(mustObject(t, tc.in).GetManagedFields()) {
 				t.Error("UnstructuredWithoutManagedFields changed the cached managedFields")
+			}
+			// Content is the caller's: changing it changes no cached copy.
+			content, err := o.Content()
+			if err != nil {
+				t.Fatal(err)
+			}
+			clear(content)
+			if again, err := o.Content(); err != nil || len(again) == 0 {
+				t.Errorf("Content after its last answer was cleared = %v, %v; want the cached fields", again, err)
 			}
 			if again, err := toObject(o); err != nil || again != o {
 				t.Errorf("toObject of an Object = %v, %v; want it unchanged", again, err)
