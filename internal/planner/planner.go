@@ -354,7 +354,7 @@ type scope struct {
 
 // planned is one admitted manifest and the object it becomes.
 type planned struct {
-	m   Manifest
+	m   *Manifest // in the manifests Plan was given, not a copy
 	obj Object
 }
 
@@ -407,13 +407,13 @@ func (r *planRun) collectCRDs(manifests []Manifest) {
 // those that pass in render order. Only a cancelled ctx is returned as an
 // error; problems with manifests are recorded.
 func (r *planRun) admit(ctx context.Context, manifests []Manifest) ([]planned, error) {
-	var items []planned
-	seen := map[ObjectRef]string{}
-	for _, m := range manifests {
+	items := make([]planned, 0, len(manifests))
+	seen := make(map[ObjectRef]string, len(manifests))
+	for i := range manifests {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if it, ok := r.admitOne(ctx, m, seen); ok {
+		if it, ok := r.admitOne(ctx, &manifests[i], seen); ok {
 			items = append(items, it)
 		}
 	}
@@ -422,28 +422,28 @@ func (r *planRun) admit(ctx context.Context, manifests []Manifest) ([]planned, e
 
 // admitOne admits one manifest, or records why not. seen maps the objects
 // admitted so far (without their version) to their origins.
-func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]string) (planned, bool) {
+func (r *planRun) admitOne(ctx context.Context, m *Manifest, seen map[ObjectRef]string) (planned, bool) {
 	if m.Object == nil {
-		r.fail(m, nil, errors.New("no object"))
+		r.fail(*m, nil, errors.New("no object"))
 		return planned{}, false
 	}
 	obj := m.Object
 	warns, err := sanitize(obj)
 	if err != nil {
-		r.fail(m, obj, err)
+		r.fail(*m, obj, err)
 		return planned{}, false
 	}
 	gvk := obj.GroupVersionKind()
 	namespaced, scopeWarn, err := r.scopeOf(gvk)
 	if err != nil {
-		r.fail(m, obj, err)
+		r.fail(*m, obj, err)
 		return planned{}, false
 	}
 	if scopeWarn != "" {
 		warns = append(warns, scopeWarn)
 	}
 	if err := r.p.placeNamespace(obj, namespaced); err != nil {
-		r.fail(m, obj, err)
+		r.fail(*m, obj, err)
 		return planned{}, false
 	}
 	if w := r.stripStatus(ctx, obj); w != "" {
@@ -453,7 +453,7 @@ func (r *planRun) admitOne(ctx context.Context, m Manifest, seen map[ObjectRef]s
 	key := ref
 	key.Version = ""
 	if prev, ok := seen[key]; ok {
-		r.fail(m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
+		r.fail(*m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
 		return planned{}, false
 	}
 	seen[key] = m.Origin()
@@ -533,7 +533,7 @@ func (r *planRun) splitObjects(ctx context.Context, items []planned) ([][]bool, 
 func (r *planRun) splitOne(ctx context.Context, it *planned, crdConverters map[schema.GroupKind]managedfields.TypeConverter, matched [][]bool) {
 	tv, deduced, warn, err := r.p.toTyped(ctx, it.obj.Desired, r.crds, crdConverters, r.lookup)
 	if err != nil {
-		r.fail(it.m, it.obj.Desired, err)
+		r.fail(*it.m, it.obj.Desired, err)
 		return
 	}
 	if warn != "" {
@@ -541,7 +541,7 @@ func (r *planRun) splitOne(ctx context.Context, it *planned, crdConverters map[s
 	}
 	slices, err := r.p.split(it.obj.Desired, tv, deduced, matched)
 	if err != nil {
-		r.fail(it.m, it.obj.Desired, err)
+		r.fail(*it.m, it.obj.Desired, err)
 		return
 	}
 	it.obj.Slices = slices

@@ -79,7 +79,7 @@ func (p *Planner) splitBuiltin(obj *unstructured.Unstructured, matched [][]bool)
 // would have.
 func (r *planRun) settle(it *planned, res typedSplit) {
 	if res.err != nil {
-		r.fail(it.m, it.obj.Desired, res.err)
+		r.fail(*it.m, it.obj.Desired, res.err)
 		return
 	}
 	it.obj.Slices = res.slices
