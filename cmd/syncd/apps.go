@@ -123,6 +123,7 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 		Alerts:   alert.Options{Registerer: reg},
 		Metrics:  metrics,
 		InShard:  func(app string) bool { return daemon.ShardOf(app, f.shards) == f.shard || f.shards <= 1 },
+		Workers:  f.concurrentApps,
 		Logger:   log.With("controller", "apps"),
 	}
 	if _, err := controller.New(copts); err != nil {

@@ -40,6 +40,7 @@ type runFlags struct {
 	tlsCertFile    string
 	tlsKeyFile     string
 	concurrency    int
+	concurrentApps int
 	leaderElect    bool
 	leaseNamespace string
 	leaseName      string
@@ -122,6 +123,7 @@ reconciled only by the long-running daemon).`,
 	fs.StringVar(&f.tlsCertFile, "tls-cert-file", "", "certificate for HTTPS on --listen (default with --secure-status: self-signed); re-read when it changes")
 	fs.StringVar(&f.tlsKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "objects applied at once within a stage")
+	fs.IntVar(&f.concurrentApps, "concurrent-apps", daemon.DefaultWorkers, "apps reconciled at once: up to this many apps of --config, and as many App objects (each holds its render, plan and changes in memory while it reconciles)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "hold a Lease so that only one replica applies")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else syncd-system)")
 	fs.StringVar(&f.leaseName, "leader-elect-name", "syncd", "name of the Lease (\"-shard-K-of-N\" is appended when sharding)")
@@ -136,6 +138,15 @@ reconciled only by the long-running daemon).`,
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	f.render.register(fs)
 	return cmd
+}
+
+// checkConcurrentApps refuses a --concurrent-apps that would let no app
+// reconcile.
+func checkConcurrentApps(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--concurrent-apps %d: at least one app must reconcile at a time; set 1 or more (default %d)", n, daemon.DefaultWorkers)
+	}
+	return nil
 }
 
 func runDaemon(cmd *cobra.Command, f *runFlags) error {
@@ -153,6 +164,9 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	routeClientLogs(log)
 	logMemoryLimit(log, memLimit, memLimitErr)
 	if err := checkHTTPFlags(f, log); err != nil {
+		return withCode(exitError, err)
+	}
+	if err := checkConcurrentApps(f.concurrentApps); err != nil {
 		return withCode(exitError, err)
 	}
 	renderer, err := daemonRenderer(f)
@@ -194,6 +208,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		Options:     ropts,
 		Shards:      f.shards,
 		Shard:       f.shard,
+		Workers:     f.concurrentApps,
 		Metrics:     metrics,
 		Registerer:  reg,
 		Logger:      log,

@@ -375,3 +375,13 @@ func TestRunTLSFlagsGoTogether(t *testing.T) {
 		t.Errorf("code %d, stderr %q: want exit %d naming --tls-private-key-file", r.code, r.stderr, exitError)
 	}
 }
+
+// TestRunRefusesNoConcurrentApps: --concurrent-apps below 1 would let no
+// app reconcile; it is refused at start, naming the flag.
+func TestRunRefusesNoConcurrentApps(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"syncd.yaml": "apiVersion: syncd/v1alpha1\nkind: Config\n"})
+	r := syncd(t, "run", "--config", filepath.Join(dir, "syncd.yaml"), "--listen", "127.0.0.1:0", "--concurrent-apps", "0")
+	if r.code != exitError || !strings.Contains(r.stderr, "--concurrent-apps 0") {
+		t.Errorf("code %d, stderr %q: want exit %d naming --concurrent-apps", r.code, r.stderr, exitError)
+	}
+}

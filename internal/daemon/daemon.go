@@ -44,6 +44,13 @@ type Options struct {
 	// Shards and Shard select the apps this replica runs: an app belongs
 	// to shard fnv32(name) % Shards. Shards 0 or 1 runs every app.
 	Shards, Shard int
+	// Workers bounds the apps reconciled at once (default
+	// DefaultWorkers, as the App controller's). An app whose work waits
+	// for a turn keeps only its newest revision, as it does while it
+	// reconciles. Each reconcile holds its app's render, plan and
+	// ChangeSet: the bound keeps the daemon's peak memory that of a few
+	// apps, not of every app of the config at once.
+	Workers int
 	// ConfigCheck is how often the config file is checked for changes
 	// (default 5 s).
 	ConfigCheck time.Duration
@@ -74,6 +81,11 @@ type Options struct {
 	// /status shows it as the app's collision.
 	Collision func(app string) string
 }
+
+// DefaultWorkers is how many apps of the config reconcile at once when
+// Options.Workers is not set: the App controller's default
+// (controller.DefaultWorkers).
+const DefaultWorkers = 4
 
 // ResultPending: the app has not finished its first reconcile (a
 // /status state of the daemon's; a reconcile ends in one of
@@ -148,6 +160,11 @@ type Daemon struct {
 	log  *slog.Logger
 	m    *Metrics
 
+	// turns holds a token per app reconciling (Options.Workers), across
+	// generations: the loops of a config being replaced count until they
+	// return.
+	turns chan struct{}
+
 	// queueMu serializes onPoll's hand-offs: polls of two sources an app
 	// reads (its chart's and its values') may finish at once, and each
 	// drains the app's queue of one before filling it.
@@ -178,6 +195,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 5 * time.Minute
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -187,7 +207,8 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}, reconcilers: map[string]*reconcile.Reconciler{}}, nil
+	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}, reconcilers: map[string]*reconcile.Reconciler{},
+		turns: make(chan struct{}, opts.Workers)}, nil
 }
 
 // InShard reports whether an app belongs to this replica's shard.
@@ -729,7 +750,8 @@ func (a *appRun) notify(evs ...alert.Event) {
 // loop reconciles the app for each revision handed to it, retrying
 // failures with capped exponential backoff (appBackoff). A revision whose
 // dependencies are not ready waits, without backoff, until one of them
-// settles or a newer revision arrives (depends.go).
+// settles or a newer revision arrives (depends.go). Each reconcile waits
+// for one of the daemon's turns (Options.Workers).
 func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appWork) {
 	d := a.d
 	backoff := d.appBackoff()
@@ -751,10 +773,26 @@ func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appW
 				continue
 			}
 		}
-		if pending == nil || a.holdForDependencies(pending) {
+		if pending == nil {
+			continue
+		}
+		if !d.takeTurn(ctx) {
+			pending.done()
+			return
+		}
+		if w, ok := newer(q); ok {
+			// Came while the app waited for its turn: as if it had
+			// come before.
+			pending.done()
+			pending = &w
+			backoff, retry = d.appBackoff(), nil
+		}
+		if a.holdForDependencies(pending) {
+			d.giveTurn()
 			continue
 		}
 		err := a.reconcile(ctx, runner, pending.rev)
+		d.giveTurn()
 		a.waits.graph.settled(a.app.Name)
 		if ctx.Err() != nil {
 			pending.done()
@@ -769,6 +807,31 @@ func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appW
 		d.setStatus(pending.app.Name, func(s *AppStatus) { s.Attempts++ })
 		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", after.String())
 		retry = d.opts.Clock.After(after)
+	}
+}
+
+// takeTurn waits for one of the Workers' turns to reconcile an app; false
+// when ctx ended first.
+func (d *Daemon) takeTurn(ctx context.Context) bool {
+	select {
+	case d.turns <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// giveTurn hands back the turn takeTurn took.
+func (d *Daemon) giveTurn() { <-d.turns }
+
+// newer returns the work queued on q, if any: onPoll keeps only the
+// newest there.
+func newer(q chan appWork) (appWork, bool) {
+	select {
+	case w := <-q:
+		return w, true
+	default:
+		return appWork{}, false
 	}
 }
 
