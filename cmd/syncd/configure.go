@@ -144,7 +144,8 @@ func (o configOpen) runner(ctx context.Context, cfg *config.Config, cl *cluster)
 	var err error
 	// syncd drift has no inventory: syncd's own namespace is still
 	// reserved.
-	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress}
+	// A one-shot command applies each app once (reconcile.Options.Once).
+	opts := reconcile.Options{CacheDir: o.cacheDir, Concurrency: o.concurrency, Reserved: reservedFor(""), Namespace: syncdNamespace(), Progress: o.progress, Once: true}
 	if o.renderer != nil {
 		opts.Renderer = o.renderer
 	}
