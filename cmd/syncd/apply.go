@@ -197,19 +197,20 @@ func printChangeSet(out io.Writer, cs *applier.ChangeSet) {
 			line += fmt.Sprintf(" [manager %s]", c.Manager)
 		}
 		fmt.Fprintln(w, line)
+		res := c.Resolution()
 		for _, conflict := range c.Conflicts {
 			fmt.Fprintf(w, "  conflict: %s\n", conflict.Error())
 		}
-		for _, y := range c.Yielded {
+		for _, y := range res.Yielded {
 			fmt.Fprintf(w, "  yielded: %s\n", y.Error())
 		}
-		for _, f := range c.Forced {
+		for _, f := range res.Forced {
 			fmt.Fprintf(w, "  forced: %s\n", f.Error())
 		}
-		for _, f := range c.SameValue {
+		for _, f := range res.SameValue {
 			fmt.Fprintf(w, "  same value: %s; taken without changing the value\n", f.Error())
 		}
-		for _, f := range c.SameValueLeft {
+		for _, f := range res.SameValueLeft {
 			fmt.Fprintf(w, "  same value: %s; left to it, another app declares the same value\n", f.Error())
 		}
 		if len(c.Changed) > 0 {
@@ -222,16 +223,16 @@ func printChangeSet(out io.Writer, cs *applier.ChangeSet) {
 			}
 			fmt.Fprintf(w, "  health: %s\n", health)
 		}
-		for _, o := range c.OtherInventory {
+		for _, o := range res.OtherInventory {
 			fmt.Fprintf(w, "  shared: the object is in another app's inventory (%s); that app keeps the label and prunes the object\n", o.Error())
 		}
-		for _, p := range c.Held {
+		for _, p := range res.Held {
 			fmt.Fprintf(w, "  handoff pending: %s left Git; held at its live value by %s until another manager owns it\n", p, ownership.HandoffManager(c.Manager))
 		}
 		for _, m := range c.Moved {
 			fmt.Fprintf(w, "  moved: %s to %q, value unchanged\n", m, m.To)
 		}
-		for _, m := range c.Migrated {
+		for _, m := range res.Migrated {
 			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
 		}
 		if c.Skip != nil {

@@ -168,10 +168,10 @@ func ChangeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []Event {
 				ev.Fields = append(ev.Fields, Field{Path: k.Path, Class: "conflict", Culprit: Culprit{Manager: k.Manager, Operation: k.Operation, Subresource: k.Subresource}})
 			}
 			out = append(out, ev)
-		case len(c.Held) > 0:
+		case len(c.Resolution().Held) > 0:
 			ev := Event{Type: EventHandoff, App: app, Revision: cs.Revision, Object: ref, Time: at,
 				Summary: fmt.Sprintf("%s: fields %s left Git; held at their live value by %s until another manager owns them", c.Object, c.Manager, ownership.HandoffManager(c.Manager))}
-			for _, p := range c.Held {
+			for _, p := range c.Resolution().Held {
 				ev.Fields = append(ev.Fields, Field{Path: p, Class: "handoff-pending"})
 			}
 			out = append(out, ev)

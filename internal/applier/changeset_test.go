@@ -11,7 +11,7 @@ func TestChangeWrote(t *testing.T) {
 		"recreated":                 {Change{Action: Recreated}, true},
 		"configured":                {Change{Action: Configured, Changed: []string{".data.a"}}, true},
 		"unchanged":                 {Change{Action: Unchanged}, false},
-		"yielded, nothing written":  {Change{Action: Yielded, Yielded: Conflicts{{Path: ".data.a"}}}, false},
+		"yielded, nothing written":  {Change{Action: Yielded, Resolved: &Resolution{Yielded: Conflicts{{Path: ".data.a"}}}}, false},
 		"yielded and written":       {Change{Action: Yielded, Changed: []string{".data.b"}}, true},
 		"forced and written":        {Change{Action: Forced, Changed: []string{".data.a"}}, true},
 		"handoff pending, no write": {Change{Action: HandoffPending}, false},

@@ -111,7 +111,7 @@ func TestTwoAppsOneConfigMap(t *testing.T) {
 	// force: b takes color.
 	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "blue", "other": "x"})), ApplyOptions{Policy: policyOf(t, ConflictForce)})
 	wantChanges(t, cs, "ConfigMap shared syncd-b forced")
-	if diff := cmp.Diff(Conflicts{{Manager: "syncd-a", Path: ".data.color", Operation: "Apply"}}, cs.Changes[0].Forced); diff != "" {
+	if diff := cmp.Diff(Conflicts{{Manager: "syncd-a", Path: ".data.color", Operation: "Apply"}}, cs.Changes[0].Resolution().Forced); diff != "" {
 		t.Errorf("forced (-want +got):\n%s", diff)
 	}
 	got = c.get(t, configMaps, ns, "shared")
@@ -171,16 +171,16 @@ func TestOperatorChangedAField(t *testing.T) {
 				t.Errorf("OK() = %v, want %v", cs.OK(), tc.ok)
 			}
 			ch := cs.Changes[0]
-			t.Logf("%s: %s conflicts=%v forced=%v yielded=%v err=%v", name, ch, ch.Conflicts, ch.Forced, ch.Yielded, ch.Err)
+			t.Logf("%s: %s conflicts=%v forced=%v yielded=%v err=%v", name, ch, ch.Conflicts, ch.Resolution().Forced, ch.Resolution().Yielded, ch.Err)
 			want := Conflicts{{Manager: "operator", Path: ".data.color", Operation: "Update"}}
 			var got Conflicts
 			switch tc.want {
 			case Conflicted:
 				got = ch.Conflicts
 			case Forced:
-				got = ch.Forced
+				got = ch.Resolution().Forced
 			case Yielded:
-				got = ch.Yielded
+				got = ch.Resolution().Yielded
 			}
 			if diff := cmp.Diff(want, got, ignoreTime); diff != "" {
 				t.Errorf("conflicts (-want +got):\n%s", diff)
@@ -260,7 +260,7 @@ func TestPolicyRules(t *testing.T) {
 			cs := c.apply(t, plan, ao)
 			wantChanges(t, cs, "ConfigMap "+tc.name+" syncd-app "+string(tc.want))
 			ch := cs.Changes[0]
-			t.Logf("%s: forced=%v yielded=%v conflicts=%v err=%v", ch, ch.Forced, ch.Yielded, ch.Conflicts, ch.Err)
+			t.Logf("%s: forced=%v yielded=%v conflicts=%v err=%v", ch, ch.Resolution().Forced, ch.Resolution().Yielded, ch.Conflicts, ch.Err)
 			pathsOf := func(cs Conflicts) []string {
 				var out []string
 				for _, c := range cs {
@@ -268,10 +268,10 @@ func TestPolicyRules(t *testing.T) {
 				}
 				return out
 			}
-			if diff := cmp.Diff(tc.yielded, pathsOf(ch.Yielded)); diff != "" {
+			if diff := cmp.Diff(tc.yielded, pathsOf(ch.Resolution().Yielded)); diff != "" {
 				t.Errorf("yielded (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.forced, pathsOf(ch.Forced)); diff != "" {
+			if diff := cmp.Diff(tc.forced, pathsOf(ch.Resolution().Forced)); diff != "" {
 				t.Errorf("forced (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.failed, pathsOf(ch.Conflicts)); diff != "" {

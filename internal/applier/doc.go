@@ -22,8 +22,8 @@
 // split, handoff) are always forced. A conflict over a field whose value
 // the API server would store exactly as it is now (a forced dry run says;
 // a zero value it omits, a default it fills in) is not the Policy's: the
-// field is taken without changing its value (Change.SameValue), or left
-// to another app that declares it (Change.SameValueLeft). resourceVersion conflicts (also 409)
+// field is taken without changing its value (Resolution.SameValue), or left
+// to another app that declares it (Resolution.SameValueLeft). resourceVersion conflicts (also 409)
 // are retried. Fields moving between the app's managers are first shared,
 // then released, so no value changes on the way; fields a manager drops
 // that the server would reset to a default are held by "<manager>-handoff"

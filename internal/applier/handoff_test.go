@@ -136,7 +136,7 @@ func TestHPAHandoff(t *testing.T) {
 		if diff := cmp.Diff([]string{"hpa-sim (Update/scale)"}, ownersOf(t, live, ".spec.replicas")); diff != "" {
 			t.Errorf("owners of .spec.replicas (-want +got):\n%s", diff)
 		}
-		if got := cs.Changes[0].Held; got != nil {
+		if got := cs.Changes[0].Resolution().Held; got != nil {
 			t.Errorf("Held = %v, want nothing held (hpa-sim owns replicas)", got)
 		}
 	})
@@ -150,10 +150,10 @@ func TestHPAHandoff(t *testing.T) {
 		noReplicas := c.plan(t, app, deployment("web", -1, "nginx:1.27"))
 		cs := c.apply(t, noReplicas, ApplyOptions{RecordManagers: true})
 		wantChanges(t, cs, "Deployment web syncd-web handoff-pending")
-		if diff := cmp.Diff([]string{".spec.replicas"}, cs.Changes[0].Held); diff != "" {
+		if diff := cmp.Diff([]string{".spec.replicas"}, cs.Changes[0].Resolution().Held); diff != "" {
 			t.Errorf("Held (-want +got):\n%s", diff)
 		}
-		t.Logf("drop replicas: %s held=%v", cs.Changes[0], cs.Changes[0].Held)
+		t.Logf("drop replicas: %s held=%v", cs.Changes[0], cs.Changes[0].Resolution().Held)
 		live := c.get(t, deployments, ns, "web")
 		t.Logf("owners while held: %v", without(owners(t, live), deployControllers...))
 		if diff := cmp.Diff([]string{"syncd-web-handoff"}, ownersOf(t, live, ".spec.replicas")); diff != "" {
@@ -205,7 +205,7 @@ func TestHPAHandoff(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantChanges(t, dry, "Deployment web syncd-web handoff-pending", "Deployment web syncd-web-release unchanged")
-		if diff := cmp.Diff([]string{".spec.replicas"}, dry.Changes[0].Held); diff != "" {
+		if diff := cmp.Diff([]string{".spec.replicas"}, dry.Changes[0].Resolution().Held); diff != "" {
 			t.Errorf("dry run Held (-want +got):\n%s", diff)
 		}
 		wantUnwritten(t, "dry run", before, c.get(t, deployments, ns, "web"))

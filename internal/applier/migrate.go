@@ -348,7 +348,10 @@ func recordTakeover(t takeover, changes []Change) {
 		}
 	}
 	if len(changes) > 0 {
-		changes[0].Migrated = append(changes[0].Migrated, t.from...)
+		if len(t.from) > 0 {
+			rr := changes[0].resolvedRecord()
+			rr.Migrated = append(rr.Migrated, t.from...)
+		}
 		if changes[0].Action == Unchanged {
 			changes[0].Action = Configured
 		}

@@ -53,12 +53,13 @@ func (r *objectRun) outcome(w write, c *Change) (Action, []string) {
 	if w.wrote(c.Manager, r.a.opts.DryRun) {
 		changed = writtenFields(c.Manager, w.before, w.after)
 	}
+	res := c.Resolution()
 	switch {
-	case len(c.Held) > 0:
+	case len(res.Held) > 0:
 		return HandoffPending, changed
-	case len(c.Forced) > 0:
+	case len(res.Forced) > 0:
 		return Forced, changed
-	case len(c.Yielded) > 0:
+	case len(res.Yielded) > 0:
 		return Yielded, changed
 	case changed == nil:
 		return Unchanged, nil

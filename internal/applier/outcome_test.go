@@ -257,7 +257,7 @@ func TestSecretStringDataConflict(t *testing.T) {
 	// The same value is no disagreement: taken without changing it.
 	same := c.plan(t, appOf("app", ns), "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  password: theirs-pw\n")
 	cs = c.apply(t, same, ApplyOptions{Policy: policyOf(t, ConflictFail)})
-	if got := cs.Changes[0]; got.Action == Conflicted || len(got.SameValue) != 1 {
-		t.Errorf("the same stringData value: %s, same value %v; want it taken without changing it", got.Action, got.SameValue)
+	if got := cs.Changes[0]; got.Action == Conflicted || len(got.Resolution().SameValue) != 1 {
+		t.Errorf("the same stringData value: %s, same value %v; want it taken without changing it", got.Action, got.Resolution().SameValue)
 	}
 }

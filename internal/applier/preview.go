@@ -145,7 +145,7 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	if live != nil {
 		var held []string
 		for _, c := range p.Changes {
-			held = append(held, c.Held...)
+			held = append(held, c.Resolution().Held...)
 		}
 		after = keepHeld(after, live, held)
 	}
@@ -161,12 +161,13 @@ func (r *objectRun) previewDrops(fields *fieldpath.Set, changes []Change) ([]fie
 	var drop []fieldpath.Path
 	var labels []string
 	for _, c := range changes {
-		for _, y := range slices.Concat(c.Yielded, c.OtherInventory) {
+		res := c.Resolution()
+		for _, y := range slices.Concat(res.Yielded, res.OtherInventory) {
 			if fp := findPath(fields, y.Path); fp != nil {
 				drop = append(drop, fp)
 			}
 		}
-		for _, y := range c.OtherInventory {
+		for _, y := range res.OtherInventory {
 			if key, ok := r.ownLabel(y.Path); ok {
 				labels = append(labels, key)
 			}

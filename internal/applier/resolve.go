@@ -35,13 +35,18 @@ type resolution struct {
 	yielded, forced, same, left, other Conflicts
 }
 
-// record puts the decisions on the slice's Change.
+// record puts the decisions on the slice's Change (a Change without
+// any gets no Resolution).
 func (res resolution) record(c *Change) {
-	c.OtherInventory = append(c.OtherInventory, res.other...)
-	c.Yielded = append(c.Yielded, res.yielded...)
-	c.Forced = append(c.Forced, res.forced...)
-	c.SameValue = append(c.SameValue, res.same...)
-	c.SameValueLeft = append(c.SameValueLeft, res.left...)
+	if len(res.other)+len(res.yielded)+len(res.forced)+len(res.same)+len(res.left) == 0 {
+		return
+	}
+	rr := c.resolvedRecord()
+	rr.OtherInventory = append(rr.OtherInventory, res.other...)
+	rr.Yielded = append(rr.Yielded, res.yielded...)
+	rr.Forced = append(rr.Forced, res.forced...)
+	rr.SameValue = append(rr.SameValue, res.same...)
+	rr.SameValueLeft = append(rr.SameValueLeft, res.left...)
 }
 
 // resolve applies the policy to the conflicts of one slice. Conflicts

@@ -136,11 +136,11 @@ func TestSameValueConflicts(t *testing.T) {
 				t.Fatalf("apply under fail: %v%s", changes(cs), errs(cs))
 			}
 			ch := cs.Changes[0]
-			t.Logf("%s; same value: %v; changed: %v", ch, ch.SameValue, ch.Changed)
-			if len(ch.SameValue) < tc.minSame {
-				t.Errorf("same-value conflicts %v, want at least %d", ch.SameValue, tc.minSame)
+			t.Logf("%s; same value: %v; changed: %v", ch, ch.Resolution().SameValue, ch.Changed)
+			if len(ch.Resolution().SameValue) < tc.minSame {
+				t.Errorf("same-value conflicts %v, want at least %d", ch.Resolution().SameValue, tc.minSame)
 			}
-			if diff := cmp.Diff(previews[0].Changes[0].SameValue, ch.SameValue, ignoreTime); diff != "" {
+			if diff := cmp.Diff(previews[0].Changes[0].Resolution().SameValue, ch.Resolution().SameValue, ignoreTime); diff != "" {
 				t.Errorf("same-value conflicts: preview (-) and apply (+) differ:\n%s", diff)
 			}
 			after := c.get(t, tc.gvr, ns, "web")
@@ -185,7 +185,7 @@ func TestSameValueAndRealConflict(t *testing.T) {
 			before := c.get(t, deployments, ns, "web")
 			cs := c.apply(t, c.plan(t, appOf("app", ns), differ), ApplyOptions{Policy: policyOf(t, tc.policy)})
 			ch := cs.Changes[0]
-			t.Logf("%s: conflicts %v, yielded %v, forced %v, same value %v, changed %v", ch, ch.Conflicts, ch.Yielded, ch.Forced, ch.SameValue, ch.Changed)
+			t.Logf("%s: conflicts %v, yielded %v, forced %v, same value %v, changed %v", ch, ch.Conflicts, ch.Resolution().Yielded, ch.Resolution().Forced, ch.Resolution().SameValue, ch.Changed)
 			if ch.Action != tc.want {
 				t.Fatalf("action %s, want %s%s", ch.Action, tc.want, errs(cs))
 			}
@@ -193,15 +193,15 @@ func TestSameValueAndRealConflict(t *testing.T) {
 			got := ch.Conflicts
 			switch tc.policy {
 			case ConflictYield:
-				got = ch.Yielded
+				got = ch.Resolution().Yielded
 			case ConflictForce:
-				got = ch.Forced
+				got = ch.Resolution().Forced
 			}
 			if diff := cmp.Diff(real, got, ignoreTime); diff != "" {
 				t.Errorf("the real conflict (-want +got):\n%s", diff)
 			}
-			if (len(ch.SameValue) > 0) != tc.wantSame {
-				t.Errorf("same-value conflicts %v, want some: %v", ch.SameValue, tc.wantSame)
+			if (len(ch.Resolution().SameValue) > 0) != tc.wantSame {
+				t.Errorf("same-value conflicts %v, want some: %v", ch.Resolution().SameValue, tc.wantSame)
 			}
 			after := c.get(t, deployments, ns, "web")
 			// The Deployment controller writes status meanwhile: compare
@@ -240,12 +240,12 @@ func TestTwoAppsOneIdenticalDeployment(t *testing.T) {
 		}
 		got = append(got, changes(cs)...)
 		ch := cs.Changes[0]
-		t.Logf("%s; same value taken %v, left %v; changed %v", ch, ch.SameValue, ch.SameValueLeft, ch.Changed)
-		if len(ch.SameValue) > 0 {
-			t.Errorf("run %d: %s took %v from the other app", i, app.Name, ch.SameValue)
+		t.Logf("%s; same value taken %v, left %v; changed %v", ch, ch.Resolution().SameValue, ch.Resolution().SameValueLeft, ch.Changed)
+		if len(ch.Resolution().SameValue) > 0 {
+			t.Errorf("run %d: %s took %v from the other app", i, app.Name, ch.Resolution().SameValue)
 		}
-		if i == 0 && len(ch.SameValueLeft) < 2 {
-			t.Errorf("b left %v to syncd-a, want minReadySeconds and the fieldRef", ch.SameValueLeft)
+		if i == 0 && len(ch.Resolution().SameValueLeft) < 2 {
+			t.Errorf("b left %v to syncd-a, want minReadySeconds and the fieldRef", ch.Resolution().SameValueLeft)
 		}
 		// After b's first apply no run may move a field: the apps do not
 		// take fields from each other. (The API server now and then

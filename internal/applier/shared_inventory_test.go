@@ -28,11 +28,11 @@ func TestTwoAppsShareAnInventoriedObject(t *testing.T) {
 	cs = c.apply(t, c.plan(t, b, configMap("shared", map[string]string{"color": "red", "shape": "round"})), withLabel("applyset-b"))
 	wantChanges(t, cs, "ConfigMap shared syncd-b configured")
 	want := Conflicts{{Manager: "syncd-a", Path: ".metadata.labels." + partOf, Operation: "Apply"}}
-	if diff := cmp.Diff(want, cs.Changes[0].OtherInventory, ignoreTime); diff != "" {
+	if diff := cmp.Diff(want, cs.Changes[0].Resolution().OtherInventory, ignoreTime); diff != "" {
 		t.Errorf("OtherInventory (-want +got):\n%s", diff)
 	}
-	if len(cs.Changes[0].Yielded) > 0 {
-		t.Errorf("the inventory label was reported as yielded by policy: %v", cs.Changes[0].Yielded)
+	if len(cs.Changes[0].Resolution().Yielded) > 0 {
+		t.Errorf("the inventory label was reported as yielded by policy: %v", cs.Changes[0].Resolution().Yielded)
 	}
 	got := c.get(t, configMaps, ns, "shared")
 	if id := got.GetLabels()[partOf]; id != "applyset-a" {

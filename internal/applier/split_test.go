@@ -161,7 +161,7 @@ func TestOwnershipMoves(t *testing.T) {
 			after := c.plan(t, tc.to, deployment("web", 3, "nginx:1.27"))
 			cs := c.apply(t, after, ao)
 			wantChanges(t, cs, tc.want...)
-			if diff := cmp.Diff(tc.migrated, cs.Changes[0].Migrated); diff != "" {
+			if diff := cmp.Diff(tc.migrated, cs.Changes[0].Resolution().Migrated); diff != "" {
 				t.Errorf("Migrated (-want +got):\n%s", diff)
 			}
 			seen := w.stop(c, deployments)
@@ -209,7 +209,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	plan := c.plan(t, app, string(docWithEnv))
 	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web configured")
-	if diff := cmp.Diff([]string{"kubectl-client-side-apply"}, cs.Changes[0].Migrated); diff != "" {
+	if diff := cmp.Diff([]string{"kubectl-client-side-apply"}, cs.Changes[0].Resolution().Migrated); diff != "" {
 		t.Errorf("Migrated (-want +got):\n%s", diff)
 	}
 	seen := w.stop(c, deployments)
@@ -218,7 +218,7 @@ func TestClientSideApplyTakeover(t *testing.T) {
 	if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
 		t.Errorf("%s still set after the takeover", lastAppliedAnnotation)
 	}
-	t.Logf("takeover: %v migrated=%v; owners after: %v", changes(cs), cs.Changes[0].Migrated, without(owners(t, live), deployControllers...))
+	t.Logf("takeover: %v migrated=%v; owners after: %v", changes(cs), cs.Changes[0].Resolution().Migrated, without(owners(t, live), deployControllers...))
 	if diff := cmp.Diff(planOwners(plan, "web", ApplyOptions{RecordManagers: true}), without(owners(t, live), deployControllers...)); diff != "" {
 		t.Errorf("managedFields after the takeover (-plan +live):\n%s", diff)
 	}

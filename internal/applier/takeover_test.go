@@ -35,7 +35,7 @@ func TestBeforeFirstApplyTakeover(t *testing.T) {
 	plan := c.plan(t, app, string(docWithEnv))
 	cs := c.apply(t, plan, ApplyOptions{RecordManagers: true})
 	wantChanges(t, cs, "Deployment web syncd-web configured")
-	if diff := cmp.Diff([]string{"before-first-apply"}, cs.Changes[0].Migrated); diff != "" {
+	if diff := cmp.Diff([]string{"before-first-apply"}, cs.Changes[0].Resolution().Migrated); diff != "" {
 		t.Errorf("Migrated (-want +got):\n%s", diff)
 	}
 	seen := w.stop(c, deployments)

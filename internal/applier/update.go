@@ -354,7 +354,7 @@ func (m *mover) hold(ctx context.Context, st step) error {
 		return failAt(st.Slice, err)
 	}
 	if st.Slice != noSlice {
-		m.changes[st.Slice].Held = held
+		m.changes[st.Slice].setHeld(held)
 	}
 	return nil
 }
@@ -412,7 +412,8 @@ func (m *mover) release(ctx context.Context, st step) error {
 	}
 	m.live = res
 	c := &m.changes[0]
-	c.Migrated = append(c.Migrated, string(st.Manager))
+	rr := c.resolvedRecord()
+	rr.Migrated = append(rr.Migrated, string(st.Manager))
 	if c.Action == Unchanged {
 		c.Action = Configured
 	}

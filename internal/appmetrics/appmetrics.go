@@ -95,8 +95,9 @@ func (m *Apps) changes(app, cluster string, cs *applier.ChangeSet) {
 	counts := map[applier.Action]int{}
 	for _, c := range cs.Changes {
 		counts[c.Action]++
-		m.conflicts(app, cluster, applier.ConflictForce, len(c.Forced))
-		m.conflicts(app, cluster, applier.ConflictYield, len(c.Yielded))
+		res := c.Resolution()
+		m.conflicts(app, cluster, applier.ConflictForce, len(res.Forced))
+		m.conflicts(app, cluster, applier.ConflictYield, len(res.Yielded))
 		m.conflicts(app, cluster, applier.ConflictFail, len(c.Conflicts))
 	}
 	m.Objects.DeletePartialMatch(prometheus.Labels{"app": app})

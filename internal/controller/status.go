@@ -152,7 +152,7 @@ func handoffsOf(cs *applier.ChangeSet) []v1alpha1.PendingHandoff {
 		if len(out) == v1alpha1.MaxStatusHandoffs {
 			break
 		}
-		out = append(out, v1alpha1.PendingHandoff{Object: c.Object.String(), Manager: string(c.Manager), Fields: append([]string(nil), c.Held...)})
+		out = append(out, v1alpha1.PendingHandoff{Object: c.Object.String(), Manager: string(c.Manager), Fields: append([]string(nil), c.Resolution().Held...)})
 	}
 	return out
 }

@@ -21,7 +21,7 @@ func TestStatusCountsPendingHandoffs(t *testing.T) {
 	cs.Changes = append(cs.Changes, applier.Change{Object: deployment("plain"), Manager: "syncd-web", Action: applier.Unchanged})
 	const holding = v1alpha1.MaxStatusHandoffs + 5
 	for i := range holding {
-		cs.Changes = append(cs.Changes, applier.Change{Object: deployment(fmt.Sprintf("web-%02d", i)), Manager: "syncd-web", Action: applier.Unchanged, Held: []string{".spec.replicas"}})
+		cs.Changes = append(cs.Changes, applier.Change{Object: deployment(fmt.Sprintf("web-%02d", i)), Manager: "syncd-web", Action: applier.Unchanged, Resolved: &applier.Resolution{Held: []string{".spec.replicas"}}})
 	}
 	st := statusOf(v1alpha1.AppStatus{}, 1, attempt{Revision: "abc", ChangeSet: cs, Reason: v1alpha1.ReasonSucceeded}, metav1.Now())
 	if st.Objects == nil || st.Objects.HandoffsPending != holding {

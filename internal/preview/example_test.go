@@ -157,8 +157,9 @@ func exampleReport(t *testing.T) *Report {
 		{Object: svc},
 		{Object: web, Live: deployLive, After: deployAfter, Changes: []applier.Change{
 			{Object: web.Ref, Manager: exDefault, Action: applier.Forced,
-				Forced: applier.Conflicts{{Manager: "kubectl-set", Path: `.spec.template.spec.containers[name="app"].env[name="LOG_LEVEL"].value`, Operation: "Update"}},
-				Held:   []string{".spec.replicas"}},
+				Resolved: &applier.Resolution{
+					Forced: applier.Conflicts{{Manager: "kubectl-set", Path: `.spec.template.spec.containers[name="app"].env[name="LOG_LEVEL"].value`, Operation: "Update"}},
+					Held:   []string{".spec.replicas"}}},
 			{Object: web.Ref, Manager: exRelease, Action: applier.Configured},
 		}},
 	}

@@ -87,8 +87,9 @@ func TestBuild(t *testing.T) {
 			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}), AfterErr: errors.New("conflict"),
 				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Conflicted,
 					Conflicts: applier.Conflicts{{Manager: "kubectl-edit", Path: ".data.a"}},
-					Forced:    applier.Conflicts{{Manager: "ops", Path: ".data.b"}},
-					Yielded:   applier.Conflicts{{Manager: "hpa", Path: ".data.c"}}}}},
+					Resolved: &applier.Resolution{
+						Forced:  applier.Conflicts{{Manager: "ops", Path: ".data.b"}},
+						Yielded: applier.Conflicts{{Manager: "hpa", Path: ".data.c"}}}}}},
 			want: Object{Action: Update,
 				Conflicts: []Conflict{{".data.a", "kubectl-edit", OutcomeFail}, {".data.b", "ops", OutcomeForce}, {".data.c", "hpa", OutcomeYield}},
 				Ownership: []Move{{".data.b", "ops", "syncd-web"}}},
@@ -96,12 +97,12 @@ func TestBuild(t *testing.T) {
 		"same value taken from another manager: an ownership move, no conflict": {
 			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}, owns("kustomize-controller", "a")), After: configMap(map[string]any{"a": "1"}),
 				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.Configured,
-					SameValue: applier.Conflicts{{Manager: "kustomize-controller", Path: ".data.a"}}}}},
+					Resolved: &applier.Resolution{SameValue: applier.Conflicts{{Manager: "kustomize-controller", Path: ".data.a"}}}}}},
 			want: Object{Action: Update, Ownership: []Move{{".data.a", "kustomize-controller", "syncd-web"}}},
 		},
 		"handoff": {
 			preview: applier.ObjectPreview{Object: one, Live: configMap(map[string]any{"a": "1"}, owns("syncd-web", "a")), After: configMap(map[string]any{"a": "1"}),
-				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.HandoffPending, Held: []string{".spec.replicas"}}}},
+				Changes: []applier.Change{{Manager: "syncd-web", Action: applier.HandoffPending, Resolved: &applier.Resolution{Held: []string{".spec.replicas"}}}}},
 			want: Object{Action: Update, Handoffs: []Handoff{{".spec.replicas"}}, Ownership: []Move{{".spec.replicas", "syncd-web", "syncd-web-handoff"}}},
 		},
 		"field moves between the app's managers": {

@@ -390,17 +390,18 @@ func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (
 	var errs []string
 	changed := false
 	for _, c := range p.Changes {
+		res := c.Resolution()
 		for _, x := range c.Conflicts {
 			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeFail})
 		}
-		for _, x := range c.Forced {
+		for _, x := range res.Forced {
 			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeForce})
 			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.Manager, To: string(c.Manager)})
 		}
-		for _, x := range c.Yielded {
+		for _, x := range res.Yielded {
 			o.Conflicts = append(o.Conflicts, Conflict{Path: x.Path, Manager: x.Manager, Outcome: OutcomeYield})
 		}
-		for _, x := range c.SameValue {
+		for _, x := range res.SameValue {
 			// Not a conflict: the value stays, only the owner changes.
 			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.Manager, To: string(c.Manager)})
 		}
@@ -409,7 +410,7 @@ func buildObject(app string, p applier.ObjectPreview, sensitive *redact.Rules) (
 			// apps[].migrate): the value stays, only the owner changes.
 			o.Ownership = append(o.Ownership, Move{Path: x.Path, From: x.From, To: x.To})
 		}
-		for _, h := range c.Held {
+		for _, h := range res.Held {
 			o.Handoffs = append(o.Handoffs, Handoff{Path: h})
 			o.Ownership = append(o.Ownership, Move{Path: h, From: string(c.Manager), To: string(ownership.HandoffManager(c.Manager))})
 		}
