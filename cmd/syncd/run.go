@@ -140,6 +140,29 @@ reconciled only by the long-running daemon).`,
 	return cmd
 }
 
+// daemonLogger is syncd run's logger (--log-format, secrets redacted),
+// which client-go's own lines are routed into; its first line says which
+// Go memory limit was set.
+func daemonLogger(cmd *cobra.Command, f *runFlags) *slog.Logger {
+	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
+	if f.logFormat == "text" {
+		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
+	}
+	log := slog.New(redact.LogHandler(handler))
+	routeClientLogs(log)
+	logMemoryLimit(log, memLimit, memLimitErr)
+	return log
+}
+
+// checkRunFlags refuses flags of syncd run that cannot work together or
+// at all, before anything connects.
+func checkRunFlags(f *runFlags, log *slog.Logger) error {
+	if err := checkHTTPFlags(f, log); err != nil {
+		return err
+	}
+	return checkConcurrentApps(f.concurrentApps)
+}
+
 // checkConcurrentApps refuses a --concurrent-apps that would let no app
 // reconcile.
 func checkConcurrentApps(n int) error {
@@ -156,17 +179,8 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		}
 		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: f.progress})
 	}
-	var handler slog.Handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
-	if f.logFormat == "text" {
-		handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
-	}
-	log := slog.New(redact.LogHandler(handler))
-	routeClientLogs(log)
-	logMemoryLimit(log, memLimit, memLimitErr)
-	if err := checkHTTPFlags(f, log); err != nil {
-		return withCode(exitError, err)
-	}
-	if err := checkConcurrentApps(f.concurrentApps); err != nil {
+	log := daemonLogger(cmd, f)
+	if err := checkRunFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
 	renderer, err := daemonRenderer(f)
