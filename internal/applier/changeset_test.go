@@ -36,3 +36,22 @@ func TestChangeWrote(t *testing.T) {
 		t.Errorf("Written() = %d, want %d", got, n)
 	}
 }
+
+// TestPlainChangesHaveNoResolution: creates and updates that settle no
+// conflict, hold nothing and migrate nothing carry no Resolution, so a
+// ChangeSet of many objects holds a pointer per change and nothing more
+// (the conflict, handoff and migration tests read what one carries).
+func TestPlainChangesHaveNoResolution(t *testing.T) {
+	rig := newMetadataRig(t, true)
+	for _, version := range []string{"v1", "v2"} {
+		cs, _ := rig.apply(t, metadataDocs(version)...)
+		for _, c := range cs.Changes {
+			if c.Resolved != nil {
+				t.Errorf("%s (%s): Resolved = %+v, want nil", c, version, *c.Resolved)
+			}
+		}
+		if len(cs.Changes) == 0 {
+			t.Fatalf("%s: no changes", version)
+		}
+	}
+}
