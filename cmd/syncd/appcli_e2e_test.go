@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // TestAppCLIWithController: against `syncd run`'s App controller, not a
@@ -25,15 +24,7 @@ func TestAppCLIWithController(t *testing.T) {
 	ctx := context.Background()
 	dyn := appDynamic(t)
 	freshAppCRDs(t, dyn)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("cli", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "cli")
 	sha, err := repo.Commit("first", map[string][]byte{"web/cm.yaml": []byte(cmYAML("web", "  value: \"1\"\n"))})
 	if err != nil {
 		t.Fatal(err)

@@ -18,15 +18,7 @@ import (
 // under apps.
 func dependsConfig(t *testing.T, ns, extra string) (*gitserver.Repo, string) {
 	t.Helper()
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	var apps strings.Builder
 	for _, a := range [][2]string{{"a", "[b]"}, {"b", "[c]"}, {"c", "[]"}, {"solo", "[]"}} {
 		fmt.Fprintf(&apps, "- name: %s\n  source: repo\n  path: %s\n  namespace: %s\n  dependsOn: %s\n", a[0], a[0], ns, a[1])

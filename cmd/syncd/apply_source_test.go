@@ -23,19 +23,27 @@ func sourceConfig(t *testing.T, ns string) (*gitserver.Repo, string) {
 	return sourceConfigEvery(t, ns, "1m")
 }
 
-// sourceConfigEvery is sourceConfig with the source polled every
-// interval (syncd run's tests poll often).
-func sourceConfigEvery(t *testing.T, ns, interval string) (*gitserver.Repo, string) {
+// servedRepo is a new repository named name on a Git server of the
+// test (closed at cleanup).
+func servedRepo(t *testing.T, name string) *gitserver.Repo {
 	t.Helper()
 	srv, err := gitserver.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("app", t.TempDir())
+	repo, err := srv.NewRepo(name, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return repo
+}
+
+// sourceConfigEvery is sourceConfig with the source polled every
+// interval (syncd run's tests poll often).
+func sourceConfigEvery(t *testing.T, ns, interval string) (*gitserver.Repo, string) {
+	t.Helper()
+	repo := servedRepo(t, "app")
 	cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:

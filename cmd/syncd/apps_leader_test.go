@@ -35,15 +35,7 @@ func newAppsFixture(t *testing.T) *appsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	sha, err := repo.Commit("first", map[string][]byte{
 		"web/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  value: \"1\"\n"),
 	})

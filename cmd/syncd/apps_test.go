@@ -20,7 +20,6 @@ import (
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/controller"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -88,15 +87,7 @@ func TestRunReconcilesAppObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	installAppCRDs(t, dyn)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	ns := env.Namespace(t)
 	sha, err := repo.Commit("first", map[string][]byte{
 		"web/cm.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  value: \"1\"\n"),

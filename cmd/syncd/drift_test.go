@@ -16,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // writeConfig writes a syncd.yaml with one (unused with --path) source and
@@ -167,15 +165,7 @@ func TestDriftSeedOutputs(t *testing.T) {
 // reports both.
 func TestDriftApp(t *testing.T) {
 	ns := env.Namespace(t)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	cm := func(name string) []byte {
 		return []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  color: blue\n", name))
 	}

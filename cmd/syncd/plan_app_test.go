@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/controller"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // TestPlanAppObject: an App previewed from a file (--app-file, its
@@ -27,15 +26,7 @@ func TestPlanAppObject(t *testing.T) {
 		"web/cm.yaml":    cmYAML("web", "  value: \"2\"\n"),
 		"web/extra.yaml": cmYAML("extra", "  value: \"1\"\n"),
 	}
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	commit := map[string][]byte{}
 	for name, content := range files {
 		commit[name] = []byte(content)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // TestRunConcurrentApps: `syncd run --concurrent-apps 1` (as a process)
@@ -19,15 +18,7 @@ import (
 // it ended.
 func TestRunConcurrentApps(t *testing.T) {
 	ns, sysNS := env.Namespace(t), env.Namespace(t)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("apps", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "apps")
 	names := []string{"a", "b", "c", "d"}
 	files := map[string][]byte{}
 	var apps strings.Builder

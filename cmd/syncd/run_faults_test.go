@@ -12,8 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // TestRunKilledMidPrune runs the real `syncd run` as a process, lets it
@@ -32,15 +30,7 @@ func TestRunKilledMidPrune(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander"}, Data: map[string]string{"v": "mine"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "app")
 	const n, kept = 150, 60
 	cms := func(count int) map[string][]byte {
 		var b strings.Builder

@@ -28,7 +28,6 @@ import (
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // cliArgsEnv, when set in a process started from the test binary, makes
@@ -165,15 +164,7 @@ func TestRunKilledMidApply(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander"}, Data: map[string]string{"v": "mine"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "app")
 	const n = 300
 	cms := func(skip map[string]bool, v string, override map[string]string) map[string][]byte {
 		var b strings.Builder

@@ -24,7 +24,6 @@ import (
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // writeCounter counts one replica's write requests (every verb but GET),
@@ -135,15 +134,7 @@ func (r *replica) leads() bool { return len(r.d.Status()) > 0 }
 // lease duration and applies the next commit.
 func TestRunLeaderElectionRace(t *testing.T) {
 	ns := env.Namespace(t)
-	srv, err := gitserver.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := srv.NewRepo("app", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := servedRepo(t, "app")
 	cms := func(n int, v string) map[string][]byte {
 		var b strings.Builder
 		for i := range n {
