@@ -69,13 +69,15 @@ type Options struct {
 // Manager keeps the inventories of the apps of one cluster: it reads and
 // writes their parents, watches their members, and prunes.
 type Manager struct {
-	dyn     dynamic.Interface
-	md      metadata.Interface
-	mapper  meta.RESTMapper
-	opts    Options
-	store   *store
-	tracker *tracker
-	metrics *metrics
+	// watchDyn is the client syncd's own watches of members list and
+	// watch through (watchClient).
+	watchDyn dynamic.Interface
+	md       metadata.Interface
+	mapper   meta.RESTMapper
+	opts     Options
+	store    *store
+	tracker  *tracker
+	metrics  *metrics
 	// tenants are the clients of apps with serviceAccountName.
 	tenants appClients
 }
@@ -120,14 +122,18 @@ func New(dyn dynamic.Interface, md metadata.Interface, mapper meta.RESTMapper, o
 	if err != nil {
 		return nil, fmt.Errorf("inventory: register metrics: %w", err)
 	}
+	watchDyn, err := watchClient(dyn, opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: watch client: %w", err)
+	}
 	return &Manager{
-		dyn:     dyn,
-		md:      md,
-		mapper:  mapper,
-		opts:    opts,
-		store:   &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
-		tracker: newTracker(opts.Cluster, opts.SyncTimeout, opts.Cache),
-		metrics: m,
+		watchDyn: watchDyn,
+		md:       md,
+		mapper:   mapper,
+		opts:     opts,
+		store:    &store{dyn: dyn, md: md, namespace: opts.Namespace, tooling: ToolName + "/" + opts.Version, grace: chunkGrace},
+		tracker:  newTracker(opts.Cluster, opts.SyncTimeout, opts.Cache),
+		metrics:  m,
 	}, nil
 }
 
