@@ -141,6 +141,8 @@ type Informer struct {
 	inf    cache.SharedIndexInformer
 	cancel context.CancelFunc
 	refs   int // guarded by the Cache's mu
+	// shared are the labels and annotations maps its objects share.
+	shared *sharedMaps
 
 	mu        sync.Mutex
 	forbidden bool
@@ -154,8 +156,8 @@ func start(k Key, client dynamic.Interface) (*Informer, error) {
 		o.LabelSelector = k.LabelSelector
 		o.FieldSelector = k.FieldSelector
 	}).Informer()
-	i := &Informer{key: k, inf: inf, handlers: map[int]func(error){}}
-	if err := inf.SetTransform(toObject); err != nil {
+	i := &Informer{key: k, inf: inf, handlers: map[int]func(error){}, shared: &sharedMaps{}}
+	if err := inf.SetTransform(i.shared.transform); err != nil {
 		return nil, err
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { i.watchError(err) }); err != nil {
@@ -260,12 +262,12 @@ func (i *Informer) watchError(err error) {
 // API server would refuse. It is not in any Cache.
 func NewStatic(k Key) *Informer {
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	return &Informer{key: k, inf: inf, cancel: func() {}, handlers: map[int]func(error){}}
+	return &Informer{key: k, inf: inf, cancel: func() {}, handlers: map[int]func(error){}, shared: &sharedMaps{}}
 }
 
 // Put stores u as the informer's transform would (no event is sent).
 func (i *Informer) Put(u *unstructured.Unstructured) error {
-	o, err := toObject(u)
+	o, err := i.shared.transform(u)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,18 @@ var _ runtime.Object = (*Object)(nil)
 // planner strips it from Git's objects, so drift never compares it).
 var dropped = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "status": true}
 
+// transform is an informer's transform: toObject, whose labels and
+// annotations maps are shared with the informer's other objects that
+// carry equal ones.
+func (s *sharedMaps) transform(item any) (any, error) {
+	out, err := toObject(item)
+	if o, ok := out.(*Object); ok && o != item {
+		o.Labels = s.share(o.Labels)
+		o.Annotations = s.share(o.Annotations)
+	}
+	return out, err
+}
+
 // toObject is the informers' transform: a decoded object becomes an
 // Object before it is stored. Anything else (an Object already, a
 // tombstone) is kept as it is.
