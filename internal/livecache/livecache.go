@@ -141,8 +141,8 @@ type Informer struct {
 	inf    cache.SharedIndexInformer
 	cancel context.CancelFunc
 	refs   int // guarded by the Cache's mu
-	// shared are the labels and annotations maps its objects share.
-	shared *sharedMaps
+	// shared is what its objects' metadata shares (sharedMeta).
+	shared *sharedMeta
 
 	mu        sync.Mutex
 	forbidden bool
@@ -156,7 +156,7 @@ func start(k Key, client dynamic.Interface) (*Informer, error) {
 		o.LabelSelector = k.LabelSelector
 		o.FieldSelector = k.FieldSelector
 	}).Informer()
-	i := &Informer{key: k, inf: inf, handlers: map[int]func(error){}, shared: &sharedMaps{}}
+	i := &Informer{key: k, inf: inf, handlers: map[int]func(error){}, shared: &sharedMeta{}}
 	if err := inf.SetTransform(i.shared.transform); err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (i *Informer) watchError(err error) {
 // API server would refuse. It is not in any Cache.
 func NewStatic(k Key) *Informer {
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	return &Informer{key: k, inf: inf, cancel: func() {}, handlers: map[int]func(error){}, shared: &sharedMaps{}}
+	return &Informer{key: k, inf: inf, cancel: func() {}, handlers: map[int]func(error){}, shared: &sharedMeta{}}
 }
 
 // Put stores u as the informer's transform would (no event is sent).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,13 +35,15 @@ var _ runtime.Object = (*Object)(nil)
 var dropped = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "status": true}
 
 // transform is an informer's transform: toObject, whose labels and
-// annotations maps are shared with the informer's other objects that
-// carry equal ones.
-func (s *sharedMaps) transform(item any) (any, error) {
+// annotations maps, managedFields' fieldsV1 and the entries' strings are
+// shared with the informer's other objects that carry equal ones.
+func (s *sharedMeta) transform(item any) (any, error) {
 	out, err := toObject(item)
 	if o, ok := out.(*Object); ok && o != item {
 		o.Labels = s.share(o.Labels)
 		o.Annotations = s.share(o.Annotations)
+		o.Namespace = unique.Make(o.Namespace).Value()
+		s.shareEntries(o.ManagedFields)
 	}
 	return out, err
 }

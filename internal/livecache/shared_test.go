@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -25,9 +26,12 @@ func sameMap(a, b map[string]string) bool {
 func TestObjectsShareEqualLabels(t *testing.T) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"},
-		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: x, tier: web}, annotations: {managers.syncd.dev/x: syncd-x}}}`),
-		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: ns, labels: {tier: web, app: x}, annotations: {managers.syncd.dev/x: syncd-x}}}`),
-		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, labels: {app: x, tier: db}, annotations: {managers.syncd.dev/x: syncd-x, note: "c"}}}`),
+		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: x, tier: web}, annotations: {managers.syncd.dev/x: syncd-x}, `+
+			`managedFields: [{manager: syncd-x, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:k": {}}}}]}}`),
+		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: ns, labels: {tier: web, app: x}, annotations: {managers.syncd.dev/x: syncd-x}, `+
+			`managedFields: [{manager: syncd-x, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:k": {}}}}]}}`),
+		mustObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, labels: {app: x, tier: db}, annotations: {managers.syncd.dev/x: syncd-x, note: "c"}, `+
+			`managedFields: [{manager: syncd-x, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:other": {}}}}]}}`),
 	)
 	c := New("local")
 	defer c.Stop()
@@ -58,6 +62,22 @@ func TestObjectsShareEqualLabels(t *testing.T) {
 	if b.Labels["tier"] != "web" || o.Labels["tier"] != "db" || o.Annotations["note"] != "c" || len(a.Annotations) != 1 {
 		t.Errorf("values changed: b %v, c %v %v, a %v", b.Labels, o.Labels, o.Annotations, a.Annotations)
 	}
+	fa, fb, fc := fieldsOf(t, a), fieldsOf(t, b), fieldsOf(t, o)
+	if fa != fb {
+		t.Error("a and b's managers own the same fields but hold two copies of fieldsV1")
+	}
+	if fa == fc || string(fc.Raw) != `{"f:data":{"f:other":{}}}` {
+		t.Errorf("c's fieldsV1 is %s, shared with a's: %v", fc.Raw, fa == fc)
+	}
+}
+
+// fieldsOf returns the fieldsV1 of o's only managedFields entry.
+func fieldsOf(t *testing.T, o *Object) *metav1.FieldsV1 {
+	t.Helper()
+	if len(o.ManagedFields) != 1 || o.ManagedFields[0].FieldsV1 == nil {
+		t.Fatalf("%s: managedFields %v, want one entry with fieldsV1", o.Name, o.ManagedFields)
+	}
+	return o.ManagedFields[0].FieldsV1
 }
 
 // TestMapKeyTellsMapsApart: two maps have one key only when they are
@@ -86,17 +106,22 @@ func TestMapKeyTellsMapsApart(t *testing.T) {
 	}
 }
 
-// TestSharedMapsStayBounded: an informer whose objects all carry other
-// labels holds at most maxSharedMaps of them to share.
-func TestSharedMapsStayBounded(t *testing.T) {
-	s := &sharedMaps{}
-	for i := range 3 * maxSharedMaps {
+// TestSharedMetaStaysBounded: an informer whose objects all carry other
+// labels, or other owned fields, holds at most maxShared of them to
+// share.
+func TestSharedMetaStaysBounded(t *testing.T) {
+	s := &sharedMeta{}
+	for i := range 3 * maxShared {
 		m := map[string]string{"revision": fmt.Sprint(i)}
 		if got := s.share(m); !sameMap(got, m) {
 			t.Fatalf("a new map was answered with another")
 		}
-		if len(s.maps) > maxSharedMaps {
-			t.Fatalf("%d maps held, want at most %d", len(s.maps), maxSharedMaps)
+		f := &metav1.FieldsV1{Raw: fmt.Appendf(nil, `{"f:data":{"f:k%d":{}}}`, i)}
+		if got := s.shareFields(f); got != f {
+			t.Fatalf("a new fieldsV1 was answered with another")
+		}
+		if len(s.maps) > maxShared || len(s.fields) > maxShared {
+			t.Fatalf("%d maps and %d fieldsV1 held, want at most %d each", len(s.maps), len(s.fields), maxShared)
 		}
 	}
 }
