@@ -321,6 +321,8 @@ type planRun struct {
 	// types are the types objects were typed with, by schema and type
 	// name: the plan's objects of one type share one.
 	types map[typeKey]*typed.ParseableType
+	// fieldSets are the slices' field sets: equal ones are one.
+	fieldSets sharedSets
 }
 
 // typeKey names a named type of a schema.
@@ -544,6 +546,7 @@ func (r *planRun) splitOne(ctx context.Context, it *planned, crdConverters map[s
 		r.fail(*it.m, it.obj.Desired, err)
 		return
 	}
+	r.fieldSets.share(slices)
 	it.obj.Slices = slices
 	it.obj.typ = r.typeOf(tv)
 	it.obj.deduced = deduced

@@ -46,6 +46,7 @@ func (r *planRun) splitBuiltinsAhead(ctx context.Context, items []planned, match
 		wg.Go(func() {
 			for i := lo; i < hi && ctx.Err() == nil; i++ {
 				out[i] = r.p.splitBuiltin(items[i].obj.Desired, seen[w])
+				r.fieldSets.share(out[i].slices)
 			}
 		})
 	}
