@@ -61,8 +61,11 @@ type Options struct {
 	// Config, when set, is the client config apps with
 	// serviceAccountName read, watch, delete and patch their objects
 	// through, impersonating that account (package identity); without it
-	// such apps' runs fail. The parent Secrets are always read and
-	// written with the Manager's own clients.
+	// such apps' runs fail. The live cache's lists and watches, syncd's
+	// own and tenants', go through clients made from it without gzip
+	// (watchConfig); without it syncd's own go through dyn. The parent
+	// Secrets are always read and written with the Manager's own
+	// clients.
 	Config *rest.Config
 }
 
