@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"crypto/sha256"
 	"sync"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -17,7 +18,7 @@ import (
 // table lives as long as the plan run.
 type sharedSets struct {
 	mu   sync.Mutex
-	sets map[string]*fieldpath.Set
+	sets map[[sha256.Size]byte]*fieldpath.Set
 }
 
 // share makes the slices' field sets the run's copies.
@@ -28,23 +29,27 @@ func (s *sharedSets) share(slices []Slice) {
 }
 
 // one returns the run's copy of set, keeping set as that copy when the
-// run has none; keyed by its JSON, which lists its paths in order.
+// run has none. Sets are keyed by the hash of their JSON, which lists
+// their paths in order (the JSON itself would double the memory of a
+// large set, a CustomResourceDefinition's, while the plan is made), and
+// a set is shared only with one that Equals it.
 func (s *sharedSets) one(set *fieldpath.Set) *fieldpath.Set {
 	if set == nil {
 		return nil
 	}
-	key, err := set.ToJSON()
+	js, err := set.ToJSON()
 	if err != nil {
 		return set
 	}
+	key := sha256.Sum256(js)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if held, ok := s.sets[string(key)]; ok {
+	if held, ok := s.sets[key]; ok && held.Equals(set) {
 		return held
 	}
 	if s.sets == nil {
-		s.sets = map[string]*fieldpath.Set{}
+		s.sets = map[[sha256.Size]byte]*fieldpath.Set{}
 	}
-	s.sets[string(key)] = set
+	s.sets[key] = set
 	return set
 }
