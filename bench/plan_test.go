@@ -221,7 +221,7 @@ func BenchmarkPlan(b *testing.B) {
 	}
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "syncd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/syncd")
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/syncd", "./cmd/syncd-render")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build syncd: %v\n%s", err, out)

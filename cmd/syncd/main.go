@@ -18,7 +18,6 @@ import (
 
 	"syncd.dev/syncd/internal/memlimit"
 	"syncd.dev/syncd/internal/redact"
-	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/source"
 )
 
@@ -58,9 +57,6 @@ var (
 func withCode(code int, err error) error { return &exitCodeError{code: code, err: err} }
 
 func main() {
-	// A render child (a render syncd runs in a process of its own) does
-	// its one render and exits here, before anything else is set up.
-	renderproc.Main()
 	// The Go memory limit comes from the container's before anything
 	// allocates much; syncd run logs what was set (logMemoryLimit).
 	memLimit, memLimitErr = memlimit.Set(memlimit.Options{})

@@ -28,6 +28,7 @@ import (
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/ownership"
+	"syncd.dev/syncd/internal/renderproc"
 )
 
 // cliArgsEnv, when set in a process started from the test binary, makes
@@ -49,6 +50,7 @@ func runCLIIfAsked() {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", cliArgsEnv, err)
 		os.Exit(exitError)
 	}
+	renderproc.Main() // its renders re-execute this test binary, as testenv.Main's do
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, args, os.Stdout, os.Stderr)
 	stop()

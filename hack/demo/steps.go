@@ -109,16 +109,16 @@ func (d *demo) startControlPlane(ctx context.Context) error {
 	return d.installCRDs(ctx)
 }
 
-// buildSyncd builds ./cmd/syncd into d.bin in the background; the channel
-// gets the build's result.
+// buildSyncd builds ./cmd/syncd into d.bin, and syncd-render beside it,
+// in the background; the channel gets the build's result.
 func (d *demo) buildSyncd(ctx context.Context) <-chan error {
 	d.bin = filepath.Join(d.dir, "bin", "syncd")
 	built := make(chan error, 1)
 	go func() {
-		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-X main.version=demo", "-o", d.bin, "./cmd/syncd")
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-X main.version=demo", "-o", filepath.Dir(d.bin)+"/", "./cmd/syncd", "./cmd/syncd-render")
 		cmd.Dir = d.root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			built <- fmt.Errorf("go build ./cmd/syncd: %w\n%s", err, out)
+			built <- fmt.Errorf("go build ./cmd/syncd ./cmd/syncd-render: %w\n%s", err, out)
 			return
 		}
 		built <- nil

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"syncd.dev/syncd/internal/decrypt"
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // Keys.Decrypt reads SOPS files through it
 	"syncd.dev/syncd/internal/decrypt/sopstest"
 )
 

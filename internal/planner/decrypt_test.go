@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"syncd.dev/syncd/internal/decrypt"
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // renders in process read SOPS files
 	"syncd.dev/syncd/internal/decrypt/sopstest"
 )
 

@@ -24,6 +24,7 @@ import (
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/decrypt"
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // renders in process read SOPS files
 	"syncd.dev/syncd/internal/decrypt/sopstest"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/planner"

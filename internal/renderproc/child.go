@@ -47,10 +47,13 @@ func IsChild() bool { return os.Getenv(childEnv) == childEnvValue }
 
 // Main makes this process a render child when syncd started it as one:
 // it renders the request on stdin and exits. Otherwise it returns at
-// once. Call it first in main (before flags, logging or the network
-// setup) and in the TestMain of every test binary whose tests render
-// through a Renderer.
+// once, and the binary's own Renderers run it as their child
+// (childBinary). Call it first in syncd-render's main and in the
+// TestMain of every test binary whose tests render through a Renderer,
+// in a binary that imports package sopsfile (or SOPS files cannot be
+// read).
 func Main() {
+	rendersHere.Store(true)
 	if !IsChild() {
 		return
 	}

@@ -3,6 +3,8 @@ package renderproc
 import (
 	"os"
 	"testing"
+
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // this binary's render children read SOPS files
 )
 
 // TestMain makes this test binary a render child when a test's Renderer

@@ -65,9 +65,9 @@ func New(l Limits) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
+	exe, err := childBinary()
 	if err != nil {
-		return nil, fmt.Errorf("render child: find syncd's own binary: %w", err)
+		return nil, err
 	}
 	return &Renderer{limits: l, exe: exe, turns: make(chan struct{}, l.Concurrency)}, nil
 }

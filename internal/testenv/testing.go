@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // a render child of a test binary reads SOPS files
 	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/renderproc"
 )

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	_ "syncd.dev/syncd/internal/decrypt/sopsfile" // a render child of this binary reads SOPS files
 	"syncd.dev/syncd/internal/renderproc"
 	"syncd.dev/syncd/internal/testenv"
 )

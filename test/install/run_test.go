@@ -99,14 +99,15 @@ apps:
 	}
 }
 
-// buildSyncd builds ./cmd/syncd into dir and returns the binary's path.
+// buildSyncd builds ./cmd/syncd, and syncd-render beside it, into dir
+// and returns syncd's path.
 func buildSyncd(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "syncd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/syncd")
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/syncd", "./cmd/syncd-render")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/syncd: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/syncd ./cmd/syncd-render: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -32,10 +32,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "syncd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/syncd")
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/syncd", "./cmd/syncd-render")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/syncd: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "go build ./cmd/syncd ./cmd/syncd-render: %v\n%s", err, out)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
