@@ -180,6 +180,7 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 		return runApplyConfig(cmd, &applyFlags{kube: f.kube, inventory: f.inventory, config: f.config, cacheDir: f.cacheDir, concurrency: f.concurrency, progress: f.progress})
 	}
 	log := daemonLogger(cmd, f)
+	logGCPercent(log, memlimit.SetGCPercent(memlimit.DaemonGCPercent))
 	if err := checkRunFlags(f, log); err != nil {
 		return withCode(exitError, err)
 	}
@@ -325,6 +326,12 @@ func processMetrics(reg prometheus.Registerer) error {
 		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 		kubemetrics.Register(reg),
 	)
+}
+
+// logGCPercent says which collector target the daemon runs with and
+// where it came from (memlimit.SetGCPercent).
+func logGCPercent(log *slog.Logger, r memlimit.GCResult) {
+	log.Info("Go collector target", "gcPercent", r.Percent, "source", r.Source)
 }
 
 // logMemoryLimit says which Go memory limit syncd runs under and where it

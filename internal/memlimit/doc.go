@@ -12,6 +12,10 @@
 // A GOMEMLIMIT in the environment wins and is left as it is. Without a
 // container limit no Go limit is set (the runtime's default, none).
 //
+// SetGCPercent sets the collector's target for the daemon
+// (DaemonGCPercent, 50: the heap grows to 1.5 times what the last
+// collection left live, not twice); a GOGC in the environment wins.
+//
 // Not guaranteed: the Go limit is soft. It bounds what the Go runtime
 // holds (heap, stacks, its own metadata), not the pages of the binary
 // itself or memory outside the runtime; a live heap larger than the limit
