@@ -120,6 +120,12 @@ type measuredRun struct {
 	ended   chan struct{}
 	waitErr error
 	end     time.Time
+	// forkedAtKiB is the benchmark process's own peak RSS when it
+	// started cmd: Linux records the peak of the memory a process leaves
+	// at exec into the new program's (exec_mmap), and Go starts commands
+	// with CLONE_VM, so that memory is the benchmark's. wait4's maxrss of
+	// cmd is never below it, whatever cmd itself used.
+	forkedAtKiB int64
 
 	mu sync.Mutex
 	m  measured
@@ -130,7 +136,7 @@ type measuredRun struct {
 // in (memCgroup.wrap).
 func startMeasured(cmd *exec.Cmd, out io.Writer, cg *memCgroup) (*measuredRun, error) {
 	cmd.Stdout, cmd.Stderr = out, out
-	r := &measuredRun{cmd: cmd, cg: cg, start: time.Now(), ended: make(chan struct{}), m: measured{children: map[int]bool{}}}
+	r := &measuredRun{cmd: cmd, cg: cg, start: time.Now(), ended: make(chan struct{}), m: measured{children: map[int]bool{}}, forkedAtKiB: vmHWM(os.Getpid())}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -193,15 +199,16 @@ func (r *measuredRun) exited() bool {
 
 // wait waits for the process to end and returns its figures. The
 // parent's peak is read once more from the kernel's accounting (wait4's
-// maxrss is the larger of the process and its reaped children, so it is
-// used only when no child was bigger).
+// maxrss is the larger of the process, its reaped children and what the
+// benchmark held when it started the process (forkedAtKiB), so it is used
+// only when it is above the last two).
 func (r *measuredRun) wait() measured {
 	<-r.ended
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.m
 	m.elapsed, m.err, m.state = r.end.Sub(r.start), r.waitErr, r.cmd.ProcessState
-	if ru, ok := m.state.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > m.childKiB {
+	if ru, ok := m.state.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > max(m.childKiB, r.forkedAtKiB) {
 		m.parentKiB = max(m.parentKiB, ru.Maxrss)
 	}
 	return m
