@@ -5,11 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+
+	kjson "sigs.k8s.io/json"
 
 	"syncd.dev/syncd/internal/planner"
 )
@@ -255,13 +258,18 @@ func inflatedSize(data []byte) int {
 }
 
 // decodeStrict decodes raw as JSON into a new T, refusing fields T does
-// not declare.
+// not declare, and keys given twice. It decodes raw where it is: a
+// json.Decoder would first copy it into a buffer of its own, growing it
+// by doubling (7 MB beside the 3 MB of an inventory of 10,000 objects,
+// live at the daemon's peak, which is the reconcile that reads it).
 func decodeStrict[T any](raw []byte) (*T, error) {
 	v := new(T)
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	strict, err := kjson.UnmarshalStrict(raw, v, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+	if err != nil {
 		return nil, err
+	}
+	if len(strict) > 0 {
+		return nil, errors.Join(strict...)
 	}
 	return v, nil
 }
