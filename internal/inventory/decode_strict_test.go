@@ -15,9 +15,9 @@ import (
 // read.
 func TestDecodeStrictRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ raw, want string }{
-		"unknown field": {`{"app":"web","id":"x","version":1,"members":[],"pruneAll":true}`, `unknown field "pruneAll"`},
+		"unknown field":        {`{"app":"web","id":"x","version":1,"members":[],"pruneAll":true}`, `unknown field "pruneAll"`},
 		"unknown member field": {`{"app":"web","id":"x","version":1,"members":[{"version":"v1","kind":"ConfigMap","name":"a","stage":3,"owner":"b"}]}`, `unknown field "members[0].owner"`},
-		"duplicate key": {`{"app":"web","app":"shop","id":"x","version":1,"members":[]}`, `duplicate field "app"`},
+		"duplicate key":        {`{"app":"web","app":"shop","id":"x","version":1,"members":[]}`, `duplicate field "app"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := decodeStrict[Inventory]([]byte(tc.raw))
