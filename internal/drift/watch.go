@@ -285,13 +285,17 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 // paused, if it was).
 func (w *Watcher) SetPlan(plan *planner.Plan, opts Options) error {
 	w.mu.Lock()
-	prev := w.objects // replaced, never modified, so it may be read unlocked
+	prev, prevIndex := w.objects, w.index // replaced, never modified, so they may be read unlocked
 	w.mu.Unlock()
-	objects, names, err := w.watchedOf(plan, prev)
-	if err != nil {
-		return err
+	objects, index := prev, prevIndex
+	if !w.unchanged(plan, prev) {
+		var names map[groupKey][]string
+		var err error
+		if objects, names, err = w.watchedOf(plan, prev); err != nil {
+			return err
+		}
+		index = indexOf(objects, names, w.sel == nil)
 	}
-	index := indexOf(objects, names, w.sel == nil)
 	det := newDetector(plan, opts)
 	w.mu.Lock()
 	w.markToJudge(objects, det)
@@ -339,6 +343,42 @@ func (w *Watcher) watchedOf(plan *planner.Plan, prev map[objKey]*watched) (map[o
 		objects[k] = wo
 	}
 	return objects, names, nil
+}
+
+// unchanged reports whether plan declares exactly what prev watches: the
+// same objects (a plan holds each once: the planner refuses duplicates),
+// each declaring the same slices and mapped to the same informer. SetPlan
+// then keeps prev and its index instead of building both again beside
+// them: about 10 MB at 10,000 objects, live at the daemon's peak (a
+// reconcile that changed nothing). A kind that cannot be mapped is not
+// unchanged (watchedOf then says why).
+func (w *Watcher) unchanged(plan *planner.Plan, prev map[objKey]*watched) bool {
+	if len(prev) == 0 || len(plan.Objects) != len(prev) {
+		return false
+	}
+	mappings := map[schema.GroupVersionKind]*meta.RESTMapping{}
+	for i := range plan.Objects {
+		o := &plan.Objects[i]
+		wo := prev[keyOf(o.Ref)]
+		if wo == nil || !wo.decl.declares(o) {
+			return false
+		}
+		m, err := mappingOnce(w.mapper, mappings, o.Ref.GVK())
+		if err != nil || !sameInformer(wo.group, m, o.Ref) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameInformer reports whether g is the informer an object ref mapped
+// with m is watched in (its selector aside, which indexOf sets).
+func sameInformer(g groupKey, m *meta.RESTMapping, ref planner.ObjectRef) bool {
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns = ref.Namespace
+	}
+	return g.gvr == m.Resource && g.namespace == ns
 }
 
 // mappingOnce returns gvk's REST mapping, asking mapper only for a kind

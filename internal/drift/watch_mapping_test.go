@@ -2,6 +2,7 @@ package drift
 
 import (
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/planner"
 )
 
 // countingMapper counts the RESTMapping calls that reach the discovery
@@ -62,5 +64,58 @@ func TestSetPlanMapsEachKindOnce(t *testing.T) {
 		if got := len(names[g]); got != want.n {
 			t.Errorf("%s in %s: %d objects watched, want %d", want.resource, ns, got, want.n)
 		}
+	}
+}
+
+// TestSetPlanKeepsWhatAnUnchangedPlanWatches: the plan of a reconcile
+// that changed nothing (a new Plan of the same objects) leaves the
+// watcher's objects and index as they were, not built again beside them;
+// a plan that changes one object, or drops one, is watched anew.
+func TestSetPlanKeepsWhatAnUnchangedPlanWatches(t *testing.T) {
+	c := newCluster(t)
+	ns := env.Namespace(t)
+	app := config.App{Name: "app", Namespace: ns}
+	docs := func(value string, n int) []string {
+		var out []string
+		for i := range n {
+			v := "v"
+			if i == 0 {
+				v = value
+			}
+			out = append(out, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {k: %s}\n", i, v))
+		}
+		return out
+	}
+	w, err := NewWatcher(c.dyn, c.mapper, WatcherOptions{OnChange: func(Delta) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(plan *planner.Plan) (map[objKey]*watched, map[groupKey]map[string]objKey) {
+		t.Helper()
+		if err := w.SetPlan(plan, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.objects, w.index
+	}
+	objects, index := set(mustPlan(t, app, docs("v", 3)...))
+	again, againIndex := set(mustPlan(t, app, docs("v", 3)...))
+	if reflect.ValueOf(again).Pointer() != reflect.ValueOf(objects).Pointer() || reflect.ValueOf(againIndex).Pointer() != reflect.ValueOf(index).Pointer() {
+		t.Error("an unchanged plan built the watcher's objects and index again")
+	}
+	changed, _ := set(mustPlan(t, app, docs("other", 3)...))
+	if reflect.ValueOf(changed).Pointer() == reflect.ValueOf(objects).Pointer() {
+		t.Fatal("a plan that changes cm-0 kept the previous objects")
+	}
+	if k := (objKey{Kind: "ConfigMap", Namespace: ns, Name: "cm-0"}); changed[k] == objects[k] || changed[k] == nil {
+		t.Errorf("cm-0 changed and kept what was watched of it before: %v", changed[k])
+	}
+	if k := (objKey{Kind: "ConfigMap", Namespace: ns, Name: "cm-1"}); changed[k] == nil || changed[k].decl != objects[k].decl {
+		t.Error("cm-1 is unchanged and its declaration was made again")
+	}
+	fewer, _ := set(mustPlan(t, app, docs("other", 2)...))
+	if len(fewer) != 2 {
+		t.Errorf("a plan of 2 objects after 3 watches %d", len(fewer))
 	}
 }
