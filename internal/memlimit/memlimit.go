@@ -18,9 +18,10 @@ const DefaultRatio = 0.9
 
 // DefaultReserve is the least of the container's memory limit the Go
 // memory limit leaves to what it does not count: the binary's own
-// resident pages, about 70 MiB of the shipped (static, stripped) syncd at
-// work, which are charged to the container too. 10 % of a small limit is
-// less than that: with 256 MiB, a Go limit of 90 % (230 MiB) let the heap
+// resident pages, about 50 MiB of the shipped (static, stripped) syncd
+// at work (70 before the SOPS library moved to syncd-render), which are
+// charged to the container too, and room for the collector's overshoot.
+// 10 % of a small limit is less than that: with 256 MiB, a Go limit of 90 % (230 MiB) let the heap
 // and the binary's pages together pass the container's limit, and the
 // kernel then reclaimed the binary's pages over and over (the cgroup's
 // limit hit millions of times) until syncd was too slow to renew its
