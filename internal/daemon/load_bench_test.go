@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/daemon"
+	"syncd.dev/syncd/internal/heapprof"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/testenv/gitserver"
@@ -76,7 +76,7 @@ func benchLoad(b *testing.B, shared bool) {
 		heap = max(heap, r.heapInuse)
 	}
 	n := float64(b.N)
-	peakKiB, err := peakRSS()
+	peakKiB, err := heapprof.PeakRSS()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -276,21 +276,4 @@ func waitLoad(b *testing.B, what string, timeout time.Duration, cond func() (boo
 		time.Sleep(20 * time.Millisecond)
 	}
 	b.Fatalf("%s: not reached in %s; last state: %s", what, timeout, last)
-}
-
-// peakRSS is this process's peak resident set in KiB: VmHWM, the peak of
-// its own memory. Not getrusage's maxrss: Linux records there the peak of
-// the memory a process left at exec, and go test starts the test binary
-// with CLONE_VM, so it is never below the go command's own peak.
-func peakRSS() (int64, error) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("/proc/self/status has no VmHWM line")
 }

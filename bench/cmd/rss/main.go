@@ -10,13 +10,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,29 +108,12 @@ func run(kubeconfig, ns string, n, prune int, watch bool, objects func(string, i
 			return err
 		}
 	}
-	kib, err := peakRSS()
+	kib, err := heapprof.PeakRSS()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("maxrss_kib %d\n", kib)
 	return nil
-}
-
-// peakRSS is this process's peak resident set in KiB: VmHWM, the peak of
-// its own memory. Not getrusage's maxrss: Linux records there the peak
-// of the memory a process left at exec, and Go starts commands with
-// CLONE_VM, so it is never below the benchmark process's own peak.
-func peakRSS() (int64, error) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("/proc/self/status has no VmHWM line")
 }
 
 // driftSeen edits the first object (a ConfigMap in both mixes) out of band
