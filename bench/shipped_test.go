@@ -138,8 +138,8 @@ func BenchmarkShipped(b *testing.B) {
 	var sb strings.Builder
 	var all []map[string][]result
 	for r := 1; r <= rounds; r++ {
-		res := map[string][]result{}
-		for _, name := range shippedOrder(names, r) {
+		res, order := map[string][]result{}, shippedOrder(names, r)
+		for _, name := range order {
 			ns := fmt.Sprintf("shipped-%s-%d", name, r)
 			createNamespaces(b, ns, ns+"-inventory")
 			var t shippedTool
@@ -157,7 +157,7 @@ func BenchmarkShipped(b *testing.B) {
 			emptyNamespaces(b, ns, ns+"-inventory")
 		}
 		shippedTable(&sb, n, r, names, res)
-		fmt.Fprintf(&sb, "order this round: %s\n", strings.Join(shippedOrder(names, r), ", "))
+		fmt.Fprintf(&sb, "order this round: %s\n", strings.Join(order, ", "))
 		all = append(all, res)
 	}
 	shippedTotals(&sb, all)
@@ -192,8 +192,8 @@ func shippedOrder(names []string, r int) []string {
 // emptyNamespaces deletes what a tool's round left in its namespaces (the
 // benchmark mix and the inventory's Secrets), so that each tool meets the
 // same objects in the cluster wherever it runs: before, a tool met the
-// objects of every tool that ran before it (the fourth of the fourth round
-// 30,000 of them), which the API server holds in its watch cache and
+// objects of every tool that ran before it (the last tool of a fourth
+// round met 30,000), which the API server holds in its watch cache and
 // collects with its heap.
 func emptyNamespaces(b *testing.B, names ...string) {
 	b.Helper()

@@ -302,7 +302,7 @@ func (a *Applier) patch(ref planner.ObjectRef, req request, do func(data []byte,
 }
 
 // applyFieldValidation is the fieldValidation directive of every apply
-// request: Ignore. On an apply the directive only decides whether the API
+// request the Applier sends (patch): Ignore. On an apply the directive only decides whether the API
 // server decodes the body a second time to find a JSON key given twice
 // (its default, Warn, does); a field the schema does not declare and a
 // list entry given twice are refused by the apply itself whatever the
