@@ -197,11 +197,17 @@ func (t *syncdTool) close()          { t.s.Stop() }
 
 // rawTool sends one SSA PATCH per object at concurrency 16, and one
 // DELETE per removed object: no reads, no inventory. The ceiling.
+//
+// With dryRunFirst it is the ceiling of a tool that validates: it
+// dry-runs every object of a sync first (a PATCH with dryRun=All, as
+// syncd's validation sends it) and applies none unless the server
+// accepted them all, then applies them as the plain ceiling does.
 type rawTool struct {
-	c    counter
-	dyn  dynamic.Interface
-	rm   *restmapper.DeferredDiscoveryRESTMapper
-	last []*unstructured.Unstructured
+	c           counter
+	dyn         dynamic.Interface
+	rm          *restmapper.DeferredDiscoveryRESTMapper
+	last        []*unstructured.Unstructured
+	dryRunFirst bool
 }
 
 func newRaw(b *testing.B, ns string) tool {
@@ -221,23 +227,17 @@ func (t *rawTool) ri(o *unstructured.Unstructured) (dynamic.ResourceInterface, e
 }
 
 func (t *rawTool) sync(ctx context.Context, objs []*unstructured.Unstructured) error {
+	if t.dryRunFirst {
+		if err := t.dryRun(ctx, objs); err != nil {
+			return err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
 	keep := map[string]bool{}
 	for _, o := range objs {
 		keep[o.GetKind()+"/"+o.GetName()] = true
-		g.Go(func() error {
-			ri, err := t.ri(o)
-			if err != nil {
-				return err
-			}
-			data, err := json.Marshal(o.Object)
-			if err != nil {
-				return err
-			}
-			_, err = ri.Patch(gctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "raw", Force: ptr(true)})
-			return err
-		})
+		g.Go(func() error { return t.apply(gctx, o, metav1.PatchOptions{FieldManager: "raw", Force: ptr(true)}) })
 	}
 	for _, o := range t.last {
 		if keep[o.GetKind()+"/"+o.GetName()] {
@@ -254,6 +254,36 @@ func (t *rawTool) sync(ctx context.Context, objs []*unstructured.Unstructured) e
 	t.last = objs
 	return g.Wait()
 }
+
+// dryRun sends the dry run of every object, at concurrency 16, with the
+// options of syncd's validation (force, fieldValidation=Ignore).
+func (t *rawTool) dryRun(ctx context.Context, objs []*unstructured.Unstructured) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(concurrency)
+	opts := metav1.PatchOptions{FieldManager: "raw", Force: ptr(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationIgnore}
+	for _, o := range objs {
+		g.Go(func() error { return t.apply(gctx, o, opts) })
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("dry run: %w", err)
+	}
+	return nil
+}
+
+// apply sends one apply of o with opts.
+func (t *rawTool) apply(ctx context.Context, o *unstructured.Unstructured, opts metav1.PatchOptions) error {
+	ri, err := t.ri(o)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(o.Object)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, opts)
+	return err
+}
+
 func (t *rawTool) requests() int64 { return t.c.n.Load() }
 func (t *rawTool) close()          {}
 

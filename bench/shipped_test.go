@@ -117,9 +117,10 @@ func (t *binaryTool) requests() (int64, error) { return serverRequests() }
 
 // BenchmarkShipped compares syncd as shipped (the binary, `syncd apply
 // --config` from a file:// repository, with validation on, the default,
-// and off) with raw SSA and Flux on the benchmark mix (2,000 objects;
-// BENCH_SHIPPED_OBJECTS), in BENCH_ROUNDS rounds (default 4, one per
-// tool) of first sync, no-op and one change, each tool in fresh
+// and off) with raw SSA, raw SSA that dry-runs every object first (the
+// ceiling of a tool that validates) and Flux on the benchmark mix (2,000
+// objects; BENCH_SHIPPED_OBJECTS), in BENCH_ROUNDS rounds (default 5, one
+// per tool) of first sync, no-op and one change, each tool in fresh
 // namespaces per round, emptied after its round, in an order that
 // rotates each round. It prints each round's table and ratios, and the
 // first sync's ratios summed over the run: #32's "in one run" figures.
@@ -127,7 +128,7 @@ func BenchmarkShipped(b *testing.B) {
 	if b.N > 1 {
 		b.Skip("runs once; use -benchtime 1x")
 	}
-	names := []string{"syncd", "syncd-novalidate", "raw", "flux"}
+	names := []string{"syncd", "syncd-novalidate", "raw", "raw-dryrun", "flux"}
 	n, rounds := envInt(b, "BENCH_SHIPPED_OBJECTS", objects), envInt(b, "BENCH_ROUNDS", len(names))
 	bin := filepath.Join(b.TempDir(), "syncd")
 	build := exec.Command("bash", "hack/build.sh", bin)
@@ -150,6 +151,10 @@ func BenchmarkShipped(b *testing.B) {
 				t = newBinaryTool(b, bin, ns, ns+"-inventory", false)
 			case "raw":
 				t = &libraryTool{t: newRaw(b, ns)}
+			case "raw-dryrun":
+				raw := newRaw(b, ns).(*rawTool)
+				raw.dryRunFirst = true
+				t = &libraryTool{t: raw}
 			case "flux":
 				t = &libraryTool{t: newFlux(b, ns)}
 			}
@@ -177,8 +182,8 @@ func shippedTotals(sb *strings.Builder, rounds []map[string][]result) {
 		}
 		return s
 	}
-	fmt.Fprintf(sb, "\nall %d rounds, first sync summed: syncd %.2f× raw, syncd-novalidate %.2f× raw, Flux %.2f× syncd; no-op summed: Flux %.1f× syncd\n",
-		len(rounds), sum("syncd", 0)/sum("raw", 0), sum("syncd-novalidate", 0)/sum("raw", 0), sum("flux", 0)/sum("syncd", 0), sum("flux", 1)/sum("syncd", 1))
+	fmt.Fprintf(sb, "\nall %d rounds, first sync summed: syncd %.2f× raw, raw-dryrun %.2f× raw, syncd %.2f× raw-dryrun, syncd-novalidate %.2f× raw, Flux %.2f× syncd; no-op summed: Flux %.1f× syncd\n",
+		len(rounds), sum("syncd", 0)/sum("raw", 0), sum("raw-dryrun", 0)/sum("raw", 0), sum("syncd", 0)/sum("raw-dryrun", 0), sum("syncd-novalidate", 0)/sum("raw", 0), sum("flux", 0)/sum("syncd", 0), sum("flux", 1)/sum("syncd", 1))
 }
 
 // shippedOrder is the order the tools run in round r: rotated by one
@@ -260,6 +265,6 @@ func shippedTable(sb *strings.Builder, n, round int, names []string, res map[str
 		fmt.Fprintf(sb, "| %s | %s |\n", sc, strings.Join(cells, " | "))
 	}
 	ratio := func(a, b string, i int) float64 { return res[a][i].d.Seconds() / res[b][i].d.Seconds() }
-	fmt.Fprintf(sb, "first sync: syncd %.2f× raw, syncd-novalidate %.2f× raw, Flux %.2f× syncd; no-op: Flux %.1f× syncd; one change: Flux %.1f× syncd\n",
-		ratio("syncd", "raw", 0), ratio("syncd-novalidate", "raw", 0), ratio("flux", "syncd", 0), ratio("flux", "syncd", 1), ratio("flux", "syncd", 2))
+	fmt.Fprintf(sb, "first sync: syncd %.2f× raw, raw-dryrun %.2f× raw, syncd-novalidate %.2f× raw, Flux %.2f× syncd; no-op: Flux %.1f× syncd; one change: Flux %.1f× syncd\n",
+		ratio("syncd", "raw", 0), ratio("raw-dryrun", "raw", 0), ratio("syncd-novalidate", "raw", 0), ratio("flux", "syncd", 0), ratio("flux", "syncd", 1), ratio("flux", "syncd", 2))
 }
