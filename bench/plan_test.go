@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -183,19 +182,9 @@ func rawDryRun(b *testing.B, objs []*unstructured.Unstructured, conc int) (resul
 	start := time.Now()
 	g, gctx := errgroup.WithContext(context.Background())
 	g.SetLimit(conc)
+	opts := metav1.PatchOptions{FieldManager: "syncd-bench", Force: ptr(true), DryRun: []string{metav1.DryRunAll}}
 	for _, o := range objs {
-		g.Go(func() error {
-			ri, err := t.ri(o)
-			if err != nil {
-				return err
-			}
-			data, err := json.Marshal(o.Object)
-			if err != nil {
-				return err
-			}
-			_, err = ri.Patch(gctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "syncd-bench", Force: ptr(true), DryRun: []string{metav1.DryRunAll}})
-			return err
-		})
+		g.Go(func() error { return t.apply(gctx, o, opts) })
 	}
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
