@@ -96,6 +96,13 @@ func TestBadInputs(t *testing.T) {
 			files: map[string]string{"a.yaml": strings.Replace(configMap, "\ndata:", "\ndatta:", 1)},
 			want:  []string{"a.yaml: document 1", "does not match the schema of v1 ConfigMap", "datta"},
 		},
+		// What the API server's apply refuses whatever its fieldValidation
+		// (an undeclared field, above, and a list entry given twice) is
+		// refused here, before any request, for every kind with a schema.
+		"list entry given twice in a built-in kind": {
+			files: map[string]string{"a.yaml": deployment + "      - name: app\n        image: nginx:2\n"},
+			want:  []string{"a.yaml: document 1", "does not match the schema of apps/v1 Deployment", "duplicate entries for key", `name="app"`},
+		},
 		"cluster-scoped object with a namespace": {
 			files: map[string]string{"a.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r, namespace: default}\n"},
 			want:  []string{"a.yaml: document 1", "ClusterRole is cluster-scoped but sets metadata.namespace"},
