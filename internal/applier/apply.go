@@ -302,11 +302,12 @@ func (a *Applier) patch(ref planner.ObjectRef, req request, do func(data []byte,
 }
 
 // applyFieldValidation is the fieldValidation directive of every apply
-// request the Applier sends (patch): Ignore. On an apply the directive only decides whether the API
-// server decodes the body a second time to find a JSON key given twice
-// (its default, Warn, does); a field the schema does not declare and a
-// list entry given twice are refused by the apply itself whatever the
-// directive (TestApplyRefusesWhatValidationWouldCatch). syncd's bodies are
+// request the Applier sends (patch): Ignore. On an apply the directive
+// only decides whether the API server decodes the body a second time to
+// find a JSON key given twice (its default, Warn, does); a field the
+// schema does not declare and a list entry given twice are refused by
+// the apply itself whatever the directive
+// (TestApplyRefusesWhatValidationWouldCatch). syncd's bodies are
 // encoding/json of maps, which cannot repeat a key, so the second decode
 // could never find anything: without it each apply and dry run costs the
 // API server about a tenth less CPU (docs/performance.md).

@@ -23,9 +23,10 @@ const DefaultRatio = 0.9
 // charged to the container too, and room for the collector's overshoot.
 // 10 % of a small limit is less than that: with 256 MiB, a Go limit of
 // 90 % (230 MiB) let the heap and the binary's pages together pass the
-// container's limit, and the kernel then reclaimed the binary's pages over and over (the cgroup's
-// limit hit millions of times) until syncd was too slow to renew its
-// Lease (bench's BenchmarkRunConfig with BENCH_CGROUP_LIMIT=256M).
+// container's limit, and the kernel then reclaimed the binary's pages
+// over and over (the cgroup's limit hit millions of times) until syncd
+// was too slow to renew its Lease (bench's BenchmarkRunConfig with
+// BENCH_CGROUP_LIMIT=256M).
 const DefaultReserve int64 = 80 << 20
 
 // minShare is the least share of the container's limit the Go limit is
