@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/metadata"
 
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
@@ -133,7 +132,7 @@ func runApply(cmd *cobra.Command, f *applyFlags) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(cmd.OutOrStdout(), "warning: %s\n", w)
 	}
-	md, err := metadata.NewForConfig(cl.config)
+	md, err := applier.NewMetadataClient(cl.config)
 	if err != nil {
 		return withCode(exitError, err)
 	}

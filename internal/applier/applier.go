@@ -25,8 +25,10 @@ type Options struct {
 	// metadata of (validation dry runs and creates) go through it and
 	// come back as metadata, in protobuf: the API server does not encode
 	// the whole object as JSON and syncd does not decode it, which on a
-	// first sync is every request. Nil: every request goes through the
-	// dynamic client.
+	// first sync is every request. A MetadataClient (NewMetadataClient,
+	// what syncd's drivers give) also sends the validation dry run of an
+	// object that does not exist as a create (dryRunsAsCreate). Nil:
+	// every request goes through the dynamic client.
 	Metadata metadata.Interface
 }
 

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -57,11 +56,11 @@ func newCluster(t *testing.T, cfg *rest.Config) *cluster {
 }
 
 // applier returns an Applier of the cluster's clients. Like syncd's
-// drivers, it has a metadata client unless opts names one.
+// drivers, it has a MetadataClient unless opts names a metadata client.
 func (c *cluster) applier(t *testing.T, opts Options) *Applier {
 	t.Helper()
 	if opts.Metadata == nil {
-		md, err := metadata.NewForConfig(c.cfg)
+		md, err := NewMetadataClient(c.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -133,11 +133,13 @@ type objectRun struct {
 }
 
 // objectClient is the clients of one kind in one namespace: the dynamic
-// client, and the metadata client for requests whose answer is read for
-// its metadata only (nil without Options.Metadata).
+// client, the metadata client for requests whose answer is read for
+// its metadata only (nil without Options.Metadata), and the creator of
+// dry-run creates (nil unless Options.Metadata is a MetadataClient).
 type objectClient struct {
-	ri  dynamic.ResourceInterface
-	mri metadata.ResourceInterface
+	ri      dynamic.ResourceInterface
+	mri     metadata.ResourceInterface
+	creates *creator
 }
 
 // clientKey names the client of one kind in one namespace.
@@ -164,7 +166,7 @@ func (r *objectRun) resource(ref planner.ObjectRef) (objectClient, error) {
 		}
 		r.mappings.Store(gvk, m)
 	}
-	c := objectClient{ri: r.a.client(m, ref), mri: r.a.metadataClient(m, ref)}
+	c := objectClient{ri: r.a.client(m, ref), mri: r.a.metadataClient(m, ref), creates: r.a.creator(m, ref)}
 	r.clients.Store(ck, c)
 	return c, nil
 }

@@ -207,8 +207,9 @@ func TestValidateNamespaceOfSameApply(t *testing.T) {
 		"Deployment web syncd-app created")
 }
 
-// dryRunCounter counts the dry-run PATCH requests (dryRun=All) and the
-// others.
+// dryRunCounter counts the PATCH requests, and the dry runs (dryRun=All)
+// among them and among the POSTs: a validation dry run is a create for an
+// object that does not exist, an apply for one that does.
 type dryRunCounter struct {
 	next         http.RoundTripper
 	dry, patches atomic.Int64
@@ -217,9 +218,9 @@ type dryRunCounter struct {
 func (d *dryRunCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPatch {
 		d.patches.Add(1)
-		if req.URL.Query().Get("dryRun") == metav1.DryRunAll {
-			d.dry.Add(1)
-		}
+	}
+	if (req.Method == http.MethodPatch || req.Method == http.MethodPost) && req.URL.Query().Get("dryRun") == metav1.DryRunAll {
+		d.dry.Add(1)
 	}
 	return d.next.RoundTrip(req)
 }

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -55,7 +56,7 @@ func (r *requests) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.writes = map[string]int{}
 		}
 		obj := objectOfPath(req.URL.Path)
-		r.writes[req.Method+" "+obj]++
+		r.writes[req.Method+" "+obj+postedName(req)]++
 		if req.Method == http.MethodDelete && strings.HasPrefix(obj, "configmaps/") {
 			r.deleted = append(r.deleted, strings.TrimPrefix(obj, "configmaps/"))
 		}
@@ -66,6 +67,26 @@ func (r *requests) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return r.rt.RoundTrip(req)
+}
+
+// postedName is "/NAME" for a POST (a create) of an object named in its
+// JSON body, else "": a create's path names only the collection.
+func postedName(req *http.Request) string {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return ""
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer body.Close()
+	var obj struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	if json.NewDecoder(body).Decode(&obj) != nil || obj.Metadata.Name == "" {
+		return ""
+	}
+	return "/" + obj.Metadata.Name
 }
 
 // objectOfPath returns "resource/name" (or "resource") of an API path.

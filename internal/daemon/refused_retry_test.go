@@ -21,16 +21,16 @@ func TestDaemonRetryDryRunsOnlyTheRefused(t *testing.T) {
 		}
 	}})
 	deadline := time.Now().Add(60 * time.Second)
-	for rig.patches("refused") < 4 {
+	for rig.sends("refused") < 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the refused object was dry-run %d times in 60 s, want 4 attempts; status=%+v", rig.patches("refused"), rig.status())
+			t.Fatalf("the refused object was dry-run %d times in 60 s, want 4 attempts; status=%+v", rig.sends("refused"), rig.status())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	for i := range 20 {
 		name := fmt.Sprintf("good-%03d", i)
-		if got := rig.patches(name); got != 1 {
-			t.Errorf("%s: %d PATCH requests after %d attempts of the refused stage, want 1 (its first dry run)", name, got, rig.patches("refused"))
+		if got := rig.sends(name); got != 1 {
+			t.Errorf("%s: %d requests after %d attempts of the refused stage, want 1 (its first dry run)", name, got, rig.sends("refused"))
 		}
 	}
 	sha, err := rig.repo.Commit("fix the label", map[string][]byte{
@@ -55,16 +55,17 @@ func TestDaemonRetryDryRunsOnlyTheRefused(t *testing.T) {
 	}
 	for i := range 20 {
 		name := fmt.Sprintf("good-%03d", i)
-		if got := rig.patches(name); got != 2 {
-			t.Errorf("%s: %d PATCH requests in all, want 2 (one dry run, one write)", name, got)
+		if got := rig.sends(name); got != 2 {
+			t.Errorf("%s: %d requests in all, want 2 (one dry run, one write)", name, got)
 		}
 	}
 }
 
-// patches returns how many PATCH requests (dry runs and writes) the
-// daemon sent for the app's ConfigMap name.
-func (r *faultRig) patches(name string) int {
+// sends returns how many requests for the app's ConfigMap name the
+// daemon sent that are dry runs or writes: applies (PATCH) and creates
+// (POST, the dry run of an object that does not exist).
+func (r *faultRig) sends(name string) int {
 	r.reqs.mu.Lock()
 	defer r.reqs.mu.Unlock()
-	return r.reqs.writes["PATCH configmaps/"+name]
+	return r.reqs.writes["PATCH configmaps/"+name] + r.reqs.writes["POST configmaps/"+name]
 }

@@ -22,6 +22,13 @@ func (o *Object) Typed() *typed.TypedValue {
 	return typed.AsTypedUnvalidated(value.NewValueInterface(o.Desired.Object), o.typ.Schema, o.typ.TypeRef)
 }
 
+// SchemaChecked reports whether the planner typed Desired with a schema
+// (the cluster's, a CustomResourceDefinition's or the built-in one): then
+// a field the schema does not declare, and a list entry given twice, were
+// refused when the plan was made. False for an object of a kind typed
+// with the deduced schema, and for one not typed at all.
+func (o *Object) SchemaChecked() bool { return o.typ != nil && !o.deduced }
+
 // Reslice cuts a slice for manager m holding exactly set (plus identity and
 // the keys of list items) out of the object's desired state. The applier
 // uses it to give up yielded fields and to build the intermediate slices

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/discovery"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/egress"
 	"syncd.dev/syncd/internal/identity"
@@ -64,7 +65,7 @@ func newTarget(name string, cl Cluster, inv *inventory.Manager) (*Target, error)
 	}
 	t.schemas = planner.NewClusterSchemas(dc.OpenAPIV3WithContext(context.Background()))
 	t.discovery = dc
-	if t.metadata, err = metadata.NewForConfig(cl.Config); err != nil {
+	if t.metadata, err = applier.NewMetadataClient(cl.Config); err != nil {
 		return nil, fmt.Errorf("cluster %s: metadata client: %w", name, err)
 	}
 	return t, nil
@@ -98,7 +99,11 @@ func (t *Target) Metadata(app config.App) (metadata.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return metadata.NewForConfig(cfg)
+	md, err := applier.NewMetadataClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return md, nil
 }
 
 // DefaultProbeTimeout bounds the request that asks a remote cluster
