@@ -2,7 +2,6 @@ package applier
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -124,13 +123,11 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 // has a metadata client.
 func (r *objectRun) dryRun(ctx context.Context, t *target, s planner.Slice, body []byte) error {
 	if r.dryRunsAsCreate(t, s) {
-		if body == nil {
-			var err error
-			if body, err = json.Marshal(s.Object.Object); err != nil {
-				return fmt.Errorf("%s: encode: %w", t.obj.Ref, err)
-			}
+		data, err := encoded(request{Object: s.Object, Body: body})
+		if err != nil {
+			return fmt.Errorf("%s: encode: %w", t.obj.Ref, err)
 		}
-		err := t.creates.dryRunCreate(ctx, body, string(s.Manager))
+		err = t.creates.dryRunCreate(ctx, data, string(s.Manager))
 		if err == nil {
 			return nil
 		}
