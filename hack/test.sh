@@ -15,6 +15,21 @@ command -v git >/dev/null || { echo "test: git is needed (apt-get install git)" 
 SYNCD_CONTROLPLANE_DIR=$(./hack/controlplane.sh)
 export SYNCD_CONTROLPLANE_DIR
 
+# A control-plane process that dies on its own mid-run is reported and
+# started again by the harness (internal/testenv); the reports are printed
+# at the end, whether the run passed or failed, since go test shows
+# nothing of a passing package's output.
+SYNCD_TESTENV_EVENTS=$(mktemp)
+export SYNCD_TESTENV_EVENTS
+print_testenv_events() {
+  if [ -s "$SYNCD_TESTENV_EVENTS" ]; then
+    echo "--- control-plane processes that died on their own during the run"
+    cat "$SYNCD_TESTENV_EVENTS"
+  fi
+  rm -f "$SYNCD_TESTENV_EVENTS"
+}
+trap print_testenv_events EXIT
+
 echo "--- gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '^tools/') 2>/dev/null || true)
 if [ -n "$unformatted" ]; then

@@ -71,6 +71,9 @@ type Env struct {
 	mu        sync.Mutex
 	procs     map[string]*exec.Cmd
 	done      map[string]chan struct{}
+	args      map[string][]string // each process's arguments, to restart it
+	restarts  map[string]int      // restarts after a death (reap)
+	stopping  bool                // Stop was called: no process is restarted
 	apiserver []string
 }
 
@@ -91,7 +94,7 @@ func BinDir() string {
 // Start starts etcd and kube-apiserver (and kube-controller-manager when
 // asked) on free loopback ports and waits until the API server is ready.
 func Start(ctx context.Context, opts Options) (*Env, error) {
-	e := &Env{opts: opts, procs: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}}
+	e := &Env{opts: opts, procs: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}, args: map[string][]string{}, restarts: map[string]int{}}
 	e.BinDir = opts.BinDir
 	if e.BinDir == "" {
 		e.BinDir = BinDir()
@@ -312,6 +315,9 @@ func (e *Env) StartAPIServer(ctx context.Context) error { return e.runAPIServer(
 
 // Stop stops every process and removes the directory the Env made.
 func (e *Env) Stop() error {
+	e.mu.Lock()
+	e.stopping = true
+	e.mu.Unlock()
 	var errs []error
 	for _, name := range []string{"kube-controller-manager", "kube-apiserver", "etcd"} {
 		if err := e.stopProc(name); err != nil {
@@ -327,6 +333,14 @@ func (e *Env) Stop() error {
 }
 
 func (e *Env) spawn(name string, args []string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.spawnLocked(name, args)
+}
+
+// spawnLocked starts the named binary with args, its output appended to
+// its log in e.Dir, and reaps it when it ends (reap). e.mu is held.
+func (e *Env) spawnLocked(name string, args []string) error {
 	logFile, err := os.OpenFile(filepath.Join(e.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -341,15 +355,10 @@ func (e *Env) spawn(name string, args []string) error {
 		return fmt.Errorf("testenv: start %s: %w", name, err)
 	}
 	done := make(chan struct{})
-	e.mu.Lock()
 	e.procs[name] = cmd
 	e.done[name] = done
-	e.mu.Unlock()
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(done)
-	}()
+	e.args[name] = args
+	go e.reap(name, cmd, logFile, done)
 	return nil
 }
 
