@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -41,19 +42,47 @@ func (e *Env) reap(name string, cmd *exec.Cmd, logFile *os.File, done chan struc
 // restartLocked reports a death and starts the process again, at most
 // maxRestarts times. e.mu is held.
 func (e *Env) restartLocked(name string, state *os.ProcessState) {
-	tail := e.logTail(name)() // before a new process writes to the log
+	words := e.lastWords(name) // before a new process writes to the log
 	again := e.restarts[name] < maxRestarts
 	var err error
 	if again {
 		e.restarts[name]++
 		err = e.spawnLocked(name, e.args[name])
 	}
-	e.report(deathReport(name, state, again, err, tail))
+	e.report(deathReport(name, state, again, err, words))
+}
+
+// lastWords is what the named process's log says of its death: a Go
+// crash's first lines (its panic or fatal error, then the stack of the
+// goroutine that crashed, where the log's tail would be the stacks of
+// every other goroutine), else the log's tail.
+func (e *Env) lastWords(name string) string {
+	data, err := os.ReadFile(filepath.Join(e.Dir, name+".log"))
+	if err != nil {
+		return ""
+	}
+	if crash := goCrash(string(data)); crash != "" {
+		return crash
+	}
+	return e.logTail(name)()
+}
+
+// goCrash returns the first 20 lines of log from the first line that
+// starts a Go crash ("panic: " or "fatal error: "), or "" when there is
+// none.
+func goCrash(log string) string {
+	lines := strings.Split(log, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			return strings.Join(lines[i:min(i+20, len(lines))], "\n")
+		}
+	}
+	return ""
 }
 
 // deathReport says which process died, how, what the harness did about
-// it, and the end of its log.
-func deathReport(name string, state *os.ProcessState, restarted bool, restartErr error, tail string) string {
+// it, and what its log says of it.
+func deathReport(name string, state *os.ProcessState, restarted bool, restartErr error, words string) string {
 	did := "started again"
 	switch {
 	case restartErr != nil:
@@ -61,8 +90,8 @@ func deathReport(name string, state *os.ProcessState, restarted bool, restartErr
 	case !restarted:
 		did = fmt.Sprintf("not started again: it died %d times already", maxRestarts+1)
 	}
-	return fmt.Sprintf("%s testenv (%s): %s died on its own (%s); %s; its log's tail:\n%s\n",
-		time.Now().UTC().Format(time.RFC3339), filepath.Base(os.Args[0]), name, state, did, tail)
+	return fmt.Sprintf("%s testenv (%s): %s died on its own (%s); %s; its log says:\n%s\n",
+		time.Now().UTC().Format(time.RFC3339), filepath.Base(os.Args[0]), name, state, did, words)
 }
 
 // report writes a death report to stderr and appends it to the file

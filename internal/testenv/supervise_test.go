@@ -105,3 +105,28 @@ func wantReports(t *testing.T, events string, n int, last string) {
 		t.Errorf("the last death report does not say %q:\n%s", last, reports[n])
 	}
 }
+
+// TestGoCrash: a death report shows a Go crash from its first line, not
+// the last goroutine's stack at the log's end.
+func TestGoCrash(t *testing.T) {
+	stacks := strings.Repeat("goroutine 7 [select]:\nmain.wait()\n", 40)
+	tests := map[string]struct{ log, want string }{
+		"fatal error": {
+			log:  "I1206 13:32:11 controller.go:667] started\nfatal error: concurrent map writes\n\ngoroutine 1 [running]:\nk8s.io/apiextensions.handler()\n" + stacks,
+			want: "fatal error: concurrent map writes\n\ngoroutine 1 [running]:\nk8s.io/apiextensions.handler()\n",
+		},
+		"panic":    {log: "I1206 started\npanic: runtime error: index out of range\n" + stacks, want: "panic: runtime error: index out of range\ngoroutine 7 [select]:\n"},
+		"no crash": {log: "I1206 started\nE1206 lost etcd\n", want: ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := goCrash(tc.log)
+			if !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+				t.Errorf("goCrash: got\n%s\nwant it to start with\n%s", got, tc.want)
+			}
+			if n := strings.Count(got, "\n") + 1; got != "" && n != 20 {
+				t.Errorf("goCrash: %d lines, want 20", n)
+			}
+		})
+	}
+}
