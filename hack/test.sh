@@ -12,6 +12,11 @@ command -v git >/dev/null || { echo "test: git is needed (apt-get install git)" 
 # fails without it; say so now rather than after ten minutes of tests.
 [ -x /usr/bin/chromium ] || { echo "test: Debian's chromium is needed for internal/preview (apt-get install chromium)" >&2; exit 1; }
 
+# phase names a step of the run with the seconds since the run started,
+# so that a slow run's log says which step took the time (a cold module
+# and build cache, or the control plane's first build, is most of it).
+phase() { echo "--- $1 (at ${SECONDS}s)"; }
+
 SYNCD_CONTROLPLANE_DIR=$(./hack/controlplane.sh)
 export SYNCD_CONTROLPLANE_DIR
 
@@ -30,31 +35,31 @@ print_testenv_events() {
 }
 trap print_testenv_events EXIT
 
-echo "--- gofmt"
+phase "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '^tools/') 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
 fi
 
-echo "--- go vet"
+phase "go vet"
 go vet ./...
 # The benchmark module imports syncd's internal packages through a replace;
 # vet it so an internal API change cannot break it unnoticed.
 (cd bench && go vet ./...)
 
-echo "--- generated files"
+phase "generated files"
 # The CRDs and deepcopy functions are generated from the Go types
 # (hack/generate.sh); a type or marker changed without regenerating fails
 # here, naming the stale files. The first run builds controller-gen from
 # the module proxy (about a minute) and keeps it in ~/.cache/syncd/tools.
 ./hack/generate.sh --check
 
-echo "--- container build line"
+phase "container build line"
 # Before the tests: test/e2e builds the binary with the same line, and
 # then finds every package in the build cache.
 ./hack/build.sh dist/syncd
 
-echo "--- go test"
+phase "go test: under the race detector"
 # Packages with concurrency of their own and no control plane also run
 # under the race detector whole. Not the ones that start a control plane
 # (a 2-5x slower API-server round of tests; a subset of them below), nor
@@ -81,6 +86,7 @@ race_tests+='|DaemonAppRetriesSpread|DaemonSourceRetryStatus|DaemonGitServerDown
 race_tests+='|DaemonYieldedNotAlerted|TenantDriftWatch|FaultAPIServerRestartMidPrune)$'
 go test -count=1 -race -timeout 10m -run "$race_tests" \
   ./internal/drift/ ./internal/applier/ ./internal/inventory/ ./internal/daemon/
+phase "go test: every package"
 go test -count=1 -timeout 20m ./...
 # manifests/monitoring's dashboard and alert rules, checked with
 # Prometheus's own PromQL parser and rule checks against the metrics table
@@ -89,7 +95,7 @@ go test -count=1 -timeout 20m ./...
 # module stays out of syncd's dependencies.
 (cd test/monitoring && go vet ./... && go test -count=1 ./...)
 
-echo "--- bench: peak heap"
+phase "bench: peak heap"
 # The memory regression check: BenchmarkHeap (bench/heap_test.go) syncs
 # 10,000 objects of the benchmark mix, the issue's count (first sync, no-op
 # and drift watch as the daemon runs an app, then a no-op as syncd apply
@@ -98,7 +104,7 @@ echo "--- bench: peak heap"
 # -run '^$' runs no test of the bench module.
 (cd bench && go test -run '^$' -bench '^BenchmarkHeap$' -benchtime 1x -timeout 10m .)
 
-echo "--- fuzz (bounded)"
+phase "fuzz (bounded)"
 # Each decoder of untrusted input is fuzzed for a bounded number of
 # executions; a missing target fails the run rather than being skipped. The
 # budget is a count, not a duration: go1.26's fuzz coordinator reports a
@@ -113,8 +119,8 @@ for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKust
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$3" "$1"
 done
 
-echo "--- demo (the README's first command)"
+phase "demo (the README's first command)"
 # It checks every step it narrates and exits non-zero naming the one that
 # did not do what it said.
 ./hack/demo.sh
-echo "--- all checks passed"
+phase "all checks passed"
