@@ -22,10 +22,10 @@ const maxRestarts = 3
 
 // reap waits for a process to end. One that ended while still the Env's
 // (stopProc forgets a process before it signals it) died on its own: the
-// harness reports how it ended with its log's tail and starts it again
-// with the same arguments (same ports, same data), so that one death of
-// the control plane costs the tests running at that moment a short
-// outage, not every test after it.
+// harness reports how it ended and what its log says (lastWords), and
+// starts it again with the same arguments (same ports, same data), so
+// that one death of the control plane costs the tests running at that
+// moment a short outage, not every test after it.
 func (e *Env) reap(name string, cmd *exec.Cmd, logFile *os.File, done chan struct{}) {
 	_ = cmd.Wait()
 	logFile.Close()
