@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -49,19 +50,22 @@ func freshAppCRDs(t *testing.T, dyn dynamic.Interface) {
 	}
 }
 
-// waitCRDsGone waits until no App or GitSource CRD exists.
+// waitCRDsGone waits until no App or GitSource CRD exists: each read
+// answers NotFound (an API server that does not answer is no witness).
 func waitCRDsGone(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
+	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, name := range []string{"apps.syncd.dev", "gitsources.syncd.dev", "helmsources.syncd.dev", "ocisources.syncd.dev"} {
-			if _, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			_, last = dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+			if !apierrors.IsNotFound(last) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("the App CRDs of an earlier test are still there: %v", err)
+		t.Fatalf("the App CRDs of an earlier test are still there: %v (last read: %v)", err, last)
 	}
 }
 
