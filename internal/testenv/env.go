@@ -389,12 +389,17 @@ func (e *Env) logTail(name string) func() string {
 		if err != nil {
 			return ""
 		}
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) > 20 {
-			lines = lines[len(lines)-20:]
-		}
-		return strings.Join(lines, "\n")
+		return tail(string(data))
 	}
+}
+
+// tail returns the last 20 lines of a log.
+func tail(log string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func waitHTTP(ctx context.Context, client *http.Client, url string, hdr http.Header, timeout time.Duration, tail func() string) error {

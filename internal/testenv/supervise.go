@@ -64,7 +64,7 @@ func (e *Env) lastWords(name string) string {
 	if crash := goCrash(string(data)); crash != "" {
 		return crash
 	}
-	return e.logTail(name)()
+	return tail(string(data))
 }
 
 // goCrash returns the first 20 lines of log from the first line that
