@@ -72,5 +72,8 @@ apps:
 			t.Errorf("ConfigMap %s after the fix: %v", name, err)
 		}
 	}
+	if _, err := clientset(t).CoreV1().Secrets(ns).Get(context.Background(), "token", metav1.GetOptions{}); err != nil {
+		t.Errorf("Secret token after the fix: %v", err)
+	}
 	w.checkNoSecrets(secretValue, "not a label value!")
 }
