@@ -185,8 +185,13 @@ func TestRepoFSRefusesWithoutChecks(t *testing.T) {
 }
 
 // buildUnchecked runs the build of root/app skipping checkKustomizations.
+//
+// Without the guard kustomize clones a remote base into a directory of
+// its own under os.TempDir and leaves it behind when the clone fails;
+// TMPDIR points at the test's directory so that nothing is left in /tmp.
 func buildUnchecked(t *testing.T, root, app string) ([]Manifest, error) {
 	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
 	fsys, err := openRepoFS(root, time.Now().Add(KustomizeTimeout))
 	if err != nil {
 		t.Fatal(err)
