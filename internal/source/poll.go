@@ -42,8 +42,9 @@ func (s *Source) transportError(op string, err error, creds credentials) *Error 
 	return s.newError(KindFetch, op, err, "")
 }
 
-// Poll lists the remote's refs and resolves the configured ref. If it
-// still names the revision in force, Poll returns that revision with
+// Poll lists the remote's refs and resolves the configured ref (the
+// first poll of a branch or a tag fetches it by name instead: pollTarget).
+// If it still names the revision in force, Poll returns that revision with
 // Unchanged after exactly one ref listing. Otherwise it fetches only the
 // objects it lacks (depth 1 where the ref allows), verifies signatures when
 // configured, checks the tree out under the cache directory and makes the
@@ -72,7 +73,7 @@ func (s *Source) pollGit(ctx context.Context, st pollStart) (Revision, Result, e
 	if err != nil {
 		return Revision{}, res, err
 	}
-	tgt, err := s.resolveRemote(ctx, creds)
+	tgt, err := s.pollTarget(ctx, creds, hasPrev)
 	if err != nil {
 		return Revision{}, res, err
 	}
@@ -140,6 +141,50 @@ func (s *Source) beginPoll(ctx context.Context) (st pollStart, done bool, err er
 	return st, false, nil
 }
 
+// pollTarget is what a poll fetches. With a revision in force (hasPrev)
+// it lists the remote's refs first, so that a ref that did not move costs
+// that one listing and nothing more. The first poll of a branch or a tag
+// (every start of syncd run, every one-shot command) fetches the ref by
+// name without listing first: the fetch's own ref advertisement tells its
+// commit (fetchedCommit), which saves a round trip to the server (over
+// SSH a whole connection). A semver range or a commit needs the listing
+// to be resolved.
+func (s *Source) pollTarget(ctx context.Context, creds credentials, hasPrev bool) (target, error) {
+	if tgt, ok := s.namedTarget(); ok && !hasPrev {
+		return tgt, nil
+	}
+	return s.resolveRemote(ctx, creds)
+}
+
+// namedTarget is the target of a branch or a tag, named without asking
+// the server (its commit unknown); ok is false for a semver range or a
+// commit.
+func (s *Source) namedTarget() (tgt target, ok bool) {
+	switch s.kind {
+	case refBranch:
+		return target{ref: plumbing.NewBranchReferenceName(s.refName)}, true
+	case refTag:
+		return target{ref: plumbing.NewTagReferenceName(s.refName), tag: s.refName}, true
+	}
+	return target{}, false
+}
+
+// refMissing is the error of a branch or a tag the server does not have,
+// whether a listing or a fetch by name found it missing.
+func (s *Source) refMissing(op string) *Error {
+	if s.kind == refTag {
+		return s.newError(KindRefNotFound, op, fmt.Errorf("tag %q does not exist on the server", s.refName),
+			"the previous revision stays in force; push the tag or change git.tag")
+	}
+	return s.newError(KindRefNotFound, op, fmt.Errorf("branch %q does not exist on the server", s.refName),
+		"the previous revision stays in force; restore the branch or change git.branch")
+}
+
+// emptyRemote is the error of a repository with nothing pushed to it.
+func (s *Source) emptyRemote(op string, err error) *Error {
+	return s.newError(KindRefNotFound, op, err, "push something to the repository")
+}
+
 // resolveRemote lists the remote refs (one ref advertisement) and resolves
 // the configured ref.
 func (s *Source) resolveRemote(ctx context.Context, creds credentials) (target, error) {
@@ -147,7 +192,7 @@ func (s *Source) resolveRemote(ctx context.Context, creds credentials) (target, 
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: creds.auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return target{}, s.newError(KindRefNotFound, "list refs", err, "push something to the repository")
+			return target{}, s.emptyRemote("list refs", err)
 		}
 		return target{}, s.transportError("list refs", err, creds)
 	}
@@ -175,16 +220,14 @@ func (s *Source) resolve(refs []*plumbing.Reference) (target, error) {
 		name := plumbing.NewBranchReferenceName(s.refName)
 		h, ok := hashes[name]
 		if !ok {
-			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("branch %q does not exist on the server", s.refName),
-				"the previous revision stays in force; restore the branch or change git.branch")
+			return target{}, s.refMissing("resolve")
 		}
 		return target{commit: h, ref: name}, nil
 	case refTag:
 		name := plumbing.NewTagReferenceName(s.refName)
 		h, ok := peeled(name)
 		if !ok {
-			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("tag %q does not exist on the server", s.refName),
-				"the previous revision stays in force; push the tag or change git.tag")
+			return target{}, s.refMissing("resolve")
 		}
 		return target{commit: h, ref: name, tag: s.refName}, nil
 	case refSemver:
@@ -370,6 +413,10 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 		depth = s.cloneDepth(hasPrev)
 	}
 	if corrupt, err := s.fetchTarget(ctx, repo, creds, tgt, depth); corrupt != nil || err != nil {
+		if fresh && corrupt == nil {
+			closeRepo()
+			s.dropEmptyRepo()
+		}
 		return Revision{}, 0, corrupt, err
 	}
 	commit, corrupt, err := s.fetchedCommit(repo, tgt)
@@ -426,6 +473,9 @@ func (s *Source) fetchTarget(ctx context.Context, repo *git.Repository, creds cr
 		return nil, nil
 	}
 	removeTempPacks(s.repoDir())
+	if e := s.fetchedNothing(tgt, ferr); e != nil {
+		return nil, e
+	}
 	e := s.transportError("fetch", ferr, creds)
 	// A broken cache can fail a fetch with what looks like a network
 	// error (a truncated pack reads as an unexpected EOF): check.
@@ -435,6 +485,27 @@ func (s *Source) fetchTarget(ctx context.Context, repo *git.Repository, creds cr
 		}
 	}
 	return nil, e
+}
+
+// dropEmptyRepo deletes the cache's repository after a failed fetch into
+// it while it was empty, so that a source that never fetched (a server
+// that does not answer, a branch that does not exist) leaves no
+// repository on disk. The next poll creates it again.
+func (s *Source) dropEmptyRepo() {
+	_ = os.RemoveAll(s.repoDir())
+}
+
+// fetchedNothing is the error of a fetch that failed because the server
+// has no such ref (a branch or a tag fetched by name, or one deleted since
+// it was listed) or nothing at all; nil for any other failure.
+func (s *Source) fetchedNothing(tgt target, err error) *Error {
+	switch {
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+		return s.emptyRemote("fetch", err)
+	case tgt.ref != "" && errors.Is(err, git.NoMatchingRefSpecError{}):
+		return s.refMissing("fetch")
+	}
+	return nil
 }
 
 // fetchedCommit reads the commit fetched for tgt. The ref may have moved

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	git "github.com/go-git/go-git/v5"
@@ -124,19 +126,78 @@ func TestPollRefNotFound(t *testing.T) {
 	u.git("tag", "v0.1.0")
 	u.push("main", "--tags")
 	srv := newHTTPServer(t, u, "")
-	tests := map[string]Spec{
-		"branch": {Branch: "nope"},
-		"tag":    {Tag: "v9"},
-		"semver": {Semver: ">=1.0.0"},
-		"commit": {Commit: "0123456789012345678901234567890123456789"},
+	tests := map[string]struct {
+		spec Spec
+		want string // in the error
+	}{
+		"branch": {Spec{Branch: "nope"}, `branch "nope" does not exist on the server`},
+		"tag":    {Spec{Tag: "v9"}, `tag "v9" does not exist on the server`},
+		"semver": {Spec{Semver: ">=1.0.0"}, `no tag matches semver range ">=1.0.0"`},
+		"commit": {Spec{Commit: "0123456789012345678901234567890123456789"}, "is not reachable from any branch or tag"},
 	}
-	for name, g := range tests {
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := tc.spec
+			g.URL = srv.url()
+			s := newSource(t, g)
+			e := pollErr(t, s, KindRefNotFound)
+			if !strings.Contains(e.Error(), tc.want) {
+				t.Errorf("error = %v, want it to say %q", e, tc.want)
+			}
+			if _, ok := s.Last(); ok {
+				t.Error("Last() reports a revision after a failed first poll")
+			}
+			// Nothing was fetched (a commit that is no tip fetches every
+			// branch first): no repository is left in the cache.
+			if _, err := os.Stat(s.repoDir()); name != "commit" && !os.IsNotExist(err) {
+				t.Errorf("after a first poll that fetched nothing the cache holds %s (stat error %v)", s.repoDir(), err)
+			}
+		})
+	}
+}
+
+// TestPollRefDeletedAfterFirstPoll checks a branch or tag deleted from the
+// server after a first poll (fetched by name) is reported missing by the
+// next poll (which lists the refs), and the revision in force is kept.
+func TestPollRefDeletedAfterFirstPoll(t *testing.T) {
+	for name, g := range map[string]Spec{"branch": {Branch: "topic"}, "tag": {Tag: "v1"}} {
+		t.Run(name, func(t *testing.T) {
+			u := newUpstream(t)
+			sha := u.commit("one", nil)
+			u.git("branch", "topic")
+			u.git("tag", "-a", "-m", "v1", "v1")
+			u.push("main", "topic", "--tags")
+			srv := newHTTPServer(t, u, "")
+			g.URL = srv.url()
+			s := newSource(t, g)
+			if rev, _ := poll(t, s); rev.SHA != sha {
+				t.Fatalf("first poll = %s, want %s", rev.SHA, sha)
+			}
+			u.run(u.bare, "update-ref", "-d", map[string]string{"branch": "refs/heads/topic", "tag": "refs/tags/v1"}[name])
+			e := pollErr(t, s, KindRefNotFound)
+			if !strings.Contains(e.Error(), "does not exist on the server") {
+				t.Errorf("error = %v, want it to say the ref does not exist", e)
+			}
+			if last, ok := s.Last(); !ok || last.SHA != sha {
+				t.Errorf("Last() = %s %v after the failed poll, want %s kept", last.SHA, ok, sha)
+			}
+		})
+	}
+}
+
+// TestPollEmptyRepository checks the first poll of a repository nothing
+// was pushed to says so, whether it fetches by name (a branch) or lists
+// first (a semver range).
+func TestPollEmptyRepository(t *testing.T) {
+	u := newUpstream(t)
+	srv := newHTTPServer(t, u, "")
+	for name, g := range map[string]Spec{"branch": {Branch: "main"}, "semver": {Semver: ">=1.0.0"}} {
 		t.Run(name, func(t *testing.T) {
 			g.URL = srv.url()
 			s := newSource(t, g)
-			pollErr(t, s, KindRefNotFound)
-			if _, ok := s.Last(); ok {
-				t.Error("Last() reports a revision after a failed first poll")
+			e := pollErr(t, s, KindRefNotFound)
+			if !strings.Contains(e.Hint, "push something to the repository") {
+				t.Errorf("hint = %q, want it to say to push something", e.Hint)
 			}
 		})
 	}
