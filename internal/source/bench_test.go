@@ -97,6 +97,35 @@ func BenchmarkPollUnchanged(b *testing.B) {
 	b.ReportMetric(float64(srv.totalBytes()-before)/float64(b.N), "bytes-transferred/op")
 }
 
+// BenchmarkPollRestart is the first poll of a process on a cache that an
+// earlier process filled: what every one-shot command (syncd apply
+// --config, syncd plan) and every start of syncd run does per source. The
+// branch is fetched by name: one ref advertisement, no pack.
+func BenchmarkPollRestart(b *testing.B) {
+	u := newBenchUpstream(b, benchFiles, benchCommits)
+	srv := newHTTPServer(b, u, "")
+	g, cache := withName(gitSource(srv.url(), "main"), "src"), b.TempDir()
+	restart := func() *Source {
+		s, err := New(g, Options{CacheDir: cache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	want, _ := poll(b, restart())
+	srv.counts()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if rev, res := poll(b, restart()); res.Moved != Updated || rev.SHA != want.SHA {
+			b.Fatalf("poll = %v %s, want Updated %s", res.Moved, rev.SHA, want.SHA)
+		}
+	}
+	b.StopTimer()
+	if refs, posts, _ := srv.counts(); refs != b.N || posts != 0 {
+		b.Fatalf("%d first polls made %d info/refs and %d upload-pack requests, want %d and 0", b.N, refs, posts, b.N)
+	}
+}
+
 func BenchmarkPollNewCommit(b *testing.B) {
 	u := newBenchUpstream(b, benchFiles, benchCommits)
 	srv := newHTTPServer(b, u, "")
