@@ -473,7 +473,7 @@ func (s *Source) fetchTarget(ctx context.Context, repo *git.Repository, creds cr
 		return nil, nil
 	}
 	removeTempPacks(s.repoDir())
-	if e := s.fetchedNothing(tgt, ferr); e != nil {
+	if e := s.fetchedNothing(ferr); e != nil {
 		return nil, e
 	}
 	e := s.transportError("fetch", ferr, creds)
@@ -496,13 +496,15 @@ func (s *Source) dropEmptyRepo() {
 }
 
 // fetchedNothing is the error of a fetch that failed because the server
-// has no such ref (a branch or a tag fetched by name, or one deleted since
-// it was listed) or nothing at all; nil for any other failure.
-func (s *Source) fetchedNothing(tgt target, err error) *Error {
+// has no such branch or tag (fetched by name, or deleted since it was
+// listed) or nothing at all; nil for any other failure, and for the tag
+// a semver range picked or the tip a commit was fetched through (deleted
+// since the listing: the fetch's own error says which ref).
+func (s *Source) fetchedNothing(err error) *Error {
 	switch {
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return s.emptyRemote("fetch", err)
-	case tgt.ref != "" && errors.Is(err, git.NoMatchingRefSpecError{}):
+	case (s.kind == refBranch || s.kind == refTag) && errors.Is(err, git.NoMatchingRefSpecError{}):
 		return s.refMissing("fetch")
 	}
 	return nil
