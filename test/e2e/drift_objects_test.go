@@ -44,7 +44,14 @@ spec:
   helm: {chart: podinfo, version: "6.x"}
 `, repo.URL)))
 	t.Cleanup(func() {
-		_, _ = kubectl("-n", ns, "delete", "apps.syncd.dev,gitsources.syncd.dev,configmap/settings", "--all", "--timeout=30s")
+		// kubectl refuses --all beside a named object: two deletes, each
+		// checked, so that no App of this journey is left for the next
+		// journeys' daemons to reconcile.
+		for _, what := range [][]string{{"apps.syncd.dev,gitsources.syncd.dev", "--all"}, {"configmap/settings", "--ignore-not-found"}} {
+			if out, err := kubectl(append([]string{"-n", ns, "delete", "--timeout=30s"}, what...)...); err != nil {
+				t.Errorf("cleanup: kubectl delete %s: %v\n%s", strings.Join(what, " "), err, out)
+			}
+		}
 	})
 	finding := "ConfigMap " + ns + "/settings"
 	skipped := "warning: App " + ns + "/chart: its source is a HelmSource; drift without --config checks Apps of GitSources only"
