@@ -71,8 +71,18 @@ func TestJourneyImportFlux(t *testing.T) {
 	mustKubectl(t, "apply", "-f", w.file("imported.yaml", strings.Join(docs, "---\n")))
 	d := w.startDaemon()
 	t.Cleanup(func() {
-		_, _ = kubectl("-n", ns, "delete", "apps.syncd.dev", "--all", "--timeout=90s")
-		_, _ = kubectl("delete", "namespace", "fleet-apps", "fleet-monitoring", "--ignore-not-found", "--wait=false")
+		// The Apps first, while the daemon runs to finalize them, then
+		// their GitSource; each delete checked, so that nothing of this
+		// journey is left for the next journeys' daemons.
+		for _, args := range [][]string{
+			{"-n", ns, "delete", "apps.syncd.dev", "--all", "--timeout=90s"},
+			{"-n", ns, "delete", "gitsources.syncd.dev", "--all", "--timeout=30s"},
+			{"delete", "namespace", "fleet-apps", "fleet-monitoring", "--ignore-not-found", "--wait=false"},
+		} {
+			if out, err := kubectl(args...); err != nil {
+				t.Errorf("cleanup: kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
 	})
 	step("apply, start")
 
