@@ -414,8 +414,11 @@ func (s *Source) update(ctx context.Context, creds credentials, tgt target, prev
 	}
 	if corrupt, err := s.fetchTarget(ctx, repo, creds, tgt, depth); corrupt != nil || err != nil {
 		if fresh && corrupt == nil {
+			// A source that never fetched (no answer, no such branch)
+			// leaves no repository on disk; the fetch's error is the one
+			// to report, so a failed removal is not.
 			closeRepo()
-			s.dropEmptyRepo()
+			_ = s.resetRepo()
 		}
 		return Revision{}, 0, corrupt, err
 	}
@@ -485,14 +488,6 @@ func (s *Source) fetchTarget(ctx context.Context, repo *git.Repository, creds cr
 		}
 	}
 	return nil, e
-}
-
-// dropEmptyRepo deletes the cache's repository after a failed fetch into
-// it while it was empty, so that a source that never fetched (a server
-// that does not answer, a branch that does not exist) leaves no
-// repository on disk. The next poll creates it again.
-func (s *Source) dropEmptyRepo() {
-	_ = os.RemoveAll(s.repoDir())
 }
 
 // fetchedNothing is the error of a fetch that failed because the server
