@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,20 +73,9 @@ apps:
 // and objects).
 func onlyClone(t *testing.T, root string) string {
 	t.Helper()
-	var found []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		if _, err := os.Stat(filepath.Join(p, "HEAD")); err == nil {
-			if _, err := os.Stat(filepath.Join(p, "objects")); err == nil {
-				found = append(found, p)
-			}
-		}
-		return nil
-	})
-	if err != nil || len(found) != 1 {
-		t.Fatalf("clones below %s: %q, %v; want one", root, found, err)
+	found := gitDirs(t, root)
+	if len(found) != 1 {
+		t.Fatalf("clones below %s: %q; want one", root, found)
 	}
 	return found[0]
 }
