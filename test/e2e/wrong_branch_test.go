@@ -15,7 +15,9 @@ import (
 // not have. The first poll fetches the branch by name, so the fetch is
 // what finds it missing: syncd plan exits 1 naming the source, the branch
 // and the field to change, and leaves no clone in the cache. With the
-// branch fixed, the next plan previews the app.
+// branch fixed, the next plan previews the app. (The app has a name of
+// its own: inventories of other journeys' apps named web share syncd's
+// namespace.)
 func TestJourneyWrongBranch(t *testing.T) {
 	w := newWorkspace(t)
 	srv := gitserver.StartTest(t)
@@ -31,7 +33,7 @@ sources:
   - name: web
     git: {url: %q, branch: %s, interval: 5m}
 apps:
-  - name: web
+  - name: wrong-branch
     source: web
     path: apps/web
     namespace: wrong-branch-e2e
@@ -39,7 +41,7 @@ apps:
 	}
 
 	config("mian")
-	r := w.must(exitError, "plan", "--config", w.config, "--app", "web", "--cache-dir", w.cache)
+	r := w.must(exitError, "plan", "--config", w.config, "--app", "wrong-branch", "--cache-dir", w.cache)
 	for _, want := range []string{`source "web": fetch`, `RefNotFound: branch "mian" does not exist on the server`, "change git.branch"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("plan with a wrong branch: want %q on stderr\n%s", want, r)
@@ -50,7 +52,7 @@ apps:
 	}
 
 	config("main")
-	r = w.must(exitChanges, "plan", "--config", w.config, "--app", "web", "--cache-dir", w.cache)
+	r = w.must(exitChanges, "plan", "--config", w.config, "--app", "wrong-branch", "--cache-dir", w.cache)
 	if !strings.Contains(r.stdout, "ConfigMap wrong-branch-e2e/web") {
 		t.Errorf("plan with the branch fixed: want the ConfigMap previewed\n%s", r)
 	}
