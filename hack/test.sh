@@ -122,7 +122,7 @@ phase "fuzz (bounded)"
 # starved worker is mid-call (golang/go#75804, fixed in go1.27).
 # FuzzKustomizeChecks builds every kustomization the checks accept, so it
 # is slower per execution than the pure decoders.
-for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKustomizeChecks 3000x" \
+for target in "./internal/planner FuzzDecode 3000x" "./internal/planner FuzzKustomizeChecks 3000x" "./internal/planner FuzzJSONObject 10000x" \
   "./internal/config FuzzParse 40000x" "./internal/paths FuzzParse 40000x" "./internal/webhook FuzzHandler 20000x" \
   "./internal/inventory FuzzDecode 20000x" "./internal/redact FuzzObject 20000x"; do
   set -- $target

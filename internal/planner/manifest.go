@@ -96,7 +96,8 @@ type ManifestErrors = errlist.List[*ManifestError]
 var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // ReadDir reads every .yaml, .yml and .json file below dir (recursively, in
-// lexical order), splits multi-document files and decodes each document.
+// lexical order), splits multi-document files and decodes each document
+// (as YAML; a JSON object as JSON, to the same object: decodeContent).
 // A List document (kind List or <Kind>List, with items) stands for its
 // items, in order, as with kubectl apply -f. Empty documents are skipped; directories whose name starts with "." are
 // skipped. A kustomization file below dir is an error (ReadDir does not
@@ -283,6 +284,31 @@ func decodeDocument(doc []byte) (*unstructured.Unstructured, error) {
 // parseDocument turns one YAML or JSON document into a map, checking only
 // that it is one and has a kind.
 func parseDocument(doc []byte) (*unstructured.Unstructured, error) {
+	content, err := decodeContent(doc)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if obj.GetKind() == "" {
+		return obj, errors.New("kind is missing: add kind (e.g. ConfigMap, Deployment)")
+	}
+	return obj, nil
+}
+
+// decodeContent decodes one YAML or JSON document into a map: a JSON
+// object straight through a JSON decoder (decodeJSONObject), anything
+// else through YAML.
+func decodeContent(doc []byte) (map[string]any, error) {
+	if content, ok := decodeJSONObject(doc); ok {
+		return content, nil
+	}
+	return decodeYAMLDocument(doc)
+}
+
+// decodeYAMLDocument decodes one YAML document (or JSON, which is YAML)
+// into a map, as sigs.k8s.io/yaml converts it to JSON: a key given twice
+// is refused.
+func decodeYAMLDocument(doc []byte) (map[string]any, error) {
 	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
@@ -295,11 +321,7 @@ func parseDocument(doc []byte) (*unstructured.Unstructured, error) {
 	if err := utiljson.Unmarshal(js, &content); err != nil {
 		return nil, fmt.Errorf("not a Kubernetes object (a YAML mapping is needed): %w", err)
 	}
-	obj := &unstructured.Unstructured{Object: content}
-	if obj.GetKind() == "" {
-		return obj, errors.New("kind is missing: add kind (e.g. ConfigMap, Deployment)")
-	}
-	return obj, nil
+	return content, nil
 }
 
 // checkObject checks what every object needs before it can be applied.
