@@ -207,7 +207,7 @@ func classify(err error) (kind Kind, hint string, ok bool) {
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE), errors.As(err, &httpErr),
 		strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"),
 		strings.Contains(msg, "unexpected EOF"):
-		return KindUnreachable, "the previous revision stays in force; the next poll retries", true
+		return KindUnreachable, previousInForce + "; the next poll retries", true
 	}
 	return "", "", false
 }

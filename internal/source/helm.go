@@ -288,5 +288,5 @@ func (r *HelmRepo) Descends(context.Context, string, string) (Ancestry, error) {
 func (r *HelmRepo) displayURL() string { return r.spec.URL }
 
 func (r *HelmRepo) newError(kind Kind, op string, err error, hint string) *Error {
-	return &Error{Source: r.spec.Name, Kind: kind, URL: r.displayURL(), Ref: "helm index", Op: op, Hint: hint, Err: err}
+	return &Error{Source: r.spec.Name, Kind: kind, URL: r.displayURL(), Ref: "helm index", Op: op, Hint: r.inForceHint(hint), Err: err}
 }

@@ -146,7 +146,7 @@ func (r *HelmRepo) statusError(op string, resp *http.Response, notFound Kind) er
 	case code == http.StatusNotFound:
 		return r.newError(notFound, op, fmt.Errorf("HTTP %d", code), "the repository lists an archive it does not serve; ask its owners to re-index it")
 	case code >= 500 || code == http.StatusTooManyRequests:
-		return r.newError(KindUnreachable, op, fmt.Errorf("HTTP %d", code), "the previous revision stays in force; the next poll retries")
+		return r.newError(KindUnreachable, op, fmt.Errorf("HTTP %d", code), previousInForce+"; the next poll retries")
 	default:
 		return r.newError(KindFetch, op, fmt.Errorf("HTTP %d", code), "")
 	}

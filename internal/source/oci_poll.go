@@ -102,7 +102,7 @@ func (s *Source) resolveOCI(ctx context.Context, c ociPull) (ociTarget, error) {
 		tag, ok := highestTag(tags, s.constraint)
 		if !ok {
 			return ociTarget{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("no tag of %d matches semver range %q", len(tags), s.refName),
-				"the previous revision stays in force; push a matching tag or widen oci.semver")
+				previousInForce+"; push a matching tag or widen oci.semver")
 		}
 		return c.headTag(ctx, repo, tag)
 	default:
@@ -116,7 +116,7 @@ func (c ociPull) headTag(ctx context.Context, repo name.Repository, tag string) 
 	if err != nil {
 		if isStatus(err, http.StatusNotFound) {
 			return ociTarget{}, c.fail(KindRefNotFound, "resolve", fmt.Errorf("tag %q does not exist in the repository", tag),
-				"the previous revision stays in force; push the tag or change the configured tag or range")
+				previousInForce+"; push the tag or change the configured tag or range")
 		}
 		return ociTarget{}, c.classify("resolve tag", err)
 	}
@@ -300,7 +300,7 @@ func (c ociPull) classify(op string, err error) *Error {
 	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
 		return c.fail(KindRepositoryNotFound, op, err, "check the url and that the credentials can see the repository")
 	case errors.As(err, &te) && te.StatusCode >= 500:
-		return c.fail(KindUnreachable, op, err, "the previous revision stays in force; the next poll retries")
+		return c.fail(KindUnreachable, op, err, previousInForce+"; the next poll retries")
 	}
 	if kind, hint, ok := classify(err); ok {
 		return c.fail(kind, op, err, hint)

@@ -30,7 +30,7 @@ type target struct {
 }
 
 func (s *Source) newError(kind Kind, op string, err error, hint string) *Error {
-	return &Error{Source: s.name, Kind: kind, URL: s.displayURL, Ref: s.refString(), Op: op, Hint: hint, Err: err}
+	return &Error{Source: s.name, Kind: kind, URL: s.displayURL, Ref: s.refString(), Op: op, Hint: s.inForceHint(hint), Err: err}
 }
 
 // transportError turns an error from listing or fetching into an *Error.
@@ -174,10 +174,10 @@ func (s *Source) namedTarget() (tgt target, ok bool) {
 func (s *Source) refMissing(op string) *Error {
 	if s.kind == refTag {
 		return s.newError(KindRefNotFound, op, fmt.Errorf("tag %q does not exist on the server", s.refName),
-			"the previous revision stays in force; push the tag or change git.tag")
+			previousInForce+"; push the tag or change git.tag")
 	}
 	return s.newError(KindRefNotFound, op, fmt.Errorf("branch %q does not exist on the server", s.refName),
-		"the previous revision stays in force; restore the branch or change git.branch")
+		previousInForce+"; restore the branch or change git.branch")
 }
 
 // emptyRemote is the error of a repository with nothing pushed to it.
@@ -249,7 +249,7 @@ func (s *Source) resolve(refs []*plumbing.Reference) (target, error) {
 		}
 		if len(cands) == 0 {
 			return target{}, s.newError(KindRefNotFound, "resolve", fmt.Errorf("no tag matches semver range %q", s.refName),
-				"the previous revision stays in force; push a matching tag or widen git.semver")
+				previousInForce+"; push a matching tag or widen git.semver")
 		}
 		sort.Slice(cands, func(i, j int) bool {
 			if c := cands[i].v.Compare(cands[j].v); c != 0 {
@@ -528,7 +528,7 @@ func (s *Source) fetchedCommit(repo *git.Repository, tgt target) (commit *object
 		if tgt.ref == "" && errors.Is(cerr, plumbing.ErrObjectNotFound) {
 			return nil, nil, s.newError(KindRefNotFound, "resolve",
 				fmt.Errorf("commit %s is not reachable from any branch or tag", want),
-				"the previous revision stays in force; check git.commit")
+				previousInForce+"; check git.commit")
 		}
 		return nil, fmt.Errorf("read commit %s: %w", want, cerr), nil
 	}

@@ -147,6 +147,11 @@ func TestPollRefNotFound(t *testing.T) {
 			if _, ok := s.Last(); ok {
 				t.Error("Last() reports a revision after a failed first poll")
 			}
+			// No revision was ever in force: the hint does not say a
+			// previous one stays.
+			if !strings.HasPrefix(e.Hint, noneInForce) {
+				t.Errorf("hint = %q, want it to start %q", e.Hint, noneInForce)
+			}
 			// Nothing was fetched (a commit that is no tip fetches every
 			// branch first): no repository is left in the cache.
 			if _, err := os.Stat(s.repoDir()); name != "commit" && !os.IsNotExist(err) {
@@ -177,6 +182,9 @@ func TestPollRefDeletedAfterFirstPoll(t *testing.T) {
 			e := pollErr(t, s, KindRefNotFound)
 			if !strings.Contains(e.Error(), "does not exist on the server") {
 				t.Errorf("error = %v, want it to say the ref does not exist", e)
+			}
+			if !strings.HasPrefix(e.Hint, previousInForce+";") {
+				t.Errorf("hint = %q, want it to say the previous revision stays in force", e.Hint)
 			}
 			if last, ok := s.Last(); !ok || last.SHA != sha {
 				t.Errorf("Last() = %s %v after the failed poll, want %s kept", last.SHA, ok, sha)

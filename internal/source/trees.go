@@ -3,6 +3,7 @@ package source
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -27,6 +28,28 @@ func (t *treeState) Last() (Revision, bool) {
 		return Revision{}, false
 	}
 	return *t.last, true
+}
+
+// previousInForce starts the hint of a failed poll that keeps the
+// revision in force; noneInForce replaces it while there is none (the
+// process's first poll has not succeeded): no tree of the source is
+// rendered, so nothing is applied or pruned from it.
+const (
+	previousInForce = "the previous revision stays in force"
+	noneInForce     = "no revision of this source is in force yet, so nothing is applied or pruned from it (what the cluster has stays as it is)"
+)
+
+// inForceHint is hint as it reads now: previousInForce says noneInForce
+// while no revision is in force.
+func (t *treeState) inForceHint(hint string) string {
+	rest, ok := strings.CutPrefix(hint, previousInForce)
+	if !ok {
+		return hint
+	}
+	if _, inForce := t.Last(); inForce {
+		return hint
+	}
+	return noneInForce + rest
 }
 
 // setLast puts rev in force.

@@ -23,7 +23,7 @@ func (s *Source) verify(repo *git.Repository, tgt target, commit *object.Commit)
 	}
 	fail := func(err error) (string, error) {
 		return "", s.newError(KindVerification, "verify", err,
-			"the previous revision stays in force; sign the revision with a key listed in git.verify.keysFile")
+			previousInForce+"; sign the revision with a key listed in git.verify.keysFile")
 	}
 	keys, err := os.ReadFile(v.KeysFile)
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Source) checkTagName(ref plumbing.ReferenceName, resolved string, tag *
 	}
 	return s.newError(KindVerification, "verify",
 		fmt.Errorf("%s points to the signed tag object %s, which is named %q, not %q: a signed tag is valid only under its own name (a replayed tag)", ref, tag.Hash, tag.Name, resolved),
-		fmt.Sprintf("the previous revision stays in force; delete %s, or sign a tag named %s (git tag -s %s) with a key listed in git.verify.keysFile", ref, resolved, resolved))
+		fmt.Sprintf(previousInForce+"; delete %s, or sign a tag named %s (git tag -s %s) with a key listed in git.verify.keysFile", ref, resolved, resolved))
 }
 
 // armorBegin starts every ASCII-armored OpenPGP block.
