@@ -42,7 +42,7 @@ apps:
 
 	config("mian")
 	r := w.must(exitError, "plan", "--config", w.config, "--app", "wrong-branch", "--cache-dir", w.cache)
-	for _, want := range []string{`source "web": fetch`, `RefNotFound: branch "mian" does not exist on the server`, "change git.branch"} {
+	for _, want := range []string{`source "web": fetch`, `RefNotFound: branch "mian" does not exist on the server`, "no revision of this source is in force yet", "change git.branch"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("plan with a wrong branch: want %q on stderr\n%s", want, r)
 		}
