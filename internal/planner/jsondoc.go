@@ -12,8 +12,8 @@ import (
 // decodeJSONObject decodes doc when it is one JSON object, to exactly what
 // the YAML route (yaml.YAMLToJSONStrict, then utiljson) decodes it to: a
 // JSON document is YAML, and the YAML route reads one in flow style, all
-// on one line as JSON tools write it, at about a fifth of the speed of a
-// JSON decoder (docs/performance.md). ok is false for anything else, and
+// on one line as JSON tools write it, at about a quarter of the speed of
+// a JSON decoder (docs/performance.md). ok is false for anything else, and
 // for a JSON object with a key given twice (the YAML route refuses it),
 // with bytes that are not UTF-8 (a JSON decoder would replace them; the
 // YAML route refuses them) or that does not decode: the caller then takes

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // treeState is what a Git, OCI or Helm repository source knows of its
@@ -14,6 +15,9 @@ import (
 type treeState struct {
 	mu   sync.RWMutex
 	last *Revision
+	// inForce is last != nil, read without mu: error hints are made
+	// where mu may be held (inForceHint).
+	inForce atomic.Bool
 	// pins counts the holds on each tree (by directory name, see Hold).
 	pins map[string]int
 }
@@ -46,7 +50,7 @@ func (t *treeState) inForceHint(hint string) string {
 	if !ok {
 		return hint
 	}
-	if _, inForce := t.Last(); inForce {
+	if t.inForce.Load() {
 		return hint
 	}
 	return noneInForce + rest
@@ -57,6 +61,7 @@ func (t *treeState) setLast(rev Revision) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.last = &rev
+	t.inForce.Store(true)
 }
 
 // currentLocked reports whether key is the tree of the revision in force.
