@@ -13,11 +13,12 @@ import (
 // and the holds on each tree. A tree that is neither in force nor held is
 // deleted.
 type treeState struct {
-	mu   sync.RWMutex
-	last *Revision
-	// inForce is last != nil, read without mu: error hints are made
-	// where mu may be held (inForceHint).
-	inForce atomic.Bool
+	mu sync.Mutex
+	// last is the revision in force, nil before the first successful
+	// poll. It is set with mu held (so a sweep under mu sees it) and read
+	// without it: error hints are made where mu may be held
+	// (inForceHint).
+	last atomic.Pointer[Revision]
 	// pins counts the holds on each tree (by directory name, see Hold).
 	pins map[string]int
 }
@@ -26,12 +27,11 @@ type treeState struct {
 // fetched, verified and checked out. ok is false before the first
 // successful poll.
 func (t *treeState) Last() (Revision, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.last == nil {
+	last := t.last.Load()
+	if last == nil {
 		return Revision{}, false
 	}
-	return *t.last, true
+	return *last, true
 }
 
 // previousInForce starts the hint of a failed poll that keeps the
@@ -50,7 +50,7 @@ func (t *treeState) inForceHint(hint string) string {
 	if !ok {
 		return hint
 	}
-	if t.inForce.Load() {
+	if t.last.Load() != nil {
 		return hint
 	}
 	return noneInForce + rest
@@ -60,13 +60,13 @@ func (t *treeState) inForceHint(hint string) string {
 func (t *treeState) setLast(rev Revision) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.last = &rev
-	t.inForce.Store(true)
+	t.last.Store(&rev)
 }
 
 // currentLocked reports whether key is the tree of the revision in force.
 func (t *treeState) currentLocked(key string) bool {
-	return t.last != nil && filepath.Base(t.last.Dir) == key
+	last := t.last.Load()
+	return last != nil && filepath.Base(last.Dir) == key
 }
 
 func (t *treeState) pinLocked(key string) {
