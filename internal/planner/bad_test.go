@@ -59,10 +59,30 @@ func TestBadInputs(t *testing.T) {
 		app   *config.App
 		// want are substrings the error must contain.
 		want []string
+		// hide is a value the error must not show.
+		hide string
 	}{
 		"invalid YAML": {
 			files: map[string]string{"a.yaml": "apiVersion: v1\nkind: [\n"},
 			want:  []string{"a.yaml: document 1", "invalid YAML"},
+		},
+		// What the YAML decoder quotes of a document may be a secret's
+		// value (a password starting with "*" reads as an alias); a key
+		// it names stays, to find the line by.
+		"invalid YAML quoting a value": {
+			files: map[string]string{"a.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: *pw-Zq81xK\n"},
+			want:  []string{"a.yaml: document 1", "unknown anchor <redacted> referenced", "withheld"},
+			hide:  "pw-Zq81xK",
+		},
+		"invalid YAML quoting a value and its tag": {
+			files: map[string]string{"a.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: !!float pw-Zq81xK\n"},
+			want:  []string{"a.yaml: document 1", "cannot decode !!str <redacted> as a !!float"},
+			hide:  "pw-Zq81xK",
+		},
+		"key given twice": {
+			files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  color: red\n  color: blue\n"},
+			want:  []string{"a.yaml: document 1", `key "color" already set in map`},
+			hide:  "blue",
 		},
 		"document without kind": {
 			files: map[string]string{"a.yaml": configMap + "---\napiVersion: v1\nmetadata: {name: x}\n"},
@@ -243,6 +263,9 @@ func TestBadInputs(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
 				}
+			}
+			if tc.hide != "" && strings.Contains(err.Error(), tc.hide) {
+				t.Errorf("error shows %q:\n%v", tc.hide, err)
 			}
 		})
 	}

@@ -252,7 +252,7 @@ metadata: {name: {{ .Values.who }}}
 // file (and line where Helm gives one) named, and that no value of the
 // values shows in the error.
 func TestRenderChartRefused(t *testing.T) {
-	const secret = "s3cr3t-value"
+	const secret = "s3cr3t-qZ7wX"
 	tests := map[string]struct {
 		files   map[string]string
 		opts    HelmOptions
@@ -338,6 +338,33 @@ func TestRenderChartRefused(t *testing.T) {
 			},
 			want: []string{"chart/templates/a.yaml", "document 1"},
 		},
+		// A value the chart writes unquoted that YAML reads as an alias or
+		// a tag: the decoder's message quotes the value, or its start.
+		"template renders a value YAML reads as an alias": {
+			files: map[string]string{
+				"chart/Chart.yaml":       testChartYAML,
+				"chart/templates/a.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  password: {{ .Values.pw }}\n",
+			},
+			opts: HelmOptions{Values: map[string]any{"pw": "*" + secret}},
+			want: []string{"chart/templates/a.yaml", "document 1", "unknown anchor <redacted> referenced", "withheld"},
+		},
+		"template renders a value YAML reads with a tag": {
+			files: map[string]string{
+				"chart/Chart.yaml":       testChartYAML,
+				"chart/templates/a.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  password: {{ .Values.pw }}\n",
+			},
+			opts: HelmOptions{Values: map[string]any{"pw": "!!int " + secret}},
+			want: []string{"chart/templates/a.yaml", "document 1", "cannot decode !!str <redacted> as a !!int"},
+		},
+		"template renders a values file's value YAML reads with a tag": {
+			files: map[string]string{
+				"chart/Chart.yaml":       testChartYAML,
+				"chart/templates/a.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  password: {{ .Values.pw }}\n",
+				"values/prod.yaml":       "pw: \"!!float " + secret + "\"\n",
+			},
+			opts: HelmOptions{ValuesFiles: []string{"values/prod.yaml"}},
+			want: []string{"chart/templates/a.yaml", "document 1", "as a !!float"},
+		},
 		"chart and kustomization": {
 			files: map[string]string{"chart/Chart.yaml": testChartYAML, "chart/kustomization.yaml": "resources: []\n"},
 			want:  []string{"chart/kustomization.yaml", "both Chart.yaml and kustomization.yaml"},
@@ -358,11 +385,21 @@ func TestRenderChartRefused(t *testing.T) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
 				}
 			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error shows a value:\n%v", err)
+			if frag, ok := fragmentOf(err.Error(), secret, 5); ok {
+				t.Errorf("error shows %q of a value:\n%v", frag, err)
 			}
 		})
 	}
+}
+
+// fragmentOf returns the first run of n bytes of secret that msg holds.
+func fragmentOf(msg, secret string, n int) (string, bool) {
+	for i := 0; i+n <= len(secret); i++ {
+		if strings.Contains(msg, secret[i:i+n]) {
+			return secret[i : i+n], true
+		}
+	}
+	return "", false
 }
 
 func TestHookOf(t *testing.T) {

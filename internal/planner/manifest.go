@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"syncd.dev/syncd/internal/errlist"
+	"syncd.dev/syncd/internal/redact"
 )
 
 // Manifest is one object read from a file, with where it came from.
@@ -311,7 +313,7 @@ func decodeContent(doc []byte) (map[string]any, error) {
 func decodeYAMLDocument(doc []byte) (map[string]any, error) {
 	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+		return nil, fmt.Errorf("invalid YAML: %w", withholdYAMLQuotes(err))
 	}
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, errors.New("document is empty")
@@ -322,6 +324,34 @@ func decodeYAMLDocument(doc []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("not a Kubernetes object (a YAML mapping is needed): %w", err)
 	}
 	return content, nil
+}
+
+// yamlQuote matches what the YAML decoders quote of a document's text:
+// an anchor's name ('...'), a scalar that did not decode to its tag, or
+// the start of one (`...`), which may be a secret's value or part of it
+// (a password starting with "*" reads as an alias). A key they name in
+// double quotes ("mapping key "color" already defined") stays: a key is
+// a name, and it is what the author needs to find the line.
+var yamlQuote = regexp.MustCompile("'[^'\\n]*'|`[^`]*`|invalid map key: .*")
+
+// withheldYAML says what withholdYAMLQuotes took out and how to find it.
+const withheldYAML = " (quoted text withheld: it may be part of a secret value)"
+
+// withholdYAMLQuotes returns a YAML decoder's error with what it quotes
+// of the document replaced by redact.Marker: the document may be a
+// Secret's, and the values a chart was given reach its manifests.
+func withholdYAMLQuotes(err error) error {
+	msg := err.Error()
+	scrubbed := yamlQuote.ReplaceAllStringFunc(msg, func(q string) string {
+		if strings.HasPrefix(q, "invalid map key: ") {
+			return "invalid map key: " + redact.Marker
+		}
+		return redact.Marker
+	})
+	if scrubbed == msg {
+		return err
+	}
+	return errors.New(scrubbed + withheldYAML)
 }
 
 // checkObject checks what every object needs before it can be applied.

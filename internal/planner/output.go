@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"syncd.dev/syncd/internal/redact"
@@ -67,7 +68,10 @@ type SliceJSON struct {
 	Object string `json:"object"`
 	Stage  string `json:"stage"`
 	Origin string `json:"origin"`
-	// Hash is the sha256 of the canonical JSON of ApplyConfiguration.
+	// Hash is the sha256 of the canonical JSON of ApplyConfiguration, as
+	// printed: of the real slice when nothing in it is hidden, of the
+	// redacted one otherwise, so that no digest of a hidden value is
+	// printed (one could check a guessed password against it).
 	Hash string `json:"hash"`
 	// Fields is the slice's field set in managedFields (fieldsV1) form.
 	Fields             json.RawMessage `json:"fields"`
@@ -84,7 +88,7 @@ type PlanJSON struct {
 
 // WriteJSON writes the plan as one indented JSON document (PlanJSON):
 // the slices in apply order and the warnings. Values are hidden as in
-// WriteYAML; Hash is computed over the real values.
+// WriteYAML, and each Hash is of the slice as printed (SliceJSON.Hash).
 func (p *Plan) WriteJSON(w io.Writer) error {
 	out := PlanJSON{App: p.App, Revision: p.Revision, Slices: []SliceJSON{}, Warnings: p.Warnings}
 	for _, o := range p.Objects {
@@ -93,9 +97,14 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("%s: encode fields of %s: %w", o.Ref, s.Manager, err)
 			}
+			shown := p.redactor.Object(s.Object.Object, s.Fields)
+			hash, err := hashObject(&unstructured.Unstructured{Object: shown})
+			if err != nil {
+				return fmt.Errorf("%s: hash the slice of %s: %w", o.Ref, s.Manager, err)
+			}
 			out.Slices = append(out.Slices, SliceJSON{
 				Manager: s.Manager, Object: o.Ref.String(), Stage: o.Stage.String(), Origin: o.Origin,
-				Hash: s.Hash, Fields: fields, ApplyConfiguration: p.redactor.Object(s.Object.Object, s.Fields),
+				Hash: hash, Fields: fields, ApplyConfiguration: shown,
 			})
 		}
 	}

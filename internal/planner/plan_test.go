@@ -3,6 +3,9 @@ package planner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/redact"
 )
 
 func decodeAll(t testing.TB, docs string) []Manifest {
@@ -354,6 +358,45 @@ data: {token: aHVudGVyMg==}
 	}
 	if !strings.Contains(j.String(), `"manager": "syncd-web-release"`) {
 		t.Errorf("JSON output lacks the release slice:\n%s", j.String())
+	}
+	checkPrintedHashes(t, plan, j.Bytes())
+}
+
+// checkPrintedHashes checks that each slice WriteJSON printed carries the
+// hash of what it printed: the plan's own hash where nothing is hidden,
+// never the hash of a hidden value (a digest a guess could be checked
+// against).
+func checkPrintedHashes(t *testing.T, plan *Plan, out []byte) {
+	t.Helper()
+	var doc PlanJSON
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	real := map[string]string{}
+	for _, o := range plan.Objects {
+		for _, s := range o.Slices {
+			real[string(s.Manager)+" "+o.Ref.String()] = s.Hash
+		}
+	}
+	for _, s := range doc.Slices {
+		b, err := json.Marshal(s.ApplyConfiguration)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if got, want := s.Hash, hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("%s %s: hash %s, not the hash of what is printed (%s)", s.Manager, s.Object, got, want)
+		}
+		var shown bytes.Buffer
+		enc := json.NewEncoder(&shown)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s.ApplyConfiguration); err != nil {
+			t.Fatal(err)
+		}
+		hidden := strings.Contains(shown.String(), redact.Marker)
+		if same := s.Hash == real[string(s.Manager)+" "+s.Object]; same == hidden {
+			t.Errorf("%s %s: hash equal to the real slice's: %v, with values hidden: %v", s.Manager, s.Object, same, hidden)
+		}
 	}
 }
 

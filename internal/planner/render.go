@@ -194,7 +194,7 @@ func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error)
 		}
 		doc, err := r.AsYAML()
 		if err != nil {
-			errs = append(errs, &ManifestError{File: file, Index: i + 1, Err: fmt.Errorf("kustomize output: %w", err)})
+			errs = append(errs, &ManifestError{File: file, Index: i + 1, Err: fmt.Errorf("kustomize output: %w", withholdYAMLQuotes(err))})
 			continue
 		}
 		obj, err := decodeDocument(doc)
