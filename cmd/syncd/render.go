@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 
 	"syncd.dev/syncd/internal/config"
@@ -244,7 +245,23 @@ func localSourceDir(src config.Source, app config.App) (string, error) {
 	if err != nil || u.Scheme != "file" {
 		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (render fetches Helm repository and OCI sources, not Git repositories)", app.Name, src.Name, src.URL())
 	}
-	return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(app.TreePath())), nil
+	repo := filepath.FromSlash(u.Path)
+	if isBareRepository(repo) {
+		return "", fmt.Errorf("app %s: source %s is the bare repository %s, which has no working tree to render: pass --path DIR with a checkout of it (git clone %s DIR, then --path DIR/%s), or preview it with syncd plan, which fetches it", app.Name, src.Name, repo, repo, app.TreePath())
+	}
+	return filepath.Join(repo, filepath.FromSlash(app.TreePath())), nil
+}
+
+// isBareRepository reports whether dir is a Git repository without a
+// working tree (git clone --bare, a server's repository): its files are
+// in its objects, not in dir.
+func isBareRepository(dir string) bool {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return false
+	}
+	_, err = repo.Worktree()
+	return errors.Is(err, git.ErrIsBareRepository)
 }
 
 // chartsBelowDepth is how many directory levels chartsBelow looks down

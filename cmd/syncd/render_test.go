@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -148,10 +149,19 @@ func TestRenderErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bad, "x.yaml"), []byte("apiVersion: v1\nmetadata: {name: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	bare := filepath.Join(t.TempDir(), "web.git")
+	if _, err := git.PlainInit(bare, true); err != nil {
+		t.Fatal(err)
+	}
+	bareCfg := filepath.Join(t.TempDir(), "syncd.yaml")
+	if err := os.WriteFile(bareCfg, []byte("apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n- {name: bare, git: {url: \"file://"+bare+"\", branch: main, interval: 1m}}\napps:\n- {name: web, source: bare, path: deploy, namespace: default}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args []string
 		want string
 	}{
+		"bare repository":  {[]string{"render", "--config", bareCfg, "--app", "web"}, "source bare is the bare repository " + bare + ", which has no working tree to render: pass --path DIR with a checkout of it (git clone " + bare + " DIR, then --path DIR/deploy)"},
 		"no config":        {[]string{"render", "--app", "web"}, "--config is required"},
 		"no app":           {[]string{"render", "--config", cfg}, "--app is required"},
 		"unknown app":      {[]string{"render", "--config", cfg, "--app", "nope"}, `no app named "nope"`},

@@ -169,3 +169,15 @@ func TestLocalTree(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderMissingDir: an app directory that does not exist is named in
+// the error (it once read ": read manifests: lstat …", the path lost to
+// the failed symlink resolution).
+func TestRenderMissingDir(t *testing.T) {
+	root := t.TempDir()
+	missing := filepath.Join(root, "apps", "gone")
+	_, err := Render(context.Background(), Tree{Root: root, Dir: missing})
+	if err == nil || !strings.HasPrefix(err.Error(), missing+": read manifests: ") {
+		t.Errorf("Render of a missing directory: error %v, want it to start with %q", err, missing+": read manifests: ")
+	}
+}

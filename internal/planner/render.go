@@ -66,20 +66,27 @@ func (t Tree) resolved() (Tree, string, error) {
 	if t.Root == "" {
 		t.Root = t.Dir
 	}
-	var err error
 	for _, p := range []*string{&t.Root, &t.Dir} {
-		if *p, err = filepath.Abs(*p); err != nil {
+		real, err := realPath(*p)
+		if err != nil {
 			return t, "", fmt.Errorf("%s: read manifests: %w", *p, err)
 		}
-		if *p, err = filepath.EvalSymlinks(*p); err != nil {
-			return t, "", fmt.Errorf("%s: read manifests: %w", *p, err)
-		}
+		*p = real
 	}
 	rel, err := filepath.Rel(t.Root, t.Dir)
 	if inside, _ := within(t.Root, t.Dir); err != nil || !inside {
 		return t, "", fmt.Errorf("%s: read manifests: the app directory is not inside the repository root %s", t.Dir, t.Root)
 	}
 	return t, filepath.ToSlash(rel), nil
+}
+
+// realPath returns p absolute and free of symlinks.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 // KustomizeTimeout is how long one kustomize build may run (less when the
