@@ -154,13 +154,30 @@ func (r *Runner) SetFlapping(app string, det *drift.FlapDetector) {
 	r.flaps[app] = det
 }
 
+// absCacheDir returns the cache directory as an absolute path (default
+// DefaultCacheDir()): a checkout's path is handed to the render child,
+// which runs in "/", so a relative --cache-dir would name another place
+// there.
+func absCacheDir(dir string) (string, error) {
+	if dir == "" {
+		return DefaultCacheDir(), nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("cache directory %s: %w", dir, err)
+	}
+	return abs, nil
+}
+
 // New builds a Runner and a Source for every source of the config. A
 // Git source whose file URL points inside opts.CacheDir, where the
 // clones are, is refused (config.CheckLocalSources).
 func New(cfg *config.Config, cluster Cluster, opts Options) (*Runner, error) {
-	if opts.CacheDir == "" {
-		opts.CacheDir = DefaultCacheDir()
+	cacheDir, err := absCacheDir(opts.CacheDir)
+	if err != nil {
+		return nil, err
 	}
+	opts.CacheDir = cacheDir
 	if err := cfg.CheckLocalSources(opts.CacheDir); err != nil {
 		return nil, err
 	}
