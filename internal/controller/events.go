@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +8,7 @@ import (
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -39,7 +38,7 @@ func (e eventer) attempt(app *v1alpha1.App, at attempt) {
 	}
 	if at.Err != nil {
 		// Scrubbed whole: an error may echo object content.
-		e.rec.Eventf(ref, corev1.EventTypeWarning, string(at.Reason), "%s", message(fmt.Errorf("revision %s: %w", shortRevision(at.Revision), at.Err)))
+		e.rec.Eventf(ref, corev1.EventTypeWarning, string(at.Reason), "%s", message(reconcile.AtRevision(shortRevision(at.Revision), at.Err)))
 		return
 	}
 	if cs := at.ChangeSet; cs != nil && cs.Written() > 0 {

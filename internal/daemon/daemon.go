@@ -962,11 +962,11 @@ func (d *Daemon) event(app config.App, eventType, reason, format string, args ..
 func (d *Daemon) finish(app config.App, rev source.Revision, result reconcile.Result, err error, cs *applier.ChangeSet) {
 	switch {
 	case result == reconcile.ResultFailed:
-		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "revision %s: %v", reconcile.ShortSHA(rev.SHA), err)
+		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
 	case result == reconcile.ResultConflicts:
-		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "revision %s: %v", reconcile.ShortSHA(rev.SHA), err)
+		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
 	case result == reconcile.ResultUnhealthy:
-		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "revision %s: %v", reconcile.ShortSHA(rev.SHA), err)
+		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
 	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", reconcile.ShortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
 	}

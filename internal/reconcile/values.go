@@ -114,6 +114,17 @@ func (r *Runner) pollValues(ctx context.Context, app config.App, chart source.Re
 	return joinValues(chart, rev), release, nil
 }
 
+// AtRevision prefixes err with the revision it happened at ("revision
+// 1a2b3c4d5e6f: …"), short as the caller prints it; with no revision (the
+// source failed before one was fetched) it returns err as it is, rather
+// than "revision : …".
+func AtRevision(short string, err error) error {
+	if short == "" {
+		return err
+	}
+	return fmt.Errorf("revision %s: %w", short, err)
+}
+
 // ShortSHA shortens a revision for messages: a commit or a chart
 // revision to 12 characters, each part of an app's revision joined with
 // its values source's (joinValues) alike.

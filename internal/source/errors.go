@@ -156,7 +156,7 @@ func scrub(err error, secrets ...string) error {
 	}
 	orig := err.Error()
 	// Server-sent reasons end in newlines; keep messages on one line.
-	msg := strings.TrimRight(strings.Join(strings.Fields(orig), " "), ":")
+	msg := strings.TrimRight(strings.Join(strings.Fields(withoutHTMLPage(orig)), " "), ":")
 	for _, s := range secrets {
 		if len(s) >= 4 {
 			msg = strings.ReplaceAll(msg, s, redact.Marker)
@@ -167,6 +167,23 @@ func scrub(err error, secrets ...string) error {
 		return err
 	}
 	return &scrubbed{msg: msg, err: err}
+}
+
+// htmlPage matches the start of an HTML page a Git host answered with (a
+// 404 or a login page), which go-git appends to its error as the reason.
+var htmlPage = regexp.MustCompile(`(?is)<!doctype html|<html[\s>]`)
+
+// htmlPageSaid stands for the page withoutHTMLPage cuts.
+const htmlPageSaid = "(the server answered with an HTML page)"
+
+// withoutHTMLPage cuts an HTML page out of msg: a host's whole 404 page
+// would fill the App's status, its Events and every alert.
+func withoutHTMLPage(msg string) string {
+	loc := htmlPage.FindStringIndex(msg)
+	if loc == nil {
+		return msg
+	}
+	return strings.TrimRight(msg[:loc[0]], " \n:") + ": " + htmlPageSaid
 }
 
 // classify maps a transport error to a Kind; ok is false when the error

@@ -45,6 +45,11 @@ func TestTransportErrorScrubsCredentials(t *testing.T) {
 			wantKind: KindUnreachable, wantIs: io.ErrUnexpectedEOF,
 			gone: []string{"hunter22"}, want: []string{"https://eve:<redacted>@mirror.example.com/repo.git"},
 		},
+		"a host's HTML 404 page as the reason": {
+			err:      fmt.Errorf("%w: <!DOCTYPE HTML>\n<html lang=\"en\"><head><title>Page not found</title></head>\n<body><p>The page you requested does not exist.</p></body></html>\n", transport.ErrRepositoryNotFound),
+			wantKind: KindRepositoryNotFound, wantIs: transport.ErrRepositoryNotFound,
+			gone: []string{"<html", "DOCTYPE", "Page not found", "</body>"}, want: []string{"repository not found: (the server answered with an HTML page)", "check git.url"},
+		},
 		"echoed basic-auth header": {
 			err:      fmt.Errorf("%w: got Authorization: Basic %s\n", transport.ErrAuthorizationFailed, basic),
 			wantKind: KindAuth, wantIs: transport.ErrAuthorizationFailed,
