@@ -37,6 +37,7 @@ func newCheckCommand() *cobra.Command {
 failed:
 
   API server    reachable, and its version in the range syncd supports;
+  Namespace     the one syncd is installed in (-n) exists;
   CRDs          installed, established and the same as this binary's;
   RBAC          what syncd needs (the rules its chart grants it), asked with
                 SelfSubjectAccessReviews for the identity in use (--as
@@ -76,7 +77,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("render charts/syncd: %w", err))
 	}
-	opts := install.CheckOptions{Pre: f.pre, Objects: objs, KubeVersion: ch.Metadata.KubeVersion, Probe: install.NewProber(f.timeout)}
+	opts := install.CheckOptions{Pre: f.pre, Objects: objs, KubeVersion: ch.Metadata.KubeVersion, Probe: install.NewProber(f.timeout), Namespace: f.namespace}
 	if f.config != "" {
 		cfg, err := config.Load(f.config)
 		if err != nil {

@@ -72,6 +72,9 @@ type CheckOptions struct {
 	// ConfigSources are the sources of a syncd.yaml to probe beside the
 	// cluster's source objects.
 	ConfigSources []Endpoint
+	// Namespace is the namespace syncd is installed in; checked to exist
+	// after an install.
+	Namespace string
 }
 
 // Check runs the checks of opts against cl and returns their results, in
@@ -85,6 +88,7 @@ func Check(ctx context.Context, cl Cluster, opts CheckOptions) []Result {
 	if opts.Pre {
 		out = append(out, checkAccess(ctx, cl.Access, installRights(cl.Mapper, opts.Objects), "RBAC to install")...)
 	} else {
+		out = append(out, checkNamespace(ctx, cl.Dynamic, opts.Namespace))
 		out = append(out, checkCRDs(ctx, cl.Dynamic, opts.Objects)...)
 		out = append(out, checkAccess(ctx, cl.Access, syncdRights(opts.Objects), "RBAC syncd needs")...)
 		out = append(out, checkRollouts(ctx, cl, opts.Objects)...)
@@ -115,6 +119,28 @@ func checkAPIServer(d discovery.ServerVersionInterface, kubeVersion string) Resu
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+var namespaceResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// checkNamespace checks that the namespace syncd is installed in exists:
+// checked against the wrong one, the Deployment's check would only SKIP
+// ("not installed") and the RBAC checks pass for a namespace nothing runs
+// in.
+func checkNamespace(ctx context.Context, dyn dynamic.Interface, ns string) Result {
+	r := Result{Check: "Namespace " + ns}
+	_, err := dyn.Resource(namespaceResource).Get(ctx, ns, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		r.State, r.Detail = Fail, "does not exist: pass -n with the namespace syncd is installed in, or install it there (syncd install -n "+ns+")"
+	case apierrors.IsForbidden(err):
+		r.State, r.Detail = Skip, "this identity may not read namespaces"
+	case err != nil:
+		r.State, r.Detail = Fail, err.Error()
+	default:
+		r.State, r.Detail = Pass, "exists"
+	}
+	return r
+}
 
 // checkCRDs compares each CRD of objs with the cluster's: installed,
 // established and with the same spec (after the API server's defaults).

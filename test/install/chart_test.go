@@ -124,7 +124,8 @@ func TestInstallJourney(t *testing.T) {
 	out, code := syncd("check")
 	t.Logf("syncd check before the install:\n%s", out)
 	wantLines(t, out, "FAIL  CRD apps.syncd.dev: not installed", "FAIL  CRD gitsources.syncd.dev: not installed",
-		"PASS  API server: Kubernetes v1.", "SKIP  Deployment syncd-system/syncd: not installed")
+		"PASS  API server: Kubernetes v1.", "SKIP  Deployment syncd-system/syncd: not installed",
+		"FAIL  Namespace syncd-system: does not exist: pass -n with the namespace syncd is installed in")
 	if code != 1 {
 		t.Errorf("syncd check before the install: exit %d, want 1", code)
 	}
@@ -206,9 +207,16 @@ func TestInstallJourney(t *testing.T) {
 		wantLines(t, out, "PASS  Deployment syncd-system/syncd: available",
 			"PASS  RBAC syncd needs: Role syncd rule 1", "PASS  GitSource team-a/repo: "+repo.URL)
 		if as == "" {
-			wantLines(t, out, "PASS  CRD apps.syncd.dev: installed and current")
+			wantLines(t, out, "PASS  CRD apps.syncd.dev: installed and current", "PASS  Namespace syncd-system: exists")
 		}
 	}
+	// Checked against a namespace syncd is not in, the check fails
+	// rather than passing on a SKIPped Deployment.
+	out, code = syncd("check", "-n", "syncd-elsewhere")
+	if code != 1 {
+		t.Errorf("syncd check -n syncd-elsewhere: exit %d, want 1\n%s", code, out)
+	}
+	wantLines(t, out, "FAIL  Namespace syncd-elsewhere: does not exist")
 
 	// A source that does not answer fails the check, and says so.
 	applyAsAdmin(t, cp, `{"apiVersion":"syncd.dev/v1alpha1","kind":"GitSource","metadata":{"name":"gone","namespace":"team-a"},"spec":{"url":"http://127.0.0.1:1/gone.git","branch":"main","interval":"1h"}}`)
