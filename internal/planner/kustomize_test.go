@@ -60,9 +60,9 @@ func TestRenderRepositoryLayouts(t *testing.T) {
 		"staging overlay of ../../base with a patch from ../common": {
 			repo: "layered", app: "overlays/staging",
 			want: []string{
-				"overlays/staging/kustomization.yaml Deployment tea-staging/tea",
-				"overlays/staging/kustomization.yaml Service tea-staging/tea",
-				"overlays/staging/kustomization.yaml ConfigMap tea-staging/tea-settings-khkkcffc7m",
+				"base/deployment.yaml Deployment tea-staging/tea",
+				"base/service.yaml Service tea-staging/tea",
+				"base/kustomization.yaml ConfigMap tea-staging/tea-settings-khkkcffc7m",
 			},
 			fields: []fieldWant{
 				{"Deployment", "tea", []string{"spec", "template", "spec", "containers"}, "[map[image:registry.example.com/tea:1.4.0 name:tea ports:[map[containerPort:8080]] resources:map[requests:map[cpu:100m memory:64Mi]] volumeMounts:[map[mountPath:/etc/tea name:settings readOnly:false]]]]"},
@@ -73,11 +73,11 @@ func TestRenderRepositoryLayouts(t *testing.T) {
 		"production overlay with a component": {
 			repo: "layered", app: "overlays/production",
 			want: []string{
-				"overlays/production/kustomization.yaml Deployment tea-production/tea",
-				"overlays/production/kustomization.yaml Service tea-production/tea",
-				"overlays/production/kustomization.yaml ConfigMap tea-production/tea-settings-khkkcffc7m",
-				"overlays/production/kustomization.yaml Namespace tea-production",
-				"overlays/production/kustomization.yaml Service tea-production/tea-metrics",
+				"base/deployment.yaml Deployment tea-production/tea",
+				"base/service.yaml Service tea-production/tea",
+				"base/kustomization.yaml ConfigMap tea-production/tea-settings-khkkcffc7m",
+				"overlays/production/namespace.yaml Namespace tea-production",
+				"components/metrics/service-monitor.yaml Service tea-production/tea-metrics",
 			},
 			fields: []fieldWant{
 				{"Deployment", "tea", []string{"spec", "replicas"}, "3"},
@@ -88,16 +88,16 @@ func TestRenderRepositoryLayouts(t *testing.T) {
 		"the base alone": {
 			repo: "layered", app: "base",
 			want: []string{
-				"base/kustomization.yaml Deployment tea",
-				"base/kustomization.yaml Service tea",
+				"base/deployment.yaml Deployment tea",
+				"base/service.yaml Service tea",
 				"base/kustomization.yaml ConfigMap tea-settings-khkkcffc7m",
 			},
 		},
 		"kustomized app next to other apps, CRD from ../../platform": {
 			repo: "monorepo", app: "apps/shop",
 			want: []string{
-				"apps/shop/kustomization.yaml CustomResourceDefinition queues.queues.example.com",
-				"apps/shop/kustomization.yaml Queue shop/orders",
+				"platform/crds/queue-crd.yaml CustomResourceDefinition queues.queues.example.com",
+				"apps/shop/queue.yaml Queue shop/orders",
 			},
 		},
 		"plain app of the same repository reads only its directory": {

@@ -90,9 +90,9 @@ func TestListsExpand(t *testing.T) {
 				"rbac.yaml":          roleList,
 			},
 			want: []string{
-				"kustomization.yaml#1 ServiceAccount apps/agent",
-				"kustomization.yaml#2 rbac.authorization.k8s.io/Role apps/agent-config",
-				"kustomization.yaml#3 rbac.authorization.k8s.io/Role apps/agent-secrets",
+				"rbac.yaml ServiceAccount apps/agent",
+				"rbac.yaml rbac.authorization.k8s.io/Role apps/agent-config",
+				"rbac.yaml rbac.authorization.k8s.io/Role apps/agent-secrets",
 			},
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resource"
 
 	"syncd.dev/syncd/internal/decrypt"
 )
@@ -185,37 +186,77 @@ func buildKustomization(ctx context.Context, root, rel string, sec *secrets) ([]
 }
 
 // runBuild builds dir with kustomize (see kustomize.go) and turns its
-// output into Manifests named after the files they came from.
+// output into Manifests named after the files they came from (see
+// kustorigin.go).
 func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error) {
-	top := repoRel(kustomizationIn(fsys, dir))
+	file := kustomizationIn(fsys, dir)
+	out := buildOutput{dir: dir, top: repoRel(file), origins: serveTracked(fsys, file)}
 	resMap, err := kustomize(ctx, fsys, dir)
 	if err != nil {
-		return nil, ManifestErrors{{File: top, Err: fsys.secrets.mask(err)}}
+		return nil, ManifestErrors{{File: out.top, Err: fsys.secrets.mask(err)}}
 	}
-	var out []Manifest
+	var ms []Manifest
 	var errs ManifestErrors
 	for i, r := range resMap.Resources() {
-		file := top
-		if o, err := r.GetOrigin(); err == nil && o != nil && o.Path != "" && o.Repo == "" {
-			file = repoRel(path.Join(dir, o.Path))
-		}
-		doc, err := r.AsYAML()
+		m, err := out.manifest(r, i+1)
 		if err != nil {
-			errs = append(errs, &ManifestError{File: file, Index: i + 1, Err: fmt.Errorf("kustomize output: %w", withholdYAMLQuotes(err))})
+			errs = append(errs, err)
 			continue
 		}
-		obj, err := decodeDocument(doc)
-		if err != nil {
-			errs = append(errs, &ManifestError{File: file, Index: i + 1, Object: describe(obj), Err: err})
-			continue
-		}
-		out = append(out, Manifest{File: file, Index: i + 1, Object: obj})
+		ms = append(ms, m)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	fsys.secrets.mark(out)
-	return out, nil
+	fsys.secrets.mark(ms)
+	return ms, nil
+}
+
+// serveTracked makes fsys serve the kustomization file with origin
+// tracking turned on (see kustorigin.go), and returns what was done. A
+// file it cannot read is served as it is: the build reports why.
+func serveTracked(fsys *repoFS, file string) originTracking {
+	data, err := fsys.ReadFile(file)
+	if err != nil {
+		return originTracking{}
+	}
+	t := trackOrigins(data)
+	if t.content != nil {
+		fsys.served = map[string][]byte{file: t.content}
+	}
+	return t
+}
+
+// buildOutput turns one build's output objects into Manifests.
+type buildOutput struct {
+	dir     string // the built directory, below repoRoot
+	top     string // its kustomization file, relative to the repository root
+	origins originTracking
+}
+
+// manifest is the Manifest of the object at position pos (1-based) of
+// the build's output. It is named after the file the object came from
+// (Index 0: kustomize's origin names no document), or after the top
+// kustomization and the position when that is unknown.
+func (b buildOutput) manifest(r *resource.Resource, pos int) (Manifest, *ManifestError) {
+	file, index := b.top, pos
+	if src := sourceOf(r, b.dir); src != "" {
+		file, index = src, 0
+	}
+	if !b.origins.keep {
+		if err := r.SetOrigin(nil); err != nil {
+			return Manifest{}, &ManifestError{File: file, Index: index, Object: resourceName(r), Err: fmt.Errorf("kustomize output: remove the origin annotation: %w", err)}
+		}
+	}
+	doc, err := r.AsYAML()
+	if err != nil {
+		return Manifest{}, &ManifestError{File: file, Index: index, Object: resourceName(r), Err: fmt.Errorf("kustomize output: %w", withholdYAMLQuotes(err))}
+	}
+	obj, err := decodeDocument(doc)
+	if err != nil {
+		return Manifest{}, &ManifestError{File: file, Index: index, Object: describe(obj), Err: err}
+	}
+	return Manifest{File: file, Index: index, Object: obj}, nil
 }
 
 // repoRel turns a path of the build's file system into one relative to

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,10 @@ type repoFS struct {
 	// secrets decrypts SOPS files as ReadFile serves them; nil refuses
 	// them.
 	secrets *secrets
+	// served are files ReadFile serves in place of the repository's, by
+	// path below repoRoot: the top kustomization with origin tracking
+	// turned on (see kustorigin.go). Set before the build starts.
+	served map[string][]byte
 }
 
 var _ filesys.FileSystem = (*repoFS)(nil)
@@ -242,6 +247,12 @@ func (f *repoFS) Glob(pattern string) ([]string, error) {
 // read and any read past MaxTreeSize for the build. A file SOPS encrypted
 // is served decrypted (secrets.open).
 func (f *repoFS) ReadFile(name string) ([]byte, error) {
+	if data, ok := f.served[path.Clean(filepath.ToSlash(name))]; ok {
+		if f.expired() {
+			return nil, errBuildTimeout
+		}
+		return bytes.Clone(data), nil
+	}
 	fh, err := f.Open(name)
 	if err != nil {
 		return nil, err
