@@ -116,9 +116,16 @@ const maxKustomizationDepth = 64
 // built-ins or ask for KRM functions. Every error names the kustomization
 // file and the field.
 func checkKustomizations(fsys *repoFS, dir string) ManifestErrors {
-	c := &checker{fsys: fsys, done: map[string]bool{}}
+	return inspectKustomizations(fsys, dir).errs
+}
+
+// inspectKustomizations visits the kustomization in dir and every
+// kustomization it reaches, checking each (checkKustomizations) and
+// noting what the build needs to know of them.
+func inspectKustomizations(fsys *repoFS, dir string) *checker {
+	c := &checker{fsys: fsys, done: map[string]bool{}, namespaces: namespaceSetters{}}
 	c.visit(dir, nil)
-	return c.errs
+	return c
 }
 
 type checker struct {
@@ -128,6 +135,9 @@ type checker struct {
 	// deprecated are kustomize's warnings about the deprecated fields
 	// each kustomization visited uses (see KustomizeWarnings).
 	deprecated []Warning
+	// namespaces are the namespace: fields of the kustomizations
+	// visited (see kustnamespace.go).
+	namespaces namespaceSetters
 }
 
 // visit checks the kustomization in dir and those it reaches. stack holds
@@ -167,6 +177,7 @@ func (c *checker) visit(dir string, stack []string) {
 		return
 	}
 	c.noteDeprecated(file, k)
+	c.namespaces.note(k.Namespace, file)
 	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 || k.HelmGlobals != nil {
 		c.add(file, "helmCharts: Helm chart inflation is disabled: render the chart into plain manifests and commit them")
 	}

@@ -92,7 +92,7 @@ func FuzzKustomizeChecks(f *testing.F) {
 			}
 		}
 		before := requests.Load()
-		_, _ = runBuild(context.Background(), fsys, dir)
+		_, _ = runBuild(context.Background(), fsys, dir, nil)
 		if n := requests.Load() - before; n > 0 {
 			t.Fatalf("the build of an accepted kustomization sent %d HTTP request(s)", n)
 		}

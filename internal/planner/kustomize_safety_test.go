@@ -197,7 +197,7 @@ func buildUnchecked(t *testing.T, root, app string) ([]Manifest, error) {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	return runBuild(context.Background(), fsys, repoRoot+"/"+app)
+	return runBuild(context.Background(), fsys, repoRoot+"/"+app, nil)
 }
 
 // recorder is a loopback HTTP server that records every request.

@@ -23,7 +23,5 @@ func KustomizeWarnings(t Tree) []Warning {
 		return nil
 	}
 	defer fsys.Close()
-	c := &checker{fsys: fsys, done: map[string]bool{}}
-	c.visit(path.Join(repoRoot, rel), nil)
-	return c.deprecated
+	return inspectKustomizations(fsys, path.Join(repoRoot, rel)).deprecated
 }

@@ -430,6 +430,7 @@ func (r *planRun) admitOne(ctx context.Context, m *Manifest, seen map[ObjectRef]
 		return planned{}, false
 	}
 	obj := m.Object
+	setBy := takeKustomizeNamespace(obj)
 	warns, err := sanitize(obj)
 	if err != nil {
 		r.fail(*m, obj, err)
@@ -444,9 +445,13 @@ func (r *planRun) admitOne(ctx context.Context, m *Manifest, seen map[ObjectRef]
 	if scopeWarn != "" {
 		warns = append(warns, scopeWarn)
 	}
-	if err := r.p.placeNamespace(obj, namespaced); err != nil {
+	nsWarn, err := r.p.placeNamespace(obj, namespaced, setBy)
+	if err != nil {
 		r.fail(*m, obj, err)
 		return planned{}, false
+	}
+	if nsWarn != "" {
+		warns = append(warns, nsWarn)
 	}
 	if w := r.stripStatus(ctx, obj); w != "" {
 		warns = append(warns, w)
@@ -473,23 +478,28 @@ func (r *planRun) admitOne(ctx context.Context, m *Manifest, seen map[ObjectRef]
 }
 
 // placeNamespace gives a namespaced object without a namespace the app's,
-// and refuses a namespace on a cluster-scoped object.
-func (p *Planner) placeNamespace(obj *unstructured.Unstructured, namespaced bool) error {
+// and refuses a namespace on a cluster-scoped object, except one the
+// namespace field of the kustomization setBy set ("": none), which it
+// drops and returns a warning for (see kustnamespace.go).
+func (p *Planner) placeNamespace(obj *unstructured.Unstructured, namespaced bool, setBy string) (warning string, err error) {
 	kind := obj.GetKind()
 	if !namespaced {
-		if obj.GetNamespace() != "" {
-			return fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", kind, obj.GetNamespace())
+		switch {
+		case obj.GetNamespace() == "":
+			return "", nil
+		case setBy != "":
+			return dropSetNamespace(obj, setBy), nil
 		}
-		return nil
+		return "", fmt.Errorf("%s is cluster-scoped but sets metadata.namespace %q: delete metadata.namespace", kind, obj.GetNamespace())
 	}
 	if obj.GetNamespace() != "" {
-		return nil
+		return "", nil
 	}
 	if p.app.Namespace == "" {
-		return fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", kind)
+		return "", fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", kind)
 	}
 	obj.SetNamespace(p.app.Namespace)
-	return nil
+	return "", nil
 }
 
 // stripStatus removes status from an object whose kind writes it through

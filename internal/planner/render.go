@@ -179,18 +179,20 @@ func buildKustomization(ctx context.Context, root, rel string, sec *secrets) ([]
 	defer fsys.Close()
 	fsys.secrets = sec
 	dir := path.Join(repoRoot, rel)
-	if errs := checkKustomizations(fsys, dir); len(errs) > 0 {
-		return nil, errs
+	seen := inspectKustomizations(fsys, dir)
+	if len(seen.errs) > 0 {
+		return nil, seen.errs
 	}
-	return runBuild(ctx, fsys, dir)
+	return runBuild(ctx, fsys, dir, seen.namespaces)
 }
 
 // runBuild builds dir with kustomize (see kustomize.go) and turns its
 // output into Manifests named after the files they came from (see
-// kustorigin.go).
-func runBuild(ctx context.Context, fsys *repoFS, dir string) ([]Manifest, error) {
+// kustorigin.go), marking the namespaces that setters set (see
+// kustnamespace.go).
+func runBuild(ctx context.Context, fsys *repoFS, dir string, setters namespaceSetters) ([]Manifest, error) {
 	file := kustomizationIn(fsys, dir)
-	out := buildOutput{dir: dir, top: repoRel(file), origins: serveTracked(fsys, file)}
+	out := buildOutput{dir: dir, top: repoRel(file), setters: setters, origins: serveTracked(fsys, file)}
 	resMap, err := kustomize(ctx, fsys, dir)
 	if err != nil {
 		return nil, ManifestErrors{{File: out.top, Err: fsys.secrets.mask(err)}}
@@ -231,6 +233,7 @@ func serveTracked(fsys *repoFS, file string) originTracking {
 type buildOutput struct {
 	dir     string // the built directory, below repoRoot
 	top     string // its kustomization file, relative to the repository root
+	setters namespaceSetters
 	origins originTracking
 }
 
@@ -256,6 +259,7 @@ func (b buildOutput) manifest(r *resource.Resource, pos int) (Manifest, *Manifes
 	if err != nil {
 		return Manifest{}, &ManifestError{File: file, Index: index, Object: describe(obj), Err: err}
 	}
+	markSetNamespace(obj, b.setters)
 	return Manifest{File: file, Index: index, Object: obj}, nil
 }
 
