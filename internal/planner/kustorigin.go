@@ -91,13 +91,3 @@ func resourceName(r *resource.Resource) string {
 	}
 	return s[1:]
 }
-
-// originOf is where errors and reports point for m: m.Origin(), or the
-// file alone for an object of a kustomize build known by its file only
-// (Index 0: kustomize's origin names the file, not the document).
-func originOf(m Manifest) string {
-	if m.Index == 0 && m.Item == 0 {
-		return m.File
-	}
-	return m.Origin()
-}

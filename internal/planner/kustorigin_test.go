@@ -31,7 +31,7 @@ const goodB = "# header\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\nd
 func origins(ms []Manifest) []string {
 	var out []string
 	for _, m := range ms {
-		s := originOf(m) + " " + m.Object.GetKind() + " " + m.Object.GetName()
+		s := m.Origin() + " " + m.Object.GetKind() + " " + m.Object.GetName()
 		if _, ok := m.Object.GetAnnotations()["config.kubernetes.io/origin"]; ok {
 			s += " annotated"
 		}

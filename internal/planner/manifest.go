@@ -50,8 +50,13 @@ type Manifest struct {
 }
 
 // Origin returns "file#index" (or "file#index item N" for an item of a
-// List document), the place errors and reports point at.
+// List document), the place errors and reports point at; the file alone
+// for an object of a kustomize build, which kustomize's origin names by
+// its file only (Index 0).
 func (m Manifest) Origin() string {
+	if m.Index == 0 && m.Item == 0 {
+		return m.File
+	}
 	if m.Item > 0 {
 		return fmt.Sprintf("%s#%d item %d", m.File, m.Index, m.Item)
 	}

@@ -396,7 +396,7 @@ func (r *planRun) collectCRDs(manifests []Manifest) {
 			r.fail(m, m.Object, err)
 			continue
 		}
-		c.origin = originOf(m)
+		c.origin = m.Origin()
 		if prev, ok := r.crds[c.gk]; ok {
 			r.fail(m, m.Object, fmt.Errorf("kind %s is also defined by the CustomResourceDefinition at %s", c.gk, prev.origin))
 			continue
@@ -463,14 +463,14 @@ func (r *planRun) admitOne(ctx context.Context, m *Manifest, seen map[ObjectRef]
 		r.fail(*m, obj, fmt.Errorf("duplicate object %s: also defined at %s; keep one of them", ref, prev))
 		return planned{}, false
 	}
-	seen[key] = originOf(*m)
+	seen[key] = m.Origin()
 	for _, w := range warns {
-		r.warn(ref, originOf(*m), w)
+		r.warn(ref, m.Origin(), w)
 	}
 	return planned{m: m, obj: Object{
 		Ref:     ref,
 		Stage:   m.Hook.stage(stageOf(ref.GroupKind(), namespaced)),
-		Origin:  originOf(*m),
+		Origin:  m.Origin(),
 		Desired: obj,
 
 		decrypted: m.Decrypted,
