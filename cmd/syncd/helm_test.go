@@ -10,6 +10,8 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
@@ -266,4 +268,65 @@ func flatten(files map[string][]byte) map[string]string {
 		out[k] = string(v)
 	}
 	return out
+}
+
+// TestHelmChartCRDCapabilities: a template gated on an API of the
+// chart's own crds/ renders on the first apply, as with helm install
+// (which creates crds/ before reading the capabilities), and syncd
+// render, without a cluster, renders the same objects.
+func TestHelmChartCRDCapabilities(t *testing.T) {
+	ns := env.Namespace(t)
+	group := ns + ".example.com" // cluster-scoped: unique per test
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	t.Cleanup(func() { _ = dyn.Resource(crds).Delete(context.Background(), "gizmos."+group, metav1.DeleteOptions{}) })
+	files := map[string][]byte{
+		"app/Chart.yaml":       []byte("apiVersion: v2\nname: gizmo\nversion: 0.1.0\n"),
+		"app/crds/gizmos.yaml": []byte(crdYAML(group, "gizmos", "Gizmo", "\n              size: {type: integer}")),
+		"app/templates/g.yaml": []byte(fmt.Sprintf(`{{- if .Capabilities.APIVersions.Has "%[1]s/v1/Gizmo" }}
+apiVersion: %[1]s/v1
+kind: Gizmo
+metadata: {name: default-gizmo}
+spec: {size: 1}
+{{- end }}
+`, group)),
+	}
+	srv, err := gitserver.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	repo, err := srv.NewRepo("charts", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit("chart", files); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: repo
+  git: {url: %s, branch: main, interval: 1m}
+apps:
+- name: web
+  source: repo
+  path: app
+  namespace: %s
+`, repo.URL, ns)}), "syncd.yaml")
+	tr := newTranscript(t, cfg)
+	local := writeFiles(t, flatten(files))
+	code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web", "--path", filepath.Join(local, "app"))
+	if code != exitOK || !strings.Contains(out, "kind: Gizmo") {
+		t.Errorf("syncd render: code %d, want the Gizmo rendered\n%s%s", code, out, stderr)
+	}
+	tr.run("first apply", exitOK, "apply")
+	gizmos := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gizmos"}
+	if _, err := dyn.Resource(gizmos).Namespace(ns).Get(context.Background(), "default-gizmo", metav1.GetOptions{}); err != nil {
+		t.Errorf("the first apply did not create the Gizmo: %v", err)
+	}
+	again := tr.run("re-apply", exitOK, "apply")
+	if strings.Contains(again.stdout, "created") || strings.Contains(again.stdout, "configured") {
+		t.Errorf("the second apply of the same revision wrote something:\n%s", again.stdout)
+	}
 }

@@ -47,6 +47,10 @@ type HelmOptions struct {
 	// value renders them, helm's default).
 	ExcludeCRDs bool
 	// Capabilities are .Capabilities; nil means DefaultHelmCapabilities.
+	// Either way, unless ExcludeCRDs, the APIs the crds/ of the chart and
+	// its enabled subcharts serve are added for the render (helm install
+	// creates crds/ before it reads the capabilities); Capabilities
+	// itself is not changed.
 	Capabilities *HelmCapabilities
 }
 
@@ -106,7 +110,7 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 	if err != nil {
 		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), maskValues(helmMessage(err, ch.Name(), rel), vals))}}
 	}
-	return chartManifests(ch, rel, rendered, !opts.ExcludeCRDs)
+	return chartManifests(rel, rendered)
 }
 
 // chartRender is one render of a loaded chart: the chart, its directory
@@ -119,22 +123,31 @@ type chartRender struct {
 	opts   HelmOptions
 }
 
+// chartOutput is what one render of a chart gives: the engine's output
+// by template name, and the crds/ documents (the chart's and its enabled
+// subcharts', unless ExcludeCRDs), decoded once for both
+// .Capabilities and the manifests.
+type chartOutput struct {
+	templates map[string]string
+	crds      chartCRDs
+}
+
 // renderTemplates runs Helm's engine over the chart: the chart's
 // kubeVersion, dependencies' conditions, tags and import-values, the
 // values schema, then every template. It returns at the build deadline;
 // the engine cannot be interrupted, so its goroutine is abandoned then.
 // syncd renders through package renderproc, in a child process that is
 // killed at its deadline, which ends that goroutine too.
-func renderTemplates(ctx context.Context, r chartRender) (map[string]string, error) {
+func renderTemplates(ctx context.Context, r chartRender) (chartOutput, error) {
 	caps, err := r.opts.capabilities()
 	if err != nil {
-		return nil, err
+		return chartOutput{}, err
 	}
 	if err := checkKubeVersion(r.chart, caps); err != nil {
-		return nil, err
+		return chartOutput{}, err
 	}
 	type result struct {
-		out map[string]string
+		out chartOutput
 		err error
 	}
 	done := make(chan result, 1)
@@ -147,7 +160,7 @@ func renderTemplates(ctx context.Context, r chartRender) (map[string]string, err
 	case res := <-done:
 		return res.out, res.err
 	case <-timer:
-		return nil, fmt.Errorf("the chart did not render in time (the limit is %s)", KustomizeTimeout)
+		return chartOutput{}, fmt.Errorf("the chart did not render in time (the limit is %s)", KustomizeTimeout)
 	}
 }
 
@@ -163,7 +176,7 @@ func checkKubeVersion(ch *chart.Chart, caps *common.Capabilities) error {
 }
 
 // run is one render by Helm's engine, a panic included in its error.
-func (r chartRender) run(caps *common.Capabilities) (out map[string]string, err error) {
+func (r chartRender) run(caps *common.Capabilities) (out chartOutput, err error) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			err = fmt.Errorf("helm failed: %s", scrubHelm(fmt.Sprint(rec)))
@@ -172,31 +185,35 @@ func (r chartRender) run(caps *common.Capabilities) (out map[string]string, err 
 	ch := r.chart
 	if err := chartutil.ProcessDependencies(ch, r.values); err != nil {
 		if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
-			return nil, vendorErr
+			return chartOutput{}, vendorErr
 		}
-		return nil, helmError("chart dependencies", err)
+		return chartOutput{}, helmError("chart dependencies", err)
 	}
 	if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
-		return nil, vendorErr
+		return chartOutput{}, vendorErr
+	}
+	if !r.opts.ExcludeCRDs {
+		out.crds = decodeChartCRDs(ch, r.rel)
+		caps = withCRDAPIs(caps, out.crds.manifests)
 	}
 	release := common.ReleaseOptions{Name: r.opts.ReleaseName, Namespace: r.opts.Namespace, Revision: 1, IsInstall: true}
 	// The schemas are checked by validateSchemas, which loads no
 	// external $ref and names the failing values (helm's check does both).
 	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, r.values, release, caps, true)
 	if err != nil {
-		return nil, helmError("values", err)
+		return chartOutput{}, helmError("values", err)
 	}
 	if vals, ok := top["Values"].(common.Values); ok {
 		if err := validateSchemas(ch, vals, r.rel); err != nil {
-			return nil, fmt.Errorf("values: %w", err)
+			return chartOutput{}, fmt.Errorf("values: %w", err)
 		}
 	}
 	// The zero Engine has no client (lookup returns an empty map), no
 	// DNS (getHostByName returns ""), and is neither strict nor in lint
 	// mode, as helm template is.
-	out, err = engine.Engine{}.Render(ch, top)
+	out.templates, err = engine.Engine{}.Render(ch, top)
 	if err != nil {
-		return nil, helmError("template", err)
+		return chartOutput{}, helmError("template", err)
 	}
 	return out, nil
 }
@@ -218,16 +235,14 @@ func (o HelmOptions) capabilities() (*common.Capabilities, error) {
 	}, nil
 }
 
-// chartManifests turns the engine's output (and the chart's crds/ files
-// when includeCRDs) into Manifests named by their repository paths, hooks
-// marked (see hookOf), test and delete hooks left out. NOTES.txt and
-// empty documents are skipped.
-func chartManifests(ch *chart.Chart, rel string, rendered map[string]string, includeCRDs bool) ([]Manifest, error) {
+// chartManifests turns a render's crds/ documents and the engine's
+// output into Manifests named by their repository paths, hooks marked
+// (see hookOf), test and delete hooks left out. NOTES.txt and empty
+// documents are skipped.
+func chartManifests(rel string, rendered chartOutput) ([]Manifest, error) {
 	var out []Manifest
-	var errs ManifestErrors
-	add := func(file, content string) {
-		ms, fileErrs := decodeStream(strings.NewReader(content), chartFilePath(rel, file))
-		errs = append(errs, fileErrs...)
+	errs := slices.Clone(rendered.crds.errs)
+	add := func(ms []Manifest) {
 		for _, m := range ms {
 			hook, keep := hookOf(m.Object)
 			if keep {
@@ -236,16 +251,14 @@ func chartManifests(ch *chart.Chart, rel string, rendered map[string]string, inc
 			}
 		}
 	}
-	if includeCRDs {
-		for _, crd := range ch.CRDObjects() {
-			add(filepath.ToSlash(crd.Filename), string(crd.File.Data))
-		}
-	}
-	for _, file := range slices.Sorted(maps.Keys(rendered)) {
+	add(rendered.crds.manifests)
+	for _, file := range slices.Sorted(maps.Keys(rendered.templates)) {
 		if path.Base(file) == "NOTES.txt" {
 			continue
 		}
-		add(file, rendered[file])
+		ms, fileErrs := decodeStream(strings.NewReader(rendered.templates[file]), chartFilePath(rel, file))
+		errs = append(errs, fileErrs...)
+		add(ms)
 	}
 	if len(errs) > 0 {
 		return nil, errs
