@@ -103,9 +103,9 @@ func renderChart(ctx context.Context, t Tree, rel string, opts HelmOptions) ([]M
 		return nil, err
 	}
 	rendered, err := renderTemplates(ctx, chartRender{chart: ch, rel: rel, values: vals, opts: opts})
-	var vendorErr *vendorError
-	if errors.As(err, &vendorErr) {
-		return nil, ManifestErrors{{File: vendorErr.file, Err: vendorErr}}
+	var missing vendorErrors
+	if errors.As(err, &missing) {
+		return nil, missing.manifestErrors()
 	}
 	if err != nil {
 		return nil, ManifestErrors{{File: where, Err: fmt.Errorf("chart %s: %s", ch.Name(), maskValues(helmMessage(err, ch.Name(), rel), vals))}}
@@ -184,13 +184,13 @@ func (r chartRender) run(caps *common.Capabilities) (out chartOutput, err error)
 	}()
 	ch := r.chart
 	if err := chartutil.ProcessDependencies(ch, r.values); err != nil {
-		if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
-			return chartOutput{}, vendorErr
+		if missing := checkVendored(ch, r.rel); len(missing) > 0 {
+			return chartOutput{}, missing
 		}
 		return chartOutput{}, helmError("chart dependencies", err)
 	}
-	if vendorErr := checkVendored(ch, r.rel); vendorErr != nil {
-		return chartOutput{}, vendorErr
+	if missing := checkVendored(ch, r.rel); len(missing) > 0 {
+		return chartOutput{}, missing
 	}
 	if !r.opts.ExcludeCRDs {
 		out.crds = decodeChartCRDs(ch, r.rel)

@@ -130,28 +130,55 @@ func (e *vendorError) Error() string {
 	return fmt.Sprintf("dependency %q (version %q%s)%s is not vendored in charts/: a render never downloads one; run `helm dependency build` and commit the charts/ directory%s", e.dep.Name, e.dep.Version, repo, enabled, disable)
 }
 
-// checkVendored refuses a chart (or subchart) whose Chart.yaml lists a
-// dependency that is not among its loaded subcharts: rendering without it
-// would silently leave out its objects. Called on a chart whose
-// dependencies Helm processed (chartutil.ProcessDependencies), it checks
-// the enabled ones only: a dependency its condition or tags disable
-// renders nothing, vendored or not.
-func checkVendored(ch *chart.Chart, rel string) *vendorError {
+// vendorErrors are the enabled dependencies of a chart and its
+// subcharts that are not vendored, every one of them: a run that named
+// only the first would make the operator vendor them one run at a time.
+type vendorErrors []*vendorError
+
+// Error lists the missing dependencies one per line.
+func (e vendorErrors) Error() string {
+	lines := make([]string, len(e))
+	for i, v := range e {
+		lines[i] = v.file + ": " + v.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// manifestErrors reports each missing dependency at the Chart.yaml that
+// lists it.
+func (e vendorErrors) manifestErrors() ManifestErrors {
+	out := make(ManifestErrors, len(e))
+	for i, v := range e {
+		out[i] = &ManifestError{File: v.file, Err: v}
+	}
+	return out
+}
+
+// checkVendored finds every dependency a chart (or subchart) lists in
+// its Chart.yaml that is not among its loaded subcharts, in Chart.yaml
+// order, a chart's before its subcharts': rendering without one would
+// silently leave out its objects. Called on a chart whose dependencies
+// Helm processed (chartutil.ProcessDependencies), it checks the enabled
+// ones only: a dependency its condition or tags disable renders nothing,
+// vendored or not.
+func checkVendored(ch *chart.Chart, rel string) vendorErrors {
 	have := map[string]bool{}
 	for _, sub := range ch.Dependencies() {
 		have[sub.Name()] = true
 	}
+	var missing vendorErrors
 	for _, dep := range ch.Metadata.Dependencies {
 		if dep.Enabled && !have[dep.Name] {
-			return &vendorError{file: path.Join(rel, ChartFile), dep: dep}
+			missing = append(missing, &vendorError{file: path.Join(rel, ChartFile), dep: dep})
 		}
 	}
 	for _, sub := range ch.Dependencies() {
-		if err := checkVendored(sub, path.Join(rel, "charts", sub.Name())); err != nil {
-			return err
-		}
+		missing = append(missing, checkVendored(sub, path.Join(rel, "charts", sub.Name()))...)
 	}
-	return nil
+	return missing
 }
 
-var _ error = (*vendorError)(nil)
+var (
+	_ error = (*vendorError)(nil)
+	_ error = vendorErrors(nil)
+)

@@ -68,6 +68,21 @@ func TestRenderChartDisabledDependency(t *testing.T) {
 			values: map[string]any{"tags": map[string]any{"web-common": true}},
 			err:    []string{`dependency "common"`, "enabled (tags web-common)", "helm dependency build"},
 		},
+		"every one on, none vendored: all named at once": {
+			values: map[string]any{"cache": map[string]any{"enabled": true}, "sdk-server": map[string]any{"enabled": true}, "tags": map[string]any{"web-common": true}},
+			err: []string{
+				`chart/Chart.yaml: dependency "cache"`, "set cache.enabled to false",
+				`chart/Chart.yaml: dependency "sdk-server"`, "oci://registry.example.com/charts", "set sdk-server.enabled to false",
+				`chart/Chart.yaml: dependency "common"`, "enabled (tags web-common)",
+			},
+		},
+		"one of the chart's and one of a vendored subchart's, not vendored: both named": {
+			values: map[string]any{"cache": map[string]any{"enabled": true, "sentinel": map[string]any{"enabled": true}}, "sdk-server": map[string]any{"enabled": true}},
+			extra: map[string]string{
+				"chart/charts/cache/Chart.yaml": "apiVersion: v2\nname: cache\nversion: 4.38.0\ndependencies:\n- name: sentinel\n  version: 1.0.0\n  repository: https://charts.example.com/\n  condition: sentinel.enabled\n",
+			},
+			err: []string{`chart/Chart.yaml: dependency "sdk-server"`, `chart/charts/cache/Chart.yaml: dependency "sentinel"`},
+		},
 		"on and vendored": {
 			values: map[string]any{"cache": map[string]any{"enabled": true}},
 			extra: map[string]string{
