@@ -330,3 +330,61 @@ apps:
 		t.Errorf("the second apply of the same revision wrote something:\n%s", again.stdout)
 	}
 }
+
+// TestHelmChartReleaseNamespace: through the command line, a chart
+// rendered without apps[].namespace is refused naming what
+// .Release.Namespace was and what to set, not blaming the template that
+// writes it; helm.namespace alone is .Release.Namespace, and places no
+// object that sets none.
+func TestHelmChartReleaseNamespace(t *testing.T) {
+	chart := writeFiles(t, map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: nsless\nversion: 0.1.0\n",
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+  namespace: {{ .Release.Namespace }}
+data:
+  ns: {{ .Release.Namespace | quote }}
+`,
+		"templates/bare.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bare}\n",
+	})
+	tests := map[string]struct {
+		app  string // the app's fields but name, source and path
+		want []string
+	}{
+		"neither namespace": {
+			want: []string{"app web", "templates/cm.yaml: document 1 (v1 ConfigMap cfg)", "empty .Release.Namespace", "neither apps[].namespace nor helm.namespace is set", "set apps[].namespace"},
+		},
+		"helm.namespace alone": {
+			app:  "  helm: {namespace: team-a}\n",
+			want: []string{"templates/bare.yaml: document 1 (v1 ConfigMap bare)", "helm.namespace (team-a) sets .Release.Namespace only", "set apps[].namespace: team-a"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg := filepath.Join(writeFiles(t, map[string]string{"syncd.yaml": `apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: repo
+  git: {url: https://git.example.com/none.git, branch: main, interval: 1m}
+apps:
+- name: web
+  source: repo
+  path: chart
+` + tc.app}), "syncd.yaml")
+			code, out, stderr := runCmd(t, "render", "--config", cfg, "--app", "web", "--path", chart)
+			if code == exitOK {
+				t.Fatalf("render succeeded:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("error does not mention %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, "set it, or set the app's namespace") {
+				t.Errorf("error blames the template:\n%s", stderr)
+			}
+		})
+	}
+}

@@ -216,7 +216,7 @@ func renderPlan(ctx context.Context, app config.App, in renderInput) (*planner.P
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planner.New(spec.Planner, planner.Options{Revision: in.label, Substitution: subst})
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: in.label, Substitution: subst, Chart: tree.ChartRelease()})
 	if err != nil {
 		return nil, err
 	}

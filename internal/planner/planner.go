@@ -51,6 +51,11 @@ type Options struct {
 	// before anything else looks at it (see Substitution). Nil
 	// substitutes nothing: ${NAME} stays as written.
 	Substitution *Substitution
+	// Chart, when set, says that the manifests are a Helm chart's render
+	// and with which .Release.Namespace (Tree.ChartRelease gives it): an
+	// object left without a namespace is then reported with what
+	// .Release.Namespace was and which field to set. Nil: not a chart.
+	Chart *ChartRelease
 }
 
 // builtinConverter is client-go's schema of the built-in kinds, decoded
@@ -496,7 +501,7 @@ func (p *Planner) placeNamespace(obj *unstructured.Unstructured, namespaced bool
 		return "", nil
 	}
 	if p.app.Namespace == "" {
-		return "", fmt.Errorf("%s is namespaced and has no metadata.namespace: set it, or set the app's namespace", kind)
+		return "", p.noNamespaceError(kind)
 	}
 	obj.SetNamespace(p.app.Namespace)
 	return "", nil

@@ -433,7 +433,7 @@ func (r *Runner) renderDir(ctx context.Context, spec *App, dir string, rev sourc
 	if err != nil {
 		return nil, err
 	}
-	pl, err := planner.New(spec.Planner, planner.Options{Revision: label, Mapper: target.Cluster.Mapper, Schemas: target.schemas, Substitution: subst})
+	pl, err := planner.New(spec.Planner, planner.Options{Revision: label, Mapper: target.Cluster.Mapper, Schemas: target.schemas, Substitution: subst, Chart: tree.ChartRelease()})
 	if err != nil {
 		return nil, err
 	}
