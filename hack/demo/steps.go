@@ -253,7 +253,7 @@ apps:
     conflicts:
       default: fail                  # never overwrite another manager silently...
       rules:
-        - managers: ["kubectl-*"]    # ...but take hand edits with kubectl back
+        - managers: [kubectl, "kubectl-*"]  # ...but take hand edits with kubectl back
           action: force
 alerts:
   - name: demo-receiver
@@ -387,7 +387,7 @@ func (d *demo) newCommit(ctx context.Context) error {
 
 // outOfBand changes the Deployment behind syncd's back.
 func (d *demo) outOfBand(ctx context.Context) error {
-	d.step("Out of band: someone hot-fixes the image (kubectl-edit, Update) and scales to 5 through /scale (kubectl-scale)")
+	d.step("Out of band: someone hot-fixes the image (kubectl-edit, Update) and scales to 5 through /scale (kubectl, as kubectl scale writes)")
 	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28-hotfix"}]}}}}`)
 	if _, err := d.cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		return fmt.Errorf("patch the image of deployments/web: %w", err)
@@ -395,17 +395,17 @@ func (d *demo) outOfBand(ctx context.Context) error {
 	say("PATCH deployments/web (strategic merge, fieldManager kubectl-edit): image nginx:1.28-hotfix")
 	// As kubectl scale does it: a patch of the scale subresource (no
 	// resourceVersion to race the controllers' status writes).
-	if _, err := d.cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale"); err != nil {
+	if _, err := d.cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl"}, "scale"); err != nil {
 		return fmt.Errorf("patch deployments/web/scale: %w", err)
 	}
-	say("PATCH deployments/web/scale (fieldManager kubectl-scale): replicas 5")
+	say("PATCH deployments/web/scale (fieldManager kubectl, what kubectl scale sends): replicas 5")
 	dep, err := d.cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	say("managedFields now:")
 	printManaged(dep.ManagedFields)
-	if err := expectOwner(dep, "kubectl-scale", ".spec.replicas"); err != nil {
+	if err := expectOwner(dep, "kubectl", ".spec.replicas"); err != nil {
 		return err
 	}
 	return expectOwner(dep, "kubectl-edit", `.spec.template.spec.containers[name="app"].image`)
@@ -413,7 +413,7 @@ func (d *demo) outOfBand(ctx context.Context) error {
 
 // handEdits are the fields the out-of-band step changes, and by whom.
 var handEdits = map[string]string{
-	".spec.replicas": "kubectl-scale",
+	".spec.replicas": "kubectl",
 	`.spec.template.spec.containers[name="app"].image`: "kubectl-edit",
 }
 
@@ -421,7 +421,7 @@ var handEdits = map[string]string{
 // handEdits with its culprit, and returns those alerts.
 func (d *demo) waitHandEditAlerts(ctx context.Context) ([]received, error) {
 	var alerts []received
-	err := waitFor(ctx, "drift alerts naming kubectl-scale on .spec.replicas and kubectl-edit on the image", 30*time.Second, func() (bool, error) {
+	err := waitFor(ctx, "drift alerts naming kubectl on .spec.replicas and kubectl-edit on the image", 30*time.Second, func() (bool, error) {
 		alerts = d.recv.find(func(a alertPayload) bool {
 			if a.Type != "drift" || a.State != "open" || a.Object.Kind != "Deployment" || a.Object.Name != "web" {
 				return false
@@ -475,7 +475,7 @@ func (d *demo) driftCommand(ctx context.Context) error {
 	if err := expect(code == 2, "syncd drift to exit 2 (drift found), got %d", code); err != nil {
 		return err
 	}
-	for _, want := range []string{"kubectl-scale", "kubectl-edit", "subresource scale"} {
+	for _, want := range []string{"by kubectl (Update, subresource scale)", "kubectl-edit"} {
 		if err := expect(strings.Contains(out, want), "syncd drift to name %q:\n%s", want, out); err != nil {
 			return err
 		}
@@ -589,7 +589,7 @@ func (d *demo) planBranch(ctx context.Context) error {
 	}
 	for _, want := range []string{
 		"ConfigMap/web-settings .data.banner team-ops fail",
-		"Deployment/web .spec.replicas kubectl-scale force",
+		"Deployment/web .spec.replicas kubectl force",
 		`Deployment/web .spec.template.spec.containers[name="app"].image kubectl-edit force`,
 		"Deployment/web replicas 5 -> 2",
 	} {
@@ -597,7 +597,7 @@ func (d *demo) planBranch(ctx context.Context) error {
 			return err
 		}
 	}
-	ok("blocked: .data.banner is team-ops's (policy fail); merging would also reset replicas 5 → 2 and revert the hotfix (policy force on kubectl-*)")
+	ok("blocked: .data.banner is team-ops's (policy fail); merging would also reset replicas 5 → 2 and revert the hotfix (policy force on kubectl and kubectl-*)")
 	dep, err := d.cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -612,7 +612,7 @@ func (d *demo) planBranch(ctx context.Context) error {
 // merge pushes the reviewed branch to main: the daemon applies it and
 // the policy takes the kubectl edits back.
 func (d *demo) merge(ctx context.Context) error {
-	d.step("The author drops the banner line and the pull request is merged: the daemon forces the kubectl-* edits back")
+	d.step("The author drops the banner line and the pull request is merged: the daemon forces the kubectl edits back")
 	var err error
 	d.shaC, err = d.commitEdit("nginx 1.29", appFile, "image: nginx:1.28", "image: nginx:1.29")
 	if err != nil {

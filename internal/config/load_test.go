@@ -125,7 +125,7 @@ func TestLoadValidFull(t *testing.T) {
 					},
 					Conflicts: ConflictPolicy{Default: ActionFail, Rules: []ConflictRule{
 						{Kinds: []string{"apps/Deployment"}, Paths: []string{".spec.replicas"}, Managers: []string{"kube-controller-manager"}, Action: ActionYield},
-						{Managers: []string{"kubectl-*"}, Action: ActionForce},
+						{Managers: []string{"kubectl", "kubectl-*"}, Action: ActionForce},
 						{Kinds: []string{"ConfigMap"}, Names: []string{"shop-*"}, Action: ActionForce},
 					}},
 					Ignore: []IgnoreRule{
