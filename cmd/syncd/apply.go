@@ -242,7 +242,7 @@ func printChangeSet(out io.Writer, cs *applier.ChangeSet) {
 		}
 	}
 	if len(cs.Conflicts()) > 0 {
-		fmt.Fprintln(w, "  hint: syncd never forces; another manager owns these fields. Agree on one owner, drop the field from Git, or set a conflict policy (force/yield) in syncd.yaml.")
+		fmt.Fprintln(w, "  hint: the conflict policy says fail for these fields (no rule forces or yields them), so their owner keeps them. Agree on one owner, drop the field from Git, or add a conflicts rule (force/yield) for that manager in syncd.yaml.")
 	}
 	var parts []string
 	for _, a := range []applier.Action{applier.Created, applier.Configured, applier.Unchanged, applier.Yielded, applier.Forced, applier.HandoffPending, applier.Recreated, applier.Conflicted, applier.Failed, applier.Skipped, applier.Excluded} {
