@@ -437,9 +437,18 @@ func applyConfigApp(cmd *cobra.Command, runner *reconcile.Runner, app config.App
 	err = refusedExit(err)
 	var ce *exitCodeError
 	if !errors.As(err, &ce) {
-		err = withCode(exitError, fmt.Errorf("app %s: nothing more applied: %w", app.Name, err))
+		err = withCode(exitError, nothingMoreApplied(app.Name, err))
 	}
 	return err
+}
+
+// nothingMoreApplied says that the apply of app stopped at err, naming
+// the app once: the runner's errors already begin "app NAME: ".
+func nothingMoreApplied(app string, err error) error {
+	if strings.HasPrefix(err.Error(), "app "+app+": ") {
+		return fmt.Errorf("%w; nothing more applied", err)
+	}
+	return fmt.Errorf("app %s: %w; nothing more applied", app, err)
 }
 
 // dependencyStops records, for each app of a syncd apply --config run that
