@@ -117,7 +117,9 @@ func gitVerify(v *fields, ref config.GitRef) *v1alpha1.GitVerify {
 	if name != "" {
 		v.warn("secretRef", "syncd reads the armored public keys from key %s of Secret %s (Flux reads every key): put them all in key %s", v1alpha1.SecretKeyKeys, name, v1alpha1.SecretKeyKeys)
 	}
-	v.none("provider", "only OpenPGP signatures are verified (no cosign or notation)")
+	if p := v.str("provider"); p != "" && !strings.EqualFold(p, "openpgp") {
+		v.warn("provider", "%q: only OpenPGP signatures are verified (no cosign or notation)", p)
+	}
 	v.done()
 	return &v1alpha1.GitVerify{Mode: mode, SecretRef: v1alpha1.LocalObjectReference{Name: name}}
 }
@@ -127,13 +129,29 @@ func gitVerify(v *fields, ref config.GitRef) *v1alpha1.GitVerify {
 func gitRepositoryUnmapped(spec *fields) {
 	spec.none("suspend", "a GitSource cannot be suspended; suspend its Apps (spec.suspend) instead")
 	spec.none("timeout", "syncd bounds each fetch itself; there is no per-source timeout")
-	spec.none("provider", "cloud workload identity is not supported: put a token or an SSH key in the Secret named by secretRef")
+	cloudProvider(spec, "put a token or an SSH key in the Secret named by secretRef")
 	spec.none("proxySecretRef", "no per-source proxy: syncd uses the HTTPS_PROXY of its environment")
 	spec.none("ignore", "an App renders one directory of the tree; there are no ignore patterns (files outside the App's path are not read)")
 	spec.none("include", "no include of other repositories: make each repository a GitSource of its own")
 	spec.none("recurseSubmodules", "submodules are not fetched")
 	spec.none("sparseCheckout", "the whole tree is fetched; the App's path selects the directory")
 }
+
+// cloudProvider warns about spec.provider when it names a cloud's
+// workload identity (aws, azure, gcp, github), which syncd does not
+// support; generic, Flux's default, is what syncd does, and is not
+// warned about. advice says where the credentials go instead.
+func cloudProvider(spec *fields, advice string) {
+	p := spec.str("provider")
+	if p == "" || p == fluxGenericProvider {
+		return
+	}
+	spec.warn("provider", "%q: cloud workload identity is not supported: %s", p, advice)
+}
+
+// fluxGenericProvider is Flux's default provider: credentials from the
+// Secret named by secretRef, as syncd reads them.
+const fluxGenericProvider = "generic"
 
 // duration reads a Go duration at key ("5m", "1h0m0s").
 func (f *fields) duration(key string) *metav1.Duration {
