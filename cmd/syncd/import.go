@@ -16,8 +16,8 @@ import (
 
 // Output forms of `syncd import`.
 const (
-	importObjects = "yaml"
-	importConfig  = "config"
+	importObjects = string(importer.ObjectsForm)
+	importConfig  = string(importer.ConfigForm)
 )
 
 type importFlags struct {
@@ -93,7 +93,7 @@ func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []s
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	res := importer.Import(tool, docs, importer.Options{Namespace: f.namespace})
+	res := importer.Import(tool, docs, importer.Options{Namespace: f.namespace, Form: importer.Form(f.output)})
 	warnings = append(warnings, res.Warnings...)
 	if len(res.GitSources) == 0 && len(res.Apps) == 0 {
 		printImportWarnings(cmd.ErrOrStderr(), warnings)

@@ -31,10 +31,13 @@ type argoApp struct {
 
 // argoSource is a source of an Application.
 type argoSource struct {
-	f                        *fields
+	f *fields
+	// repoURL is without the credentials it may have held
+	// (hadCredentials).
 	repoURL, revision, chart string
 	path, ref                string
 	hasPlugin                bool
+	hadCredentials           bool
 }
 
 // application maps an Argo CD Application onto one App per source that
@@ -84,8 +87,11 @@ func argoSources(spec *fields) []argoSource {
 }
 
 // readArgoSource reads the fields of a source that decide what it is.
+// The credentials a repoURL may hold are removed here, so that no
+// warning can print them.
 func readArgoSource(f *fields) argoSource {
-	return argoSource{f: f, repoURL: f.str("repoURL"), revision: f.str("targetRevision"), chart: f.str("chart"),
+	url, hadCredentials := withoutCredentials(f.str("repoURL"))
+	return argoSource{f: f, repoURL: url, hadCredentials: hadCredentials, revision: f.str("targetRevision"), chart: f.str("chart"),
 		path: f.str("path"), ref: f.str("ref"), hasPlugin: f.has("plugin")}
 }
 

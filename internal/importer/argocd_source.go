@@ -30,21 +30,41 @@ func (im *importer) argoGitSource(d Document, s argoSource) string {
 	ref := argoGitRef(s)
 	ns := im.namespace(d)
 	key := ns + " " + s.repoURL + "@" + ref.Branch + ref.Tag + ref.Semver + ref.Commit
-	if name, ok := im.gitByURL[key]; ok {
-		return name
+	if made, ok := im.argoMade[key]; ok {
+		im.argoCredentials(d, s, made)
+		return made.src.name
 	}
 	name := im.gitSourceName(ns, s.repoURL, ref)
-	im.gitByURL[key] = name
 	src := &v1alpha1.GitSource{
 		TypeMeta:   typeMeta(v1alpha1.KindGitSource),
 		ObjectMeta: im.objectMeta(d, name),
 		Spec:       v1alpha1.GitSourceSpec{URL: s.repoURL, GitRef: ref},
 	}
 	src.Spec.Interval = mustDuration(argoDefaultInterval)
+	made := argoMade{src: source{kind: v1alpha1.KindGitSource, namespace: ns, name: name, url: s.repoURL}, secretRef: &src.Spec.SecretRef}
+	im.argoMade[key] = made
 	im.taken[v1alpha1.KindGitSource+"/"+ns+"/"+name] = d.File
 	im.res.GitSources = append(im.res.GitSources, src)
-	im.warn(d, s.f.field("repoURL"), "became GitSource %s/%s; Argo CD finds repository credentials by URL, syncd by the GitSource's secretRef: for a private repository, create a Secret with key token (https) or keys identity and known_hosts (ssh) and name it in spec.secretRef", ns, name)
+	if !s.hadCredentials {
+		im.warn(d, s.f.field("repoURL"), "became GitSource %s/%s; Argo CD finds repository credentials by URL, syncd by the GitSource's secretRef: for a private repository, create a Secret with key token (https) or keys identity and known_hosts (ssh) and name it in spec.secretRef", ns, name)
+	}
+	im.argoCredentials(d, s, made)
 	return name
+}
+
+// argoMade is a source made from Argo CD sources, found again by
+// repository (and revision): its name, and where its secretRef is.
+type argoMade struct {
+	src       source
+	secretRef **v1alpha1.LocalObjectReference
+}
+
+// argoCredentials moves the credentials s's repoURL held into the
+// Secret of the source made of it.
+func (im *importer) argoCredentials(d Document, s argoSource, made argoMade) {
+	if s.hadCredentials {
+		im.moveCredentials(d, s.f.field("repoURL"), made.src, made.secretRef)
+	}
 }
 
 // argoGitRef maps targetRevision: HEAD (or none) is taken as branch
@@ -132,22 +152,27 @@ func (im *importer) argoHelmSource(d Document, s argoSource) string {
 	}
 	ns := im.namespace(d)
 	key := ns + " helm " + url
-	if name, ok := im.gitByURL[key]; ok {
-		return name
+	if made, ok := im.argoMade[key]; ok {
+		im.argoCredentials(d, s, made)
+		return made.src.name
 	}
 	name := dnsLabel(truncate(strings.TrimPrefix(strings.SplitN(strings.SplitN(url, "://", 2)[1], "/", 2)[0], "www."), 63))
 	if _, taken := im.taken[v1alpha1.KindHelmSource+"/"+ns+"/"+name]; taken || name == "" {
 		sum := sha256.Sum256([]byte(url))
 		name = truncate(name, 50) + "-" + hex.EncodeToString(sum[:4])
 	}
-	im.gitByURL[key] = name
 	im.taken[v1alpha1.KindHelmSource+"/"+ns+"/"+name] = d.File
 	src := &v1alpha1.HelmSource{
 		TypeMeta:   typeMeta(v1alpha1.KindHelmSource),
 		ObjectMeta: im.objectMeta(d, name),
 		Spec:       v1alpha1.HelmSourceSpec{URL: url, Interval: mustDuration(argoDefaultInterval)},
 	}
+	made := argoMade{src: source{kind: v1alpha1.KindHelmSource, namespace: ns, name: name, url: url}, secretRef: &src.Spec.SecretRef}
+	im.argoMade[key] = made
 	im.res.HelmSources = append(im.res.HelmSources, src)
-	im.warn(d, s.f.field("repoURL"), "became HelmSource %s/%s; Argo CD finds repository credentials by URL, syncd by the HelmSource's secretRef: for a private repository, create a Secret with keys username and password (or token) and name it in spec.secretRef", ns, name)
+	if !s.hadCredentials {
+		im.warn(d, s.f.field("repoURL"), "became HelmSource %s/%s; Argo CD finds repository credentials by URL, syncd by the HelmSource's secretRef: for a private repository, create a Secret with keys username and password (or token) and name it in spec.secretRef", ns, name)
+	}
+	im.argoCredentials(d, s, made)
 	return name
 }

@@ -22,10 +22,11 @@ const fluxDefaultBranch = "master"
 // name.
 func (im *importer) gitRepository(d Document) {
 	spec := im.fields(d, "spec")
+	url, hadCredentials := withoutCredentials(spec.str("url"))
 	src := &v1alpha1.GitSource{
 		TypeMeta:   typeMeta(v1alpha1.KindGitSource),
 		ObjectMeta: im.objectMeta(d, d.Object.GetName()),
-		Spec:       v1alpha1.GitSourceSpec{URL: spec.str("url")},
+		Spec:       v1alpha1.GitSourceSpec{URL: url},
 	}
 	src.Spec.GitRef = fluxGitRef(spec.sub("ref"))
 	src.Spec.Interval = spec.duration("interval")
@@ -34,6 +35,9 @@ func (im *importer) gitRepository(d Document) {
 		src.Spec.Interval = &metav1.Duration{Duration: defaultInterval}
 	}
 	src.Spec.SecretRef = gitSecretRef(spec, src.Spec.URL)
+	if hadCredentials {
+		im.moveCredentials(d, spec.field("url"), source{kind: v1alpha1.KindGitSource, namespace: src.Namespace, name: src.Name, url: url}, &src.Spec.SecretRef)
+	}
 	src.Spec.Verify = gitVerify(spec.sub("verify"), src.Spec.GitRef)
 	gitRepositoryUnmapped(spec)
 	spec.done()

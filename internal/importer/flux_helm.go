@@ -27,13 +27,17 @@ func (im *importer) fluxHelmOrOCI(d Document) {
 // same name; an oci one keeps its oci:// URL.
 func (im *importer) helmRepository(d Document) {
 	spec := im.fields(d, "spec")
+	url, hadCredentials := withoutCredentials(spec.str("url"))
 	src := &v1alpha1.HelmSource{
 		TypeMeta:   typeMeta(v1alpha1.KindHelmSource),
 		ObjectMeta: im.objectMeta(d, d.Object.GetName()),
-		Spec:       v1alpha1.HelmSourceSpec{URL: spec.str("url")},
+		Spec:       v1alpha1.HelmSourceSpec{URL: url},
 	}
 	src.Spec.Interval = im.sourceInterval(spec)
 	src.Spec.SecretRef = sourceSecrets(spec)
+	if hadCredentials {
+		im.moveCredentials(d, spec.field("url"), source{kind: v1alpha1.KindHelmSource, namespace: src.Namespace, name: src.Name, url: url}, &src.Spec.SecretRef)
+	}
 	if t := spec.str("type"); t == "oci" && !strings.HasPrefix(src.Spec.URL, "oci://") {
 		spec.warn("type", "oci with a URL that is not oci://; the HelmSource keeps the URL as written")
 	}
@@ -53,15 +57,19 @@ func (im *importer) helmRepository(d Document) {
 // name.
 func (im *importer) ociRepository(d Document) {
 	spec := im.fields(d, "spec")
+	url, hadCredentials := withoutCredentials(spec.str("url"))
 	src := &v1alpha1.OCISource{
 		TypeMeta:   typeMeta(v1alpha1.KindOCISource),
 		ObjectMeta: im.objectMeta(d, d.Object.GetName()),
-		Spec:       v1alpha1.OCISourceSpec{URL: spec.str("url")},
+		Spec:       v1alpha1.OCISourceSpec{URL: url},
 	}
 	src.Spec.OCIRef = fluxOCIRef(spec.sub("ref"))
 	src.Spec.Interval = im.sourceInterval(spec)
 	src.Spec.Insecure, _ = spec.boolean("insecure")
 	src.Spec.SecretRef = sourceSecrets(spec)
+	if hadCredentials {
+		im.moveCredentials(d, spec.field("url"), source{kind: v1alpha1.KindOCISource, namespace: src.Namespace, name: src.Name, url: url}, &src.Spec.SecretRef)
+	}
 	spec.none("verify", "signatures are not verified (no cosign or notation): pin a digest instead")
 	spec.none("layerSelector", "the one tar+gzip layer of the artifact is extracted; a layer cannot be chosen")
 	spec.none("ignore", "the artifact is used as pushed; there are no ignore patterns")

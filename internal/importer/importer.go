@@ -86,7 +86,22 @@ type Options struct {
 	// Namespace, when set, is the namespace of every syncd object;
 	// default each imported object's own (default "default").
 	Namespace string
+	// Form is the output the result is printed as (default
+	// ObjectsForm); the warnings that say where credentials go speak of
+	// its fields.
+	Form Form
 }
+
+// Form is the output of an import: the syncd objects, or a syncd.yaml.
+type Form string
+
+// Forms.
+const (
+	// ObjectsForm is the syncd objects (Result.WriteObjects).
+	ObjectsForm Form = "yaml"
+	// ConfigForm is a syncd.yaml (Result.Config).
+	ConfigForm Form = "config"
+)
 
 // DefaultNamespace is the namespace of objects that name none.
 const DefaultNamespace = "default"
@@ -97,9 +112,9 @@ type importer struct {
 	opts  Options
 	res   Result
 	taken map[string]string
-	// gitByURL finds the GitSource an Argo CD source becomes, by
-	// "namespace url@revision".
-	gitByURL map[string]string
+	// argoMade finds the source an Argo CD source becomes, by
+	// "namespace url@revision" (a GitSource) or "namespace helm url".
+	argoMade map[string]argoMade
 	// pathApps are the Apps made from Kustomizations (checkPaths).
 	pathApps []pathApp
 }
@@ -108,7 +123,7 @@ type importer struct {
 // other kinds are skipped; those of the other tool get a warning naming
 // the command that imports them.
 func Import(tool Tool, docs []Document, opts Options) *Result {
-	im := &importer{opts: opts, taken: map[string]string{}, gitByURL: map[string]string{}}
+	im := &importer{opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}}
 	for _, d := range docs {
 		im.document(tool, d)
 	}

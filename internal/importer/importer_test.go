@@ -69,7 +69,11 @@ func importOutput(t *testing.T, tool Tool, paths []string, ns string, asConfig b
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Import(tool, docs, Options{Namespace: ns})
+	opts := Options{Namespace: ns}
+	if asConfig {
+		opts.Form = ConfigForm
+	}
+	res := Import(tool, docs, opts)
 	warnings = append(warnings, res.Warnings...)
 	var out bytes.Buffer
 	if asConfig {
