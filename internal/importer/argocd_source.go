@@ -3,6 +3,7 @@ package importer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"path"
 	"regexp"
@@ -45,10 +46,7 @@ func (im *importer) argoGitSource(d Document, s argoSource) string {
 	im.argoMade[key] = made
 	im.taken[v1alpha1.KindGitSource+"/"+ns+"/"+name] = d.File
 	im.res.GitSources = append(im.res.GitSources, src)
-	if !s.hadCredentials {
-		im.warn(d, s.f.field("repoURL"), "became GitSource %s/%s; Argo CD finds repository credentials by URL, syncd by the GitSource's secretRef: for a private repository, create a Secret with key token (https) or keys identity and known_hosts (ssh) and name it in spec.secretRef", ns, name)
-	}
-	im.argoCredentials(d, s, made)
+	im.argoSourceMade(d, s, made)
 	return name
 }
 
@@ -57,6 +55,45 @@ func (im *importer) argoGitSource(d Document, s argoSource) string {
 type argoMade struct {
 	src       source
 	secretRef **v1alpha1.LocalObjectReference
+}
+
+// argoSourceMade warns that the source s became made, and where its
+// credentials go: Argo CD finds them by URL, syncd by the source (the
+// Secret it names, or the files of the syncd.yaml). Over ssh there are
+// always credentials, an SSH key: the source names a Secret for them.
+func (im *importer) argoSourceMade(d Document, s argoSource, made argoMade) {
+	byURL := "Argo CD finds repository credentials by URL, syncd by the " + made.src.kind + "'s secretRef"
+	if im.opts.Form == ConfigForm {
+		byURL = "Argo CD finds repository credentials by URL, a syncd.yaml by the source's auth"
+	}
+	switch {
+	case s.hadCredentials:
+		im.argoCredentials(d, s, made)
+	case made.src.kind == v1alpha1.KindGitSource && isSSHURL(made.src.url):
+		secret := made.src.requireSecret(made.secretRef)
+		im.warn(d, s.f.field("repoURL"), "became %s; %s, and over ssh it needs an SSH key: %s", im.sourceWords(made.src), byURL, im.credentialAdvice(made.src, secret))
+	default:
+		im.warn(d, s.f.field("repoURL"), "became %s; %s: for a private repository, %s", im.sourceWords(made.src), byURL, im.privateAdvice(made.src))
+	}
+}
+
+// sourceWords names the source s in the output form: "GitSource ns/name",
+// or "source name of the syncd.yaml".
+func (im *importer) sourceWords(s source) string {
+	if im.opts.Form == ConfigForm {
+		return "source " + s.name + " of the syncd.yaml"
+	}
+	return s.kind + " " + s.namespace + "/" + s.name
+}
+
+// privateAdvice says how to give s credentials, should its repository
+// be private.
+func (im *importer) privateAdvice(s source) string {
+	secret := s.authSecretName()
+	if im.opts.Form == ConfigForm {
+		return "put " + credentialFiles(s, path.Join(SecretsDir, secret))
+	}
+	return fmt.Sprintf("create Secret %s/%s with %s, and name it in spec.secretRef", s.namespace, secret, credentialKeys(s))
 }
 
 // argoCredentials moves the credentials s's repoURL held into the
@@ -170,9 +207,6 @@ func (im *importer) argoHelmSource(d Document, s argoSource) string {
 	made := argoMade{src: source{kind: v1alpha1.KindHelmSource, namespace: ns, name: name, url: url}, secretRef: &src.Spec.SecretRef}
 	im.argoMade[key] = made
 	im.res.HelmSources = append(im.res.HelmSources, src)
-	if !s.hadCredentials {
-		im.warn(d, s.f.field("repoURL"), "became HelmSource %s/%s; Argo CD finds repository credentials by URL, syncd by the HelmSource's secretRef: for a private repository, create a Secret with keys username and password (or token) and name it in spec.secretRef", ns, name)
-	}
-	im.argoCredentials(d, s, made)
+	im.argoSourceMade(d, s, made)
 	return name
 }

@@ -113,9 +113,14 @@ func secretFile(name, key string) string { return path.Join(SecretsDir, name, ke
 func (c *configWriter) source(src *v1alpha1.GitSource) {
 	entry := fmt.Sprintf("sources[%d] (%s)", len(c.cfg.Sources), src.Name)
 	git := config.GitSource{URL: src.Spec.URL, GitRef: src.Spec.GitRef}
-	if ref := src.Spec.SecretRef; ref != nil {
+	switch ref := src.Spec.SecretRef; {
+	case ref != nil:
 		git.Auth = gitAuthFiles(src.Spec.URL, ref.Name)
 		c.warn(entry, "mount Secret %s/%s at %s (the file form names files)", src.Namespace, ref.Name, path.Join(SecretsDir, ref.Name))
+	case isSSHURL(src.Spec.URL):
+		secret := source{kind: v1alpha1.KindGitSource, name: src.Name}.authSecretName()
+		git.Auth = gitAuthFiles(src.Spec.URL, secret)
+		c.warn(entry, "an ssh URL needs an SSH key and the server's host keys, and %s names no Secret: the file reads them from %s and %s; mount a Secret %s with keys %s and %s at %s", src.Name, git.Auth.SSHKeyFile, git.Auth.KnownHostsFile, secret, v1alpha1.SecretKeyIdentity, v1alpha1.SecretKeyKnownHosts, path.Join(SecretsDir, secret))
 	}
 	if v := src.Spec.Verify; v != nil {
 		git.Verify = &config.GitVerify{Mode: v.Mode, KeysFile: secretFile(v.SecretRef.Name, v1alpha1.SecretKeyKeys), AllowRewrites: v.AllowRewrites}

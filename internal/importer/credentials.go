@@ -82,7 +82,7 @@ func (im *importer) removedCredentials(d Document, field string, s source, secre
 func (im *importer) credentialAdvice(s source, secret string) string {
 	dir := path.Join(SecretsDir, secret)
 	if im.opts.Form == ConfigForm {
-		return fmt.Sprintf("source %s of the syncd.yaml reads them from files below %s (mount a Secret %s there): %s", s.name, dir, secret, credentialFiles(s, dir))
+		return fmt.Sprintf("source %s of the syncd.yaml reads them from files below %s (mount a Secret %s there): put %s", s.name, dir, secret, credentialFiles(s, dir))
 	}
 	return fmt.Sprintf("put %s of Secret %s/%s, which %s %s/%s names in spec.secretRef", credentialKeys(s), s.namespace, secret, s.kind, s.namespace, s.name)
 }
@@ -91,7 +91,7 @@ func (im *importer) credentialAdvice(s source, secret string) string {
 func credentialKeys(s source) string {
 	switch {
 	case s.kind == v1alpha1.KindGitSource && isSSHURL(s.url):
-		return "the SSH private key in key identity and the server's host keys in key known_hosts (syncd authenticates over ssh with a key only)"
+		return "the SSH private key in key identity and the server's host keys in key known_hosts"
 	case s.kind == v1alpha1.KindGitSource:
 		return "the password or token in key token and the user name in key username"
 	}

@@ -159,3 +159,58 @@ func printed(t *testing.T, res *Result, form Form) (string, []string) {
 	}
 	return out.String(), lines
 }
+
+// An ssh repository always needs credentials (an SSH key and the
+// server's host keys): the source names a Secret for them, the
+// syncd.yaml reads its files (and loads), and the warnings speak of the
+// form printed.
+func TestSSHRepositoryNeedsAKey(t *testing.T) {
+	const argo = `
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  source: {repoURL: "git@github.com:org/shop.git", targetRevision: main, path: deploy}
+  destination: {server: https://kubernetes.default.svc, namespace: shop}`
+	const flux = `
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: shop, namespace: flux-system}
+spec: {interval: 1m, url: "ssh://git@github.com/org/shop.git", ref: {branch: main}}`
+	for name, tc := range map[string]struct {
+		tool Tool
+		doc  string
+		form Form
+		// want are lines of the output; warning is a part of a warning
+		// of the import or the syncd.yaml, and notWarned no part of one.
+		want               []string
+		warning, notWarned string
+	}{
+		"Argo CD, objects": {tool: ArgoCD, doc: argo, form: ObjectsForm,
+			want:    []string{"url: git@github.com:org/shop.git", "name: shop-git-auth"},
+			warning: "key identity and the server's host keys in key known_hosts of Secret argocd/shop-git-auth, which GitSource argocd/shop names in spec.secretRef"},
+		"Argo CD, syncd.yaml": {tool: ArgoCD, doc: argo, form: ConfigForm,
+			want:    []string{"sshKeyFile: /etc/syncd/secrets/shop-git-auth/identity", "knownHostsFile: /etc/syncd/secrets/shop-git-auth/known_hosts"},
+			warning: "auth.sshKeyFile and auth.knownHostsFile", notWarned: "spec.secretRef"},
+		"Flux without secretRef, syncd.yaml": {tool: Flux, doc: flux, form: ConfigForm,
+			want:    []string{"sshKeyFile: /etc/syncd/secrets/shop-git-auth/identity", "knownHostsFile: /etc/syncd/secrets/shop-git-auth/known_hosts"},
+			warning: "mount a Secret shop-git-auth with keys identity and known_hosts at /etc/syncd/secrets/shop-git-auth"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importYAML(t, tc.tool, Options{Form: tc.form}, tc.doc)
+			out, warnings := printed(t, res, tc.form)
+			for _, line := range tc.want {
+				if !strings.Contains(out, line) {
+					t.Errorf("the output has no line %q:\n%s", line, out)
+				}
+			}
+			all := strings.Join(warnings, "\n")
+			if !strings.Contains(all, tc.warning) {
+				t.Errorf("no warning says %q:\n%s", tc.warning, all)
+			}
+			if tc.notWarned != "" && strings.Contains(all, tc.notWarned) {
+				t.Errorf("a warning of the file form speaks of %q:\n%s", tc.notWarned, all)
+			}
+		})
+	}
+}
