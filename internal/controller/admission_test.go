@@ -215,6 +215,24 @@ kind: GitSource
 metadata: {name: relpath}
 spec: {url: "../team-b/repo", branch: main, interval: 1m}`,
 			want: `the URL is a local path, which reads syncd's own disk`},
+		"OCI URL": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: ociurl}
+spec: {url: "oci://ghcr.io/org/manifests", tag: "1.0.0", interval: 1m}`,
+			want: `the URL scheme is not one Git fetches over`},
+		"OCI URL, upper case": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: ociupper}
+spec: {url: "OCI://ghcr.io/org/manifests", tag: "1.0.0", interval: 1m}`,
+			want: `an oci:// artifact is an OCISource`},
+		"HTTPS URL, upper case": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: httpsupper}
+spec: {url: "HTTPS://example.com/org/repo.git", branch: main, interval: 1m}`},
+		"ssh URL": {resource: "gitsources", manifest: `
+kind: GitSource
+metadata: {name: sshurl}
+spec: {url: "ssh://git@example.com/org/repo.git", branch: main, interval: 1m}`},
 		"scp-like": {resource: "gitsources", manifest: `
 kind: GitSource
 metadata: {name: scp}

@@ -132,7 +132,7 @@ func (im *importer) argoSourceApp(d Document, a *argoApp, s argoSource, name str
 		}
 		app.Spec.Helm.Chart, app.Spec.Helm.Version = s.chart, s.revision
 	} else {
-		app = im.newApp(d, name, gitSourceRef(im.argoGitSource(d, s), ""))
+		app = im.newApp(d, name, im.argoTreeSource(d, s))
 		app.Spec.AppSpec = a.policy
 		app.Spec.Path = treePath(s.path)
 		app.Spec.Helm = argoHelm(s, a.values)
@@ -143,4 +143,14 @@ func (im *importer) argoSourceApp(d Document, a *argoApp, s argoSource, name str
 	argoDirectory(s.f.sub("directory"))
 	takeOver(app, argoCDControllerManager)
 	im.addApp(d, app)
+}
+
+// argoTreeSource is the source of a source whose path is rendered: an
+// OCISource for an oci:// repoURL (an artifact of manifests), else a
+// GitSource.
+func (im *importer) argoTreeSource(d Document, s argoSource) v1alpha1.SourceReference {
+	if isOCIURL(s.repoURL) {
+		return v1alpha1.SourceReference{Kind: v1alpha1.KindOCISource, Name: im.argoOCISource(d, s)}
+	}
+	return gitSourceRef(im.argoGitSource(d, s), "")
 }

@@ -35,7 +35,7 @@ func (im *importer) argoGitSource(d Document, s argoSource) string {
 		im.argoCredentials(d, s, made)
 		return made.src.name
 	}
-	name := im.gitSourceName(ns, s.repoURL, ref)
+	name := im.repoSourceName(v1alpha1.KindGitSource, ns, s.repoURL, ref.Branch+ref.Tag+ref.Semver+ref.Commit)
 	src := &v1alpha1.GitSource{
 		TypeMeta:   typeMeta(v1alpha1.KindGitSource),
 		ObjectMeta: im.objectMeta(d, name),
@@ -127,18 +127,19 @@ func argoGitRef(s argoSource) config.GitRef {
 	return config.GitRef{Branch: rev}
 }
 
-// gitSourceName names the GitSource of url in ns: the repository's
-// name, then with the revision, then with a hash, whichever is free.
-func (im *importer) gitSourceName(ns, url string, ref config.GitRef) string {
+// repoSourceName names the source of kind of the repository url in ns
+// followed at rev: the repository's name, then with the revision, then
+// with a hash, whichever is free.
+func (im *importer) repoSourceName(kind, ns, url, rev string) string {
 	base := dnsLabel(strings.TrimSuffix(path.Base(strings.TrimRight(url, "/")), ".git"))
 	if base == "" {
 		base = "repo"
 	}
-	rev := dnsLabel(ref.Branch + ref.Tag + ref.Semver + ref.Commit)
+	rev = dnsLabel(rev)
 	sum := sha256.Sum256([]byte(url + "@" + rev))
 	for _, name := range []string{base, base + "-" + rev, base + "-" + hex.EncodeToString(sum[:4])} {
 		name = strings.TrimRight(truncate(name, 63), "-")
-		if _, ok := im.taken[v1alpha1.KindGitSource+"/"+ns+"/"+name]; !ok && name != "" {
+		if _, ok := im.taken[kind+"/"+ns+"/"+name]; !ok && name != "" {
 			return name
 		}
 	}
@@ -209,4 +210,53 @@ func (im *importer) argoHelmSource(d Document, s argoSource) string {
 	im.res.HelmSources = append(im.res.HelmSources, src)
 	im.argoSourceMade(d, s, made)
 	return name
+}
+
+// isOCIURL reports whether an Argo CD repoURL is an OCI registry's
+// (oci://).
+func isOCIURL(url string) bool {
+	return strings.HasPrefix(strings.ToLower(url), "oci://")
+}
+
+// argoOCISource returns the name of the OCISource of an OCI source's
+// repository and revision (repoURL oci://, no chart: an artifact of
+// manifests), making it on first use.
+func (im *importer) argoOCISource(d Document, s argoSource) string {
+	ref := argoOCIRef(s)
+	ns := im.namespace(d)
+	key := ns + " oci " + s.repoURL + "@" + ref.Tag + ref.Semver + ref.Digest
+	if made, ok := im.argoMade[key]; ok {
+		im.argoCredentials(d, s, made)
+		return made.src.name
+	}
+	name := im.repoSourceName(v1alpha1.KindOCISource, ns, s.repoURL, ref.Tag+ref.Semver+ref.Digest)
+	src := &v1alpha1.OCISource{
+		TypeMeta:   typeMeta(v1alpha1.KindOCISource),
+		ObjectMeta: im.objectMeta(d, name),
+		Spec:       v1alpha1.OCISourceSpec{URL: s.repoURL, OCIRef: ref},
+	}
+	src.Spec.Interval = mustDuration(argoDefaultInterval)
+	made := argoMade{src: source{kind: v1alpha1.KindOCISource, namespace: ns, name: name, url: s.repoURL}, secretRef: &src.Spec.SecretRef}
+	im.argoMade[key] = made
+	im.taken[v1alpha1.KindOCISource+"/"+ns+"/"+name] = d.File
+	im.res.OCISources = append(im.res.OCISources, src)
+	s.f.warn("repoURL", "an OCI artifact: syncd extracts its one tar+gzip content layer (as flux push artifact, oras push of a .tar.gz or any image builder write it) and refuses an artifact of several")
+	im.argoSourceMade(d, s, made)
+	return name
+}
+
+// argoOCIRef maps the targetRevision of an OCI source: a digest, a
+// semver range, or a tag; none (or HEAD) is tag latest.
+func argoOCIRef(s argoSource) config.OCIRef {
+	rev := strings.TrimSpace(s.revision)
+	switch {
+	case rev == "" || rev == "HEAD":
+		s.f.warn("targetRevision", "%q: the OCISource follows tag latest; pin a tag, a semver range or a digest", rev)
+		return config.OCIRef{Tag: "latest"}
+	case strings.HasPrefix(rev, "sha256:"):
+		return config.OCIRef{Digest: rev}
+	case semverRE.MatchString(rev):
+		return config.OCIRef{Semver: rev}
+	}
+	return config.OCIRef{Tag: rev}
 }
