@@ -140,7 +140,7 @@ func (im *importer) argoSourceApp(d Document, a *argoApp, s argoSource, name str
 	app.Spec.TargetNamespace = a.target
 	app.Spec.Cluster = a.cluster
 	argoKustomize(s.f.sub("kustomize"))
-	argoDirectory(s.f.sub("directory"))
+	argoDirectory(s)
 	takeOver(app, argoCDControllerManager)
 	im.addApp(d, app)
 }

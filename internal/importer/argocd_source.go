@@ -168,16 +168,45 @@ func argoKustomize(k *fields) {
 	}
 }
 
-// argoDirectory maps a source's directory section: syncd reads a plain
-// directory recursively.
-func argoDirectory(dir *fields) {
-	if recurse, set := dir.boolean("recurse"); set && !recurse {
-		dir.warn("recurse", "syncd reads a directory of plain manifests recursively; move subdirectories that must not be applied out of the App's path")
+// argoDirectory maps a source's directory section. syncd reads a plain
+// directory recursively, and Argo CD only its top unless recurse is
+// true (its default is false): the importer cannot see the repository,
+// so it warns whenever the source may be a plain directory and recurse
+// is not true.
+func argoDirectory(s argoSource) {
+	dir := s.f.sub("directory")
+	if recurse, _ := dir.boolean("recurse"); !recurse && mayBePlainDirectory(s) {
+		dir.warn("recurse", "%s: Argo CD applies only the manifests at the top of %s (recurse defaults to false), and syncd applies every manifest below it, subdirectories included: move subdirectories that must not be applied out of the App's path", plainDirectoryWhen(dir), pathWords(s.path))
 	}
 	dir.none("include", "syncd applies every manifest of the App's path; move the files that must not be applied out of it")
 	dir.none("exclude", "syncd applies every manifest of the App's path; move the files that must not be applied out of it")
 	dir.none("jsonnet", "Jsonnet is not rendered: render it into YAML in the repository")
 	dir.done()
+}
+
+// mayBePlainDirectory reports whether Argo CD may render s as a plain
+// directory: it is no chart and has no helm or kustomize section (what
+// else decides, a kustomization.yaml or a Chart.yaml in the path, the
+// importer cannot see).
+func mayBePlainDirectory(s argoSource) bool {
+	return s.chart == "" && !s.f.has("helm") && !s.f.has("kustomize")
+}
+
+// plainDirectoryWhen says when the recurse warning holds: always with a
+// directory section, else if the path is a plain directory.
+func plainDirectoryWhen(dir *fields) string {
+	if dir.m != nil {
+		return "not true"
+	}
+	return "not set, and if the path is a plain directory (no kustomization.yaml or Chart.yaml)"
+}
+
+// pathWords names a repository path in a warning.
+func pathWords(p string) string {
+	if p = treePath(p); p == "" {
+		return "the repository root"
+	}
+	return p
 }
 
 // argoHelmSource returns the name of the HelmSource of a chart source's
