@@ -109,6 +109,7 @@ const DefaultNamespace = "default"
 // importer holds one import's state: the result being filled and the
 // names already taken, by "Kind/namespace/name".
 type importer struct {
+	tool  Tool
 	opts  Options
 	res   Result
 	taken map[string]string
@@ -117,13 +118,16 @@ type importer struct {
 	argoMade map[string]argoMade
 	// pathApps are the Apps made from Kustomizations (checkPaths).
 	pathApps []pathApp
+	// noNamespace are the documents without a namespace already warned
+	// about.
+	noNamespace map[*unstructured.Unstructured]bool
 }
 
 // Import maps the documents of tool onto syncd objects. Documents of
 // other kinds are skipped; those of the other tool get a warning naming
 // the command that imports them.
 func Import(tool Tool, docs []Document, opts Options) *Result {
-	im := &importer{opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}}
+	im := &importer{tool: tool, opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}, noNamespace: map[*unstructured.Unstructured]bool{}}
 	for _, d := range docs {
 		im.document(tool, d)
 	}
@@ -164,7 +168,9 @@ func (im *importer) warn(d Document, field, format string, args ...any) {
 	im.res.Warnings = append(im.res.Warnings, Warning{File: d.File, Object: d.ref(), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// namespace is the namespace of the syncd object made from d.
+// namespace is the namespace of the syncd object made from d: -n,
+// else d's own, else DefaultNamespace, with a warning (once per
+// document).
 func (im *importer) namespace(d Document) string {
 	switch {
 	case im.opts.Namespace != "":
@@ -172,7 +178,20 @@ func (im *importer) namespace(d Document) string {
 	case d.Object.GetNamespace() != "":
 		return d.Object.GetNamespace()
 	}
+	im.warnNoNamespace(d)
 	return DefaultNamespace
+}
+
+// warnNoNamespace warns, once per document, that d names no namespace
+// and what its syncd objects are imported into. A repository often
+// leaves it to the directory's kustomization.yaml (namespace:), which
+// the importer does not build.
+func (im *importer) warnNoNamespace(d Document) {
+	if im.noNamespace[d.Object] {
+		return
+	}
+	im.noNamespace[d.Object] = true
+	im.warn(d, "metadata.namespace", "not set: the syncd objects made from it are imported into namespace %s; if a kustomization.yaml sets the namespace (namespace:), pipe its build into the import (kustomize build DIR | syncd import %s -), or give the namespace with -n", DefaultNamespace, im.tool)
 }
 
 // claim takes the name of a syncd object; false (with a warning) when
