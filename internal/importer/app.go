@@ -52,6 +52,7 @@ func (im *importer) addApp(d Document, app *v1alpha1.App) bool {
 		return false
 	}
 	im.res.Apps = append(im.res.Apps, app)
+	im.appDocs[app] = d
 	return true
 }
 

@@ -38,7 +38,31 @@ func (r *Result) Config() (*config.Config, []Warning) {
 	for _, app := range r.Apps {
 		c.app(app)
 	}
+	c.checkDependsOn(r)
 	return c.cfg, c.warnings
+}
+
+// checkDependsOn warns about each app of the file that depends on an
+// App the file leaves out (suspended, or of a name another App took):
+// the file would not load. A dependency in none of the inputs is warned
+// about by Import.
+func (c *configWriter) checkDependsOn(r *Result) {
+	inFile := map[string]bool{}
+	for _, a := range c.cfg.Apps {
+		inFile[a.Name] = true
+	}
+	imported := map[string]bool{}
+	for _, a := range r.Apps {
+		imported[a.Namespace+"/"+a.Name] = true
+	}
+	for i, a := range c.cfg.Apps {
+		ns, _, _ := strings.Cut(c.names[a.Name], "/")
+		for _, dep := range a.DependsOn {
+			if !inFile[dep] && imported[ns+"/"+dep] {
+				c.warn(fmt.Sprintf("apps[%d] (%s)", i, a.Name), "dependsOn names %s, which is left out of the file (see its warning), and the file does not load while an app depends on one it does not declare: remove %s from dependsOn, or add the app back", dep, dep)
+			}
+		}
+	}
 }
 
 // WriteConfig prints cfg as YAML in the order people write it:

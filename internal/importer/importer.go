@@ -118,6 +118,8 @@ type importer struct {
 	argoMade map[string]argoMade
 	// pathApps are the Apps made from Kustomizations (checkPaths).
 	pathApps []pathApp
+	// appDocs are the documents the Apps were made from.
+	appDocs map[*v1alpha1.App]Document
 	// noNamespace are the documents without a namespace already warned
 	// about.
 	noNamespace map[*unstructured.Unstructured]bool
@@ -127,11 +129,12 @@ type importer struct {
 // other kinds are skipped; those of the other tool get a warning naming
 // the command that imports them.
 func Import(tool Tool, docs []Document, opts Options) *Result {
-	im := &importer{tool: tool, opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}, noNamespace: map[*unstructured.Unstructured]bool{}}
+	im := &importer{tool: tool, opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}, noNamespace: map[*unstructured.Unstructured]bool{}, appDocs: map[*v1alpha1.App]Document{}}
 	for _, d := range docs {
 		im.document(tool, d)
 	}
 	im.checkPaths(docs)
+	im.checkRefs()
 	im.sort()
 	return &im.res
 }
