@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -95,7 +96,7 @@ func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []s
 	}
 	res := importer.Import(tool, docs, importer.Options{Namespace: f.namespace, Form: importer.Form(f.output)})
 	warnings = append(warnings, res.Warnings...)
-	if len(res.GitSources) == 0 && len(res.Apps) == 0 {
+	if len(res.GitSources) == 0 && len(res.HelmSources) == 0 && len(res.OCISources) == 0 && len(res.Apps) == 0 {
 		printImportWarnings(cmd.ErrOrStderr(), warnings)
 		return withCode(exitError, fmt.Errorf("no %s objects to import found in %s", tool, importInput(f, paths)))
 	}
@@ -121,12 +122,20 @@ func readImport(ctx context.Context, f *importFlags, tool importer.Tool, paths [
 	return importer.Read(paths, stdin)
 }
 
-// importInput names where the objects were read from.
+// importInput names where the objects were read from: the cluster, or
+// the paths given, "-" as standard input.
 func importInput(f *importFlags, paths []string) string {
 	if f.fromCluster {
 		return "the cluster"
 	}
-	return fmt.Sprint(paths)
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = p
+		if p == importer.Stdin {
+			names[i] = "standard input"
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // readCluster lists the tool's kinds the cluster serves (every
