@@ -141,9 +141,9 @@ func TestConvertRoundTrip(t *testing.T) {
 		t.Errorf("App names (-want +got):\n%s", diff)
 	}
 
-	// Credentials: placeholders, the command to create them, no values.
+	// Credentials: the command to create them, the user name, no secret values.
 	for _, want := range []string{
-		"kubectl -n team-a create secret generic repo-git-auth --from-file=token=" + filepath.Join(dir, "token") + " --from-literal=username=<auth.username>",
+		"kubectl -n team-a create secret generic repo-git-auth --from-file=token=" + filepath.Join(dir, "token") + " --from-literal=username=ci-bot",
 		"kubectl -n team-a create secret generic repo-git-verify --from-file=keys=" + filepath.Join(dir, "keys.asc"),
 		"kubectl -n team-a create secret generic web-sops-keys --from-file=keys=" + filepath.Join(dir, "age.key"),
 		"kubectl -n team-a create secret generic tags-git-auth --from-file=identity=" + filepath.Join(dir, "id_ed25519") + " --from-file=known_hosts=" + filepath.Join(dir, "known_hosts"),
@@ -155,7 +155,9 @@ func TestConvertRoundTrip(t *testing.T) {
 	if !strings.Contains(r.stderr, "app api becomes App team-a/api, whose app name is team-a-api") {
 		t.Errorf("no warning about app api's new app name:\n%s", r.stderr)
 	}
-	for _, secret := range []string{"s3cret-token-value", "ci-bot"} {
+	// The token is secret; the user name (ci-bot) is not, and the
+	// command above gives it.
+	for _, secret := range []string{"s3cret-token-value"} {
 		if strings.Contains(r.stdout+r.stderr, secret) {
 			t.Errorf("convert printed %q", secret)
 		}
@@ -236,7 +238,7 @@ apps:
 		"kind: OCISource\nmetadata:\n  name: bundle\n  namespace: team-a\nspec:\n  interval: 5m0s\n  secretRef:\n    name: bundle-oci-auth\n  semver: '>=1.0.0'\n  url: oci://registry.example.com/ops/bundle\n",
 		"sourceRef:\n    kind: HelmSource\n    name: charts\n",
 		"sourceRef:\n    kind: OCISource\n    name: bundle\n",
-		"kubectl -n team-a create secret generic charts-helm-auth --from-file=password=" + filepath.Join(dir, "charts-password") + " --from-file=ca.crt=" + filepath.Join(dir, "charts-ca.pem") + " --from-literal=username=<auth.username>",
+		"kubectl -n team-a create secret generic charts-helm-auth --from-file=password=" + filepath.Join(dir, "charts-password") + " --from-file=ca.crt=" + filepath.Join(dir, "charts-ca.pem") + " --from-literal=username=robot",
 		"kubectl -n team-a create secret generic bundle-oci-auth --from-file=.dockerconfigjson=" + filepath.Join(dir, "docker.json"),
 	} {
 		if !strings.Contains(r.stdout, want) {

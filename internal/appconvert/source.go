@@ -2,6 +2,7 @@ package appconvert
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,7 +61,7 @@ func (c *Conversion) helmSource(s config.Source, ns string) (*v1alpha1.HelmSourc
 	creds := controller.Credentials{Username: a.Username, PasswordFile: a.PasswordFile, TokenFile: a.BearerTokenFile, DockerConfigFile: a.DockerConfigFile, CAFile: a.CAFile}
 	name := s.Name + helmAuthSecretSuffix
 	src.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
-	c.secretNote(v1alpha1.KindHelmSource, src.ObjectMeta, name, artifactKeys(creds, "auth.username"))
+	c.secretNote(v1alpha1.KindHelmSource, src.ObjectMeta, name, artifactKeys(creds))
 	return src, creds
 }
 
@@ -82,13 +83,14 @@ func (c *Conversion) ociSource(s config.Source, ns string) (*v1alpha1.OCISource,
 	}
 	name := s.Name + ociAuthSecretSuffix
 	src.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
-	c.secretNote(v1alpha1.KindOCISource, src.ObjectMeta, name, artifactKeys(creds, "auth.username"))
+	c.secretNote(v1alpha1.KindOCISource, src.ObjectMeta, name, artifactKeys(creds))
 	return src, creds
 }
 
 // artifactKeys are the Secret keys of a HelmSource's or an OCISource's
-// credentials; username is a value of the config, shown as field.
-func artifactKeys(creds controller.Credentials, field string) []secretKey {
+// credentials; username is a value of the config, printed as it is (a
+// user name is not secret).
+func artifactKeys(creds controller.Credentials) []secretKey {
 	var keys []secretKey
 	for _, k := range []secretKey{
 		{key: v1alpha1.SecretKeyPassword, file: creds.PasswordFile},
@@ -101,7 +103,7 @@ func artifactKeys(creds controller.Credentials, field string) []secretKey {
 		}
 	}
 	if creds.Username != "" {
-		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: "<" + field + ">"})
+		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: creds.Username})
 	}
 	return keys
 }
@@ -131,8 +133,9 @@ func (c *Conversion) source(s config.Source, ns string) (*v1alpha1.GitSource, co
 	return src, creds
 }
 
-// secretKey is one key of a Secret to create: from a file, or (file
-// "") from a config value that is not printed.
+// secretKey is one key of a Secret to create: from a file (whose
+// content is never read), or (file "") from a value of the config that
+// is not secret, a user name, printed as it is.
 type secretKey struct {
 	key, file, value string
 }
@@ -150,7 +153,7 @@ func authKeys(a *config.GitAuth) []secretKey {
 		}
 	}
 	if a.Username != "" {
-		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: "<auth.username>"})
+		keys = append(keys, secretKey{key: v1alpha1.SecretKeyUsername, value: a.Username})
 	}
 	return keys
 }
@@ -173,8 +176,20 @@ func createSecretCommand(ns, name string, keys []secretKey) string {
 		if k.file != "" {
 			args = append(args, "--from-file="+k.key+"="+k.file)
 		} else {
-			args = append(args, "--from-literal="+k.key+"="+k.value)
+			args = append(args, "--from-literal="+k.key+"="+shellWord(k.value))
 		}
 	}
 	return strings.Join(args, " ")
+}
+
+// shellSafeRE matches a word the shell reads as it is.
+var shellSafeRE = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)
+
+// shellWord quotes s for a POSIX shell unless it needs none, so that
+// the command printed can be pasted as it is.
+func shellWord(s string) string {
+	if shellSafeRE.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
