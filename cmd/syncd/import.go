@@ -73,8 +73,15 @@ objects work as the imported ones did (a Secret key syncd reads under
 another name, a namespace to create), is printed on stderr as a warning
 naming the file, the object and the field. Secrets are never read, not
 even with --from-cluster: the syncd objects name the same Secrets.
+Credentials written in a URL (https://user:token@host/...) are removed
+from it and never printed: the source names a Secret for them
+(<source>-git-auth, -helm-auth or -oci-auth unless it names one), and a
+warning says which keys, or with -o config which files, to put them in.
 Objects are read as written: kustomize overlays that patch them are not
-applied (use --from-cluster, or pipe kustomize build into "-").`,
+applied, and an object without a namespace is imported into default,
+with a warning (use --from-cluster, or pipe kustomize build into "-").
+A source or an App depended on that is in none of the inputs is warned
+about: add its file to the inputs.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd, f, tool, args) },
 	}
 	fs := cmd.Flags()
