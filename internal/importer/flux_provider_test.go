@@ -1,58 +1,9 @@
 package importer
 
-import (
-	"strings"
-	"testing"
+import "testing"
 
-	"github.com/google/go-cmp/cmp"
-)
-
-// importYAML imports the documents of y as read from standard input.
-func importYAML(t *testing.T, tool Tool, opts Options, y string) *Result {
-	t.Helper()
-	docs, warnings, err := Read([]string{Stdin}, strings.NewReader(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(warnings) > 0 {
-		t.Fatalf("reading the test's YAML: %v", warnings)
-	}
-	return Import(tool, docs, opts)
-}
-
-// warningsAbout are the warnings of ws about field of object, as
-// "field: message".
-func warningsAbout(ws []Warning, object, field string) []string {
-	var out []string
-	for _, w := range ws {
-		if w.Object == object && w.Field == field {
-			out = append(out, w.Field+": "+w.Message)
-		}
-	}
-	return out
-}
-
-// hasWarning reports whether one of ws is about field of object and
-// contains every one of parts.
-func hasWarning(ws []Warning, object, field string, parts ...string) bool {
-	for _, m := range warningsAbout(ws, object, field) {
-		if containsAll(m, parts...) {
-			return true
-		}
-	}
-	return false
-}
-
-// containsAll reports whether s contains every one of parts.
-func containsAll(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
-}
-
+// provider: generic (Flux's default) is what syncd does and is not
+// warned about; a cloud's workload identity is.
 func TestProviderWarnedOnlyForCloudIdentity(t *testing.T) {
 	for name, tc := range map[string]struct {
 		kind, provider string
@@ -87,4 +38,19 @@ func TestProviderWarnedOnlyForCloudIdentity(t *testing.T) {
 	}
 }
 
-var _ = cmp.Diff
+// verify.provider: openpgp (the only one Flux has for a GitRepository)
+// is what syncd verifies; another is warned about.
+func TestVerifyProviderOpenPGPIsNotWarned(t *testing.T) {
+	for provider, want := range map[string]bool{"": false, "openpgp": false, "cosign": true} {
+		t.Run(provider, func(t *testing.T) {
+			y := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: s, namespace: flux-system}\nspec:\n  interval: 1m\n  url: https://git.example.com/r.git\n  ref: {branch: main}\n  verify: {mode: HEAD, secretRef: {name: keys}"
+			if provider != "" {
+				y += ", provider: " + provider
+			}
+			res := importYAML(t, Flux, Options{}, y+"}\n")
+			if got := warningsAbout(res.Warnings, "GitRepository flux-system/s", "spec.verify.provider"); (len(got) > 0) != want {
+				t.Errorf("verify.provider %q: warnings %q, want a warning: %v", provider, got, want)
+			}
+		})
+	}
+}
