@@ -157,7 +157,7 @@ type fileRead struct {
 // for a kustomization.
 func readManifestFile(f treeFile, sec *secrets) fileRead {
 	if isKustomizationName(path.Base(f.rel)) {
-		return fileRead{errs: ManifestErrors{{File: f.rel, Err: errors.New("a kustomization below a plain manifest directory is not built: point the app's path at its directory, or add a kustomization.yaml at the top that lists it under resources")}}}
+		return fileRead{errs: ManifestErrors{{File: f.rel, Err: errors.New("a kustomization below a plain manifest directory is not built: point the app's path (or --path, which replaces it) at that kustomization's directory, or add a kustomization.yaml at the top that lists it under resources")}}}
 	}
 	if !manifestExt[strings.ToLower(filepath.Ext(f.rel))] {
 		return fileRead{}
