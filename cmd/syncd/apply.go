@@ -234,6 +234,9 @@ func printChangeSet(out io.Writer, cs *applier.ChangeSet) {
 		for _, m := range res.Migrated {
 			fmt.Fprintf(w, "  migrated: fields of manager %s moved to the current managers\n", m)
 		}
+		if res.Unchecked != "" {
+			fmt.Fprintf(w, "  not checked: %s\n", res.Unchecked)
+		}
 		if c.Skip != nil {
 			fmt.Fprintf(w, "  skipped: %s\n", c.Skip)
 		}

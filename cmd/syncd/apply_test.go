@@ -144,6 +144,35 @@ func TestApplyDryRun(t *testing.T) {
 	}
 }
 
+// TestApplyDryRunNewNamespace: a dry run of an app that brings its own
+// Namespace cannot have the API server check the objects in it (the
+// namespace is not created): they are reported created, not checked, and
+// why, instead of failing with the namespace's NotFound. An object in a
+// namespace that nobody creates still fails.
+func TestApplyDryRunNewNamespace(t *testing.T) {
+	const ns = "dry-run-new-namespace"
+	nsYAML := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n"
+	dir := writeFiles(t, map[string]string{"ns.yaml": nsYAML, "cm.yaml": configMapYAML(ns, map[string]string{"k": "v"})})
+	r := syncd(t, "apply", "--path", dir, "--manager", "dry", "--dry-run")
+	if r.code != exitOK {
+		t.Fatalf("dry run of a new namespace and an object in it: code %d, want %d\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"Namespace " + ns + " created (dry run)", "ConfigMap " + ns + "/seed created (dry run)", "not checked: its namespace " + ns + " is created by this apply"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run: stdout lacks %q\n%s", want, r.stdout)
+		}
+	}
+	if _, err := env.Clientset(t).CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("dry run persisted the namespace (get error %v)", err)
+	}
+
+	alone := writeFiles(t, map[string]string{"cm.yaml": configMapYAML(ns, map[string]string{"k": "v"})})
+	r = syncd(t, "apply", "--path", alone, "--manager", "dry", "--dry-run")
+	if r.code != exitError || strings.Contains(r.stdout, "not checked") {
+		t.Errorf("dry run of an object in a namespace nobody creates: code %d, want %d and no 'not checked'\n%s%s", r.code, exitError, r.stdout, r.stderr)
+	}
+}
+
 // TestApplyBadDocuments: any bad document stops the whole directory, with
 // the file, the document index and the reason, and nothing is applied.
 func TestApplyBadDocuments(t *testing.T) {

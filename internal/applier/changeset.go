@@ -123,6 +123,10 @@ type Resolution struct {
 	// current managers (manager rename, takeover from client-side apply
 	// or the managers of apps[].migrate).
 	Migrated []string
+	// Unchecked says why a dry run's Created was not checked by the API
+	// server (its namespace is created by the same apply); empty when it
+	// was.
+	Unchecked string
 }
 
 // setHeld records the fields the handoff manager holds for the change's

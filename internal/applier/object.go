@@ -130,6 +130,10 @@ type objectRun struct {
 	// ends, and one of its own per object was a megabyte of a 10,000
 	// object sync's heap.
 	clients sync.Map // clientKey → objectClient
+	// dryRunNamespaces holds the Namespaces a dry run "created": they do
+	// not exist, so the API server cannot dry-run an object in them
+	// (unchecked).
+	dryRunNamespaces sync.Map // name → struct{}
 }
 
 // objectClient is the clients of one kind in one namespace: the dynamic
@@ -351,15 +355,48 @@ func (r *objectRun) write(ctx context.Context, t *target) {
 		final, err = r.update(ctx, t.objectClient, t.obj, t.live, t.changes)
 	}
 	t.done = true
+	if err != nil && r.inDryRunNamespace(t, err) {
+		t.uncheckedIn(t.obj.Ref.Namespace)
+		return
+	}
 	if err != nil {
 		t.failAt(err)
 		return
 	}
+	r.noteDryRunNamespace(t)
 	if final != nil && !r.a.opts.DryRun {
 		for i := range t.changes {
 			t.changes[i].ResourceVersion = final.GetResourceVersion()
 		}
 		t.owned(final)
+	}
+}
+
+// noteDryRunNamespace records a Namespace a dry run created: it does not
+// exist, and the objects of later stages in it cannot be dry-run.
+func (r *objectRun) noteDryRunNamespace(t *target) {
+	ref := t.obj.Ref
+	if r.a.opts.DryRun && t.live == nil && ref.Group == "" && ref.Kind == "Namespace" {
+		r.dryRunNamespaces.Store(ref.Name, struct{}{})
+	}
+}
+
+// inDryRunNamespace reports whether err is the API server's NotFound for
+// a new object of a dry run whose namespace that dry run "created".
+func (r *objectRun) inDryRunNamespace(t *target, err error) bool {
+	if !r.a.opts.DryRun || t.live != nil || t.obj.Ref.Namespace == "" || !apierrors.IsNotFound(err) {
+		return false
+	}
+	_, ok := r.dryRunNamespaces.Load(t.obj.Ref.Namespace)
+	return ok
+}
+
+// uncheckedIn marks a dry run's new object created but not checked by
+// the API server: its namespace ns is created by the same apply.
+func (t *target) uncheckedIn(ns string) {
+	for i := range t.changes {
+		t.changes[i].Action, t.changes[i].Err = Created, nil
+		t.changes[i].resolvedRecord().Unchecked = "its namespace " + ns + " is created by this apply, so the API server cannot dry-run it before then: checked by the real apply"
 	}
 }
 
