@@ -138,6 +138,9 @@ func (r *objectRun) preview(ctx context.Context, p *ObjectPreview) {
 	// Forcing shows what Git wants even where the policy says fail; the
 	// conflicts themselves are in Changes.
 	after, err := r.a.send(ctx, ri, obj.Ref, request{Manager: s.Manager, Object: s.Object, Force: live != nil, DryRun: true})
+	if err != nil && isImmutable(err) && !r.ao.Recreate {
+		err = immutableChanged(obj.Ref, err)
+	}
 	if err != nil {
 		p.AfterErr = err
 		return

@@ -89,3 +89,26 @@ func TestKeepHeldCopies(t *testing.T) {
 		t.Error("keepHeld copied a result with nothing held")
 	}
 }
+
+// TestPreviewImmutableSaysWhatToDo: the preview of a change to an
+// immutable field (a Deployment's selector) says what the apply would:
+// which field, and to set recreate: true or revert it.
+func TestPreviewImmutableSaysWhatToDo(t *testing.T) {
+	c := newCluster(t, env.Config)
+	ns := env.Namespace(t)
+	c.apply(t, c.plan(t, webApp(ns, "syncd-web"), deployment("web", 1, "nginx:1.27")), ApplyOptions{})
+	moved := strings.ReplaceAll(strings.Replace(deployment("web", 1, "nginx:1.27"), "matchLabels:\n      app: web", "matchLabels:\n      app: web2", 1), "labels:\n        app: web", "labels:\n        app: web2")
+	dry := c.applier(t, Options{DryRun: true})
+	got, err := dry.Preview(context.Background(), c.plan(t, webApp(ns, "syncd-web"), moved), ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].AfterErr == nil {
+		t.Fatalf("preview of a selector change: %v, want a refusal", got)
+	}
+	for _, want := range []string{"immutable field(s) spec.selector changed", "set recreate: true on the app", "or revert the field"} {
+		if !strings.Contains(got[0].AfterErr.Error(), want) {
+			t.Errorf("preview refusal lacks %q: %v", want, got[0].AfterErr)
+		}
+	}
+}

@@ -38,13 +38,19 @@ func immutableFields(err error) []string {
 	return out
 }
 
+// immutableChanged says which immutable fields of ref the API server
+// refused to change (cause) and the two ways out.
+func immutableChanged(ref planner.ObjectRef, cause error) error {
+	return fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", ref, strings.Join(immutableFields(cause), ", "), cause)
+}
+
 // recreate deletes the object and creates it again when the app allows it;
 // otherwise it reports the immutable fields.
 func (r *objectRun) recreate(ctx context.Context, c objectClient, obj *planner.Object, changes []Change, cause error) (metav1.Object, error) {
 	ri := c.ri
 	fields := strings.Join(immutableFields(cause), ", ")
 	if !r.ao.Recreate {
-		return nil, failAt(0, fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", obj.Ref, fields, cause))
+		return nil, failAt(0, immutableChanged(obj.Ref, cause))
 	}
 	if r.a.opts.DryRun {
 		for i := range changes {

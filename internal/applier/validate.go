@@ -111,7 +111,7 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	case isImmutable(err) && r.ao.Recreate:
 		return nil
 	case isImmutable(err):
-		return fmt.Errorf("%s: immutable field(s) %s changed: set recreate: true on the app to delete and re-create the object, or revert the field: %w", t.obj.Ref, strings.Join(immutableFields(err), ", "), err)
+		return immutableChanged(t.obj.Ref, err)
 	}
 	return err
 }
