@@ -83,9 +83,9 @@ func appControllerFor(cl *cluster, f *runFlags, opts reconcile.Options, cfg *con
 	}
 	switch {
 	case !served && f.config == "":
-		log.Warn("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed and there is no --config: nothing runs until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+		log.Warn("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed and there is no --config: nothing runs until they are (syncd install installs them), checked every " + appCRDPoll.String())
 	case !served:
-		log.Info("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed; only the config file's apps run until they are (kubectl apply -k manifests/crds), checked every " + appCRDPoll.String())
+		log.Info("syncd's CRDs (App, GitSource, HelmSource, OCISource) are not all installed; only the config file's apps run until they are (syncd install installs them), checked every " + appCRDPoll.String())
 	}
 	cs, err := kubernetes.NewForConfig(cl.config)
 	if err != nil {

@@ -142,7 +142,7 @@ func TestGetAppsWithoutCRDs(t *testing.T) {
 	waitCRDsGone(t, appDynamic(t))
 	for _, args := range [][]string{{"get", "apps", "-A"}, {"get", "gitsources"}, {"reconcile", "app", "web"}, {"suspend", "app", "web"}} {
 		r := syncd(t, args...)
-		if r.code != exitError || !strings.Contains(r.stderr, "CRDs are not installed") || !strings.Contains(r.stderr, "kubectl apply -k manifests/crds/") {
+		if r.code != exitError || !strings.Contains(r.stderr, "CRDs are not installed") || !strings.Contains(r.stderr, "syncd install installs them with the rest of syncd") {
 			t.Errorf("syncd %s: code %d, want %d and an error saying to install the CRDs\n%s%s", strings.Join(args, " "), r.code, exitError, r.stdout, r.stderr)
 		}
 	}

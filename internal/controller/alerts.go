@@ -87,7 +87,7 @@ const (
 // without alerts (nil).
 func (c *Controller) newAlertRouter() (*alertRouter, error) {
 	if !c.served(v1alpha1.AlertResource) || !c.served(v1alpha1.AlertProviderResource) {
-		c.log.Info("Alert and AlertProvider CRDs are not installed; Apps send no alerts (kubectl apply -k manifests/crds)")
+		c.log.Info("Alert and AlertProvider CRDs are not installed; Apps send no alerts (syncd install installs them)")
 		return nil, nil
 	}
 	r := &alertRouter{
