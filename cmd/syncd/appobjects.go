@@ -77,7 +77,7 @@ func appsOn(cl *cluster, ns string) (*appCluster, error) {
 
 // errCRDsMissing says what to do when the API server does not serve
 // syncd.dev/v1alpha1.
-var errCRDsMissing = fmt.Errorf("the API server does not serve %s: syncd's CRDs (App, GitSource, HelmSource, OCISource) are not installed in this cluster; syncd install installs them with the rest of syncd (syncd check says what is missing)", v1alpha1.GroupVersion)
+var errCRDsMissing = fmt.Errorf("the API server does not serve %s: syncd's CRDs are not installed in this cluster (App, GitSource, HelmSource, OCISource); syncd install installs them with the rest of syncd (syncd check says what is missing)", v1alpha1.GroupVersion)
 
 // resource is the dynamic client of one kind in a namespace ("" for all
 // namespaces).
