@@ -18,8 +18,9 @@
 //   - Notify never blocks on the network and never waits for a full queue:
 //     the oldest queued alert is dropped and counted instead.
 //   - A finding (drift, conflict, error) identified by its type, app,
-//     object, field paths with classes and culprit managers is sent once
-//     while open, and one "resolved" message follows when it clears.
+//     object, cause (Event.Cause: an error's, see Failures), field paths
+//     with classes and culprit managers is sent once while open, and one
+//     "resolved" message follows when it clears.
 //     One-shot events (sync, prune, handoff) are sent once per revision.
 //   - Values of Secret .data and .stringData fields, of the Secret's
 //     last-applied-configuration annotation and of fields marked Sensitive
@@ -35,7 +36,8 @@
 //   - Delivery. An alert can be dropped (full queue, shutdown) or given up
 //     on (4xx, retries exhausted); each case is counted, and ErrorHandler
 //     is told about failures.
-//   - Dedupe across restarts or across Notifiers: the memory of what was
+//   - Dedupe across restarts, or across Notifiers unless the new one
+//     Inherits the old one's open findings: the memory of what was
 //     alerted lives in the process. After a restart an open finding is
 //     alerted again, and a resolution of a finding alerted before the
 //     restart is not sent.

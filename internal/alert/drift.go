@@ -153,25 +153,17 @@ func valueString(v any) string {
 	return string(b)
 }
 
-// ChangeSetEvents turns an apply's outcome into alert events: conflicts,
-// handoffs held, and one sync event when anything was written.
+// ChangeSetEvents turns an apply's outcome into alert events: handoffs
+// held, and one sync event when anything was written. Conflicts are
+// ConflictAlerts', which pairs them with their resolutions.
 func ChangeSetEvents(app string, cs *applier.ChangeSet, at time.Time) []Event {
 	var out []Event
 	written := 0
 	for _, c := range cs.Changes {
-		ref := objectRef(c.Object)
-		switch {
-		case len(c.Conflicts) > 0:
-			ev := Event{Type: EventConflict, App: app, Revision: cs.Revision, Object: ref, Time: at,
-				Summary: fmt.Sprintf("%s not applied as %s: fields owned by another manager", c.Object, c.Manager)}
-			for _, k := range c.Conflicts {
-				ev.Fields = append(ev.Fields, Field{Path: k.Path, Class: "conflict", Culprit: Culprit{Manager: k.Manager, Operation: k.Operation, Subresource: k.Subresource}})
-			}
-			out = append(out, ev)
-		case len(c.Resolution().Held) > 0:
-			ev := Event{Type: EventHandoff, App: app, Revision: cs.Revision, Object: ref, Time: at,
+		if held := c.Resolution().Held; len(held) > 0 && len(c.Conflicts) == 0 {
+			ev := Event{Type: EventHandoff, App: app, Revision: cs.Revision, Object: objectRef(c.Object), Time: at,
 				Summary: fmt.Sprintf("%s: fields %s left Git; held at their live value by %s until another manager owns them", c.Object, c.Manager, ownership.HandoffManager(c.Manager))}
-			for _, p := range c.Resolution().Held {
+			for _, p := range held {
 				ev.Fields = append(ev.Fields, Field{Path: p, Class: "handoff-pending"})
 			}
 			out = append(out, ev)

@@ -27,12 +27,18 @@ type Event struct {
 	Object ObjectRef
 	// Summary is one line saying what happened.
 	Summary string
+	// Cause tells apart the findings of one type on one object that have
+	// no fields: an error alert's cause (see Failures). Findings with
+	// different causes are different findings, opened and resolved
+	// apart; "" for every other event.
+	Cause string
 	// Fields are the fields concerned, in the order they should be shown.
 	Fields []Field
 	// Resolved reports that a finding has cleared: the one identified by
-	// Type, App, Object, field paths and classes and culprit managers; if
-	// none matches exactly, those on the Object with the same field paths;
-	// with no Fields, every open finding of that Type on that Object.
+	// Type, App, Object, Cause, field paths and classes and culprit
+	// managers; if none matches exactly, those on the Object with the same
+	// Cause and field paths; with no Fields, every open finding of that
+	// Type and Cause on that Object.
 	Resolved bool
 	// Time is when the event was observed; zero means "now" by the
 	// Notifier's clock.
@@ -107,9 +113,15 @@ var findingEvents = map[string]bool{
 // isFinding reports whether events of type t stay open until resolved.
 func isFinding(t string) bool { return findingEvents[t] }
 
-// objectKey identifies the (type, app, object) an event is about.
+// objectKey identifies the (type, app, object, cause) an event is about.
 func objectKey(ev Event) string {
-	return strings.Join([]string{ev.Type, ev.App, ev.Object.APIVersion, ev.Object.Kind, ev.Object.Namespace, ev.Object.Name}, "\x00")
+	parts := []string{ev.Type, ev.App, ev.Object.APIVersion, ev.Object.Kind, ev.Object.Namespace, ev.Object.Name}
+	if ev.Cause != "" {
+		// Only then: the keys (and fingerprints) of events without a
+		// cause stay what they were.
+		parts = append(parts, ev.Cause)
+	}
+	return strings.Join(parts, "\x00")
 }
 
 // dedupeKey identifies a finding: its type, app and object, the sorted set

@@ -256,6 +256,40 @@ func (n *Notifier) Notify(ev Event) {
 	}
 }
 
+// Inherit makes n resolve the findings old alerted and did not resolve:
+// for each sink of n, the open findings of old's sink of the same name
+// become its own, as if it had sent them. A driver that builds a new
+// Notifier when its config changes calls it before the new one is used,
+// so that a finding alerted under the old config is resolved, once, when
+// it clears. old's queued alerts and one-shot events are not taken
+// over; old may be closed. A nil old is no-op.
+func (n *Notifier) Inherit(old *Notifier) {
+	if old == nil {
+		return
+	}
+	byName := make(map[string]*sink, len(old.sinks))
+	for _, s := range old.sinks {
+		byName[s.name] = s
+	}
+	for _, s := range n.sinks {
+		if o := byName[s.name]; o != nil {
+			s.inherit(o)
+		}
+	}
+}
+
+// ResolveApp resolves the open findings of app in every sink, with
+// summary: those of the given event types, or every one without types.
+// A driver calls it when nothing else will resolve them one by one: the
+// app is gone (its config entry or object was removed), or the trackers
+// that would have resolved them were started afresh.
+func (n *Notifier) ResolveApp(app, summary string, types ...string) {
+	now := n.opts.Clock.Now()
+	for _, s := range n.sinks {
+		s.resolveApp(app, summary, types, now)
+	}
+}
+
 // Close stops accepting events and waits until every queued alert has been
 // sent or given up on. When ctx ends first, it aborts the attempts under
 // way, counts what is left as dropped with reason "shutdown", and returns

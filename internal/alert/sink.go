@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -258,4 +259,58 @@ type credentials struct {
 	url     *url.URL
 	urlFrom string // where the URL was read, for errors
 	key     []byte // nil unless the sink is a webhook
+}
+
+// inherit takes over the findings old alerted and did not resolve (not
+// its one-shot events, nor what it has queued), in the order they were
+// alerted, so that this sink resolves them when they clear.
+func (s *sink) inherit(old *sink) {
+	old.mu.Lock()
+	entries := make(map[string]openEntry, len(old.open))
+	for k, e := range old.open {
+		if e.expires.IsZero() {
+			entries[k] = e
+		}
+	}
+	old.mu.Unlock()
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return entries[keys[i]].seq < entries[keys[j]].seq })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if _, ok := s.open[k]; ok {
+			continue
+		}
+		e := entries[k]
+		s.seq++
+		e.seq = s.seq
+		s.open[k] = e
+	}
+}
+
+// resolveApp sends the resolution of every open finding of app of one
+// of types (any type when empty), in the order they were alerted, with
+// summary, at time at.
+func (s *sink) resolveApp(app, summary string, types []string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	var keys []string
+	for k, e := range s.open {
+		if e.ev.App == app && e.expires.IsZero() && (len(types) == 0 || slices.Contains(types, e.ev.Type)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return s.open[keys[i]].seq < s.open[keys[j]].seq })
+	for _, k := range keys {
+		r := s.open[k].ev
+		delete(s.open, k)
+		r.Resolved, r.Time, r.Summary = true, at, summary
+		s.push(job{msg: message{sink: s.name, ev: r, fingerprint: fingerprint(k)}, key: k})
+	}
 }

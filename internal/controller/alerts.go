@@ -67,8 +67,9 @@ type appAlerts struct {
 	drift    alert.DriftAlerts
 	overlaps alert.OverlapAlerts
 
-	failMu   sync.Mutex
-	failures alert.Failures
+	failMu    sync.Mutex
+	failures  alert.Failures
+	conflicts alert.ConflictAlerts
 }
 
 // alertsRecheck is how often an Alert's readiness is checked again
@@ -303,9 +304,12 @@ func (c *Controller) alertDrift(namespace, name string, d drift.Delta) {
 }
 
 // alertAttempt sends the alerts of how one reconcile of an App ended:
-// conflicts, hand-offs and the sync of its change set, its prune, and
-// its failure or the recovery after one. An App waiting for its
-// dependencies has not failed.
+// hand-offs and the sync of its change set, its conflicts and their
+// resolution, its prune, and its failure or the recovery after one. An
+// App waiting for its dependencies has not failed. A failure of the
+// App's source is one of its failures (the poll is part of the attempt):
+// a later failure of another cause supersedes it, the next success
+// resolves it.
 func (c *Controller) alertAttempt(app *v1alpha1.App, at attempt) {
 	r := c.alertRouter
 	if r == nil {
@@ -320,15 +324,13 @@ func (c *Controller) alertAttempt(app *v1alpha1.App, at attempt) {
 	if out := alert.ClassifyPrune(at.Prune); out == alert.PruneRemoved || out == alert.PruneRefused {
 		evs = append(evs, alert.PruneEvent(key, at.Revision, at.Prune, out, now))
 	}
+	t := r.trackerOf(key)
+	t.failMu.Lock()
+	evs = append(evs, t.conflicts.Events(key, at.ChangeSet, now)...)
 	if !at.Waiting {
-		t := r.trackerOf(key)
-		t.failMu.Lock()
-		ev, ok := t.failures.Event(key, at.Revision, at.Err, now)
-		t.failMu.Unlock()
-		if ok {
-			evs = append(evs, ev)
-		}
+		evs = append(evs, t.failures.Events(alert.Attempt{App: key, Revision: at.Revision, Stage: at.Stage, Result: at.Result, Reason: string(at.Reason), Err: at.Err, At: now})...)
 	}
+	t.failMu.Unlock()
 	c.sendAppEvents(app.Namespace, app.Name, evs)
 }
 

@@ -179,6 +179,14 @@ type Daemon struct {
 	scheduler   *source.Scheduler
 	sources     map[string]string // name → URL of the scheduled sources
 	cfgErr      string
+
+	// appAlerts are the apps' alert trackers, across generations
+	// (carryAlerts).
+	appAlerts map[string]*appAlerts
+	// notifier is the running generation's alert notifier (nil when its
+	// alerts cannot run), alertMemory the last one built: the next
+	// generation's takes over the findings it alerted.
+	notifier, alertMemory *alert.Notifier
 }
 
 // New checks the options.
@@ -207,7 +215,7 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}, reconcilers: map[string]*reconcile.Reconciler{},
+	return &Daemon{opts: opts, log: opts.Logger, m: opts.Metrics, status: map[string]*AppStatus{}, reconcilers: map[string]*reconcile.Reconciler{}, appAlerts: map[string]*appAlerts{},
 		turns: make(chan struct{}, opts.Workers)}, nil
 }
 
@@ -436,6 +444,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 	notifier := d.newNotifier(cfg)
 	defer closeNotifier(notifier)
 	appsBySource := d.keepShard(cfg)
+	d.carryAlerts(notifier, appsBySource)
 	deps := newDependencies(cfg.Apps)
 	var wg sync.WaitGroup
 	queues := d.startApps(ctx, runner, notifier, deps, appsBySource, &wg)
@@ -642,6 +651,7 @@ func (d *Daemon) onPoll(ev source.Event, runner *reconcile.Runner, deps *depende
 		// The error is scrubbed of credentials by the source.
 		d.log.Warn("source cache was unreadable; deleted and cloned again", "source", ev.Source, "error", ev.Result.CacheRecovered)
 	}
+	d.sourceAnswered(ev, apps)
 	works := d.pollWorks(ev, runner, apps)
 	// Before any app is queued, so a dependent never sees a dependency's
 	// older revision as current.
@@ -661,11 +671,15 @@ func (d *Daemon) onPoll(ev source.Event, runner *reconcile.Runner, deps *depende
 }
 
 // pollFailed records a failed poll for each app of the source: the last
-// good revision stays in force, nothing is applied or pruned.
+// good revision stays in force, nothing is applied or pruned. Each app
+// gets the source's error alert (open until the source answers:
+// sourceAnswered).
 func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []config.App) {
 	d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
+	inForce := lastRevision(runner, ev.Source)
 	for _, app := range apps {
 		err := runner.PollError(app, ev)
+		d.notify(d.alertsOf(app.Name).polled(app.Name, ev.Source, inForce, err, d.opts.Clock.Now())...)
 		d.m.Failed(app.Name, app.ClusterName(), reconcile.StageSource)
 		if d.opts.Inventory != nil {
 			d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, err)
@@ -685,6 +699,24 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 			}
 		})
 	}
+}
+
+// sourceAnswered resolves the error alerts of the source's failed polls
+// for each app of a poll that succeeded.
+func (d *Daemon) sourceAnswered(ev source.Event, apps []config.App) {
+	for _, app := range apps {
+		d.notify(d.alertsOf(app.Name).polled(app.Name, ev.Source, ev.Revision, nil, d.opts.Clock.Now())...)
+	}
+}
+
+// lastRevision is the revision of source name in force (zero when it
+// never answered).
+func lastRevision(runner *reconcile.Runner, name string) source.Revision {
+	if src := runner.Source(name); src != nil {
+		rev, _ := src.Last()
+		return rev
+	}
+	return source.Revision{}
 }
 
 // pollWorks is the work a successful poll hands each of apps: the
@@ -721,16 +753,12 @@ type appRun struct {
 	// from the previous generation's the cluster the app applied to, so
 	// a move made by a config change is seen.
 	rc *reconcile.Reconciler
-	// failures pairs the app's error alerts with their resolution.
-	failures alert.Failures
+	// alerts pairs the app's alerts with their resolutions; it
+	// outlives the generation (carryAlerts).
+	alerts *appAlerts
 	// rewind is the rewind last reported ("from..to"), so each is
 	// alerted once.
 	rewind string
-	// alerts pairs drift alerts with their resolutions; only the
-	// watcher's OnChange goroutine uses it.
-	alerts alert.DriftAlerts
-	// overlaps pairs overlap alerts with their resolutions, likewise.
-	overlaps alert.OverlapAlerts
 	// waits holds the app back until its dependencies are ready.
 	waits dependencyHold
 	// warned is the render warnings last logged, so each set is logged
@@ -844,21 +872,16 @@ func (d *Daemon) appBackoff() wait.Backoff {
 	return wait.Backoff{Duration: min(5*time.Second, d.opts.MaxBackoff), Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: d.opts.MaxBackoff}
 }
 
-// reconcile renders and applies one app at one revision (its Reconciler),
-// reports how it ended, and sends the alerts.
+// reconcile renders and applies one app at one revision (its Reconciler)
+// and reports how it ended (run).
 func (a *appRun) reconcile(ctx context.Context, runner *reconcile.Runner, rev source.Revision) error {
-	d, app := a.d, a.app
-	err := a.run(ctx, runner, rev)
-	if ev, ok := a.failures.Event(app.Name, rev.SHA, err, d.opts.Clock.Now()); ok {
-		a.notify(ev)
-	}
-	return err
+	return a.run(ctx, runner, rev)
 }
 
 // newAppRun makes an app's loop state for a generation. Its Reconciler
 // inherits what the previous generation's knew of the app's clusters.
 func (d *Daemon) newAppRun(ctx context.Context, app config.App, notifier *alert.Notifier, deps *dependencies) *appRun {
-	ar := &appRun{d: d, app: app, notifier: notifier, waits: dependencyHold{graph: deps}}
+	ar := &appRun{d: d, app: app, notifier: notifier, alerts: d.alertsOf(app.Name), waits: dependencyHold{graph: deps}}
 	ar.rc = reconcile.NewReconciler(reconcile.ReconcilerOptions{
 		Context:       ctx,
 		Logger:        d.log.With("app", app.Name),
@@ -875,8 +898,7 @@ func (d *Daemon) newAppRun(ctx context.Context, app config.App, notifier *alert.
 // onDrift alerts a change of the app's drift findings (the Reconciler
 // logged the new ones) and publishes their count.
 func (a *appRun) onDrift(ch drift.Delta) {
-	a.notify(a.alerts.Events(ch)...)
-	a.notify(a.overlaps.Events(ch)...)
+	a.notify(a.alerts.driftChanged(ch)...)
 	a.publishFindings()
 }
 
@@ -933,6 +955,7 @@ func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
 	if out.ChangeSet != nil {
 		a.notify(alert.ChangeSetEvents(app.Name, out.ChangeSet, d.opts.Clock.Now())...)
 	}
+	a.notify(a.alerts.reconciled(app.Name, out, err, d.opts.Clock.Now())...)
 	a.publishFindings()
 	if out.Rendered != nil && !out.Detect {
 		a.reportPrune(log, rev, out.Rendered.Prune)
