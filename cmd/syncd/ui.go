@@ -117,10 +117,22 @@ func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, erro
 			return nil, err
 		}
 		drifts.file = &configDrift{runner: runner}
+		uo.FileSource = configSource(runner)
 	}
 	uo.Drift = drifts
 	uo.Plans = uiPlans{cl: cl, f: f}
 	return ui.New(uo)
+}
+
+// configSource names the source of a file app of --config.
+func configSource(runner *reconcile.Runner) func(string) (string, bool) {
+	return func(app string) (string, bool) {
+		a, err := runner.App(app)
+		if err != nil || a.Source == "" {
+			return "", false
+		}
+		return a.Source, true
+	}
 }
 
 // uiPlans previews an app for the UI's Plan page as syncd plan does:

@@ -38,7 +38,7 @@ func daemonUI(f *runFlags, cl *cluster, inv *inventory.Manager, d *daemon.Daemon
 	if f.uiListen == "" {
 		return nil, nil
 	}
-	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, FileStatus: daemonStatus{d}}
+	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, FileStatus: daemonStatus{d}, FileSource: daemonStatus{d}.source}
 	if f.secureStatus {
 		// Every request carries a bearer token, which a rebinding
 		// page cannot: any Host (an Ingress's) may be served.
@@ -62,6 +62,16 @@ func (s daemonStatus) FileStatus() map[string]ui.FileAppStatus {
 		out[st.App] = fileAppStatus(st)
 	}
 	return out
+}
+
+// source is the source the daemon's app reads, as its status names it.
+func (s daemonStatus) source(app string) (string, bool) {
+	for _, st := range s.d.Status() {
+		if st.App == app && st.Source != "" {
+			return st.Source, true
+		}
+	}
+	return "", false
 }
 
 // fileAppStatus is one app's daemon status as the UI shows it: Ready

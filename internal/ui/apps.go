@@ -174,7 +174,7 @@ func (s *Server) fileRows(ctx context.Context) ([]AppRow, error) {
 			return nil, err
 		}
 		row := AppRow{
-			Ref: AppRef{Name: name}, Cluster: "local", Source: "syncd.yaml", Revision: inv.Revision,
+			Ref: AppRef{Name: name}, Cluster: "local", Source: s.fileSource(name), Revision: inv.Revision,
 			Ready: "—", Objects: len(inv.Members), Drift: -1, Conflicts: -1, Overlaps: -1, Handoffs: -1,
 		}
 		fromHistory(&row, inv.History)
@@ -184,6 +184,17 @@ func (s *Server) fileRows(ctx context.Context) ([]AppRow, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// fileSource is what the Source column shows for a file app: its
+// source's name in the syncd.yaml when known, else the file.
+func (s *Server) fileSource(app string) string {
+	if s.opts.FileSource != nil {
+		if name, ok := s.opts.FileSource(app); ok {
+			return name + " (syncd.yaml)"
+		}
+	}
+	return "syncd.yaml"
 }
 
 // fromHistory fills a file app's row from its last recorded apply: Ready

@@ -61,6 +61,10 @@ type Options struct {
 	// runs (syncd run --ui-listen): their Ready, drift, conflicts and
 	// overlaps instead of what the inventory alone tells.
 	FileStatus FileStatusSource
+	// FileSource, when set, names the source (its name in the syncd.yaml)
+	// a file app reads; the Apps and App pages show it, else
+	// "syncd.yaml".
+	FileSource func(app string) (string, bool)
 	// Actions shows the App page's buttons (reconcile now, suspend,
 	// resume) and serves their POSTs, made with Dynamic: the user's own
 	// credentials in syncd ui. Off, the UI is read-only and refuses every

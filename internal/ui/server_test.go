@@ -153,6 +153,9 @@ func TestPages(t *testing.T) {
 	withStatus.FileStatus = fileStatuses{f.app.Name: {Ready: "False", Message: "last reconcile: conflicts", Drift: 3, Conflicts: 1}}
 	checkFileRow(t, f, withStatus, []string{f.app.Name, "syncd.yaml", "local", "syncd.yaml", "—", "False", "3", "3", "1", "0", "—"})
 	checkFileRow(t, f, f.opts, []string{f.app.Name, "syncd.yaml", "local", "syncd.yaml", "—", "True", "3", "—", "—", "—", "—"})
+	withSource := f.opts
+	withSource.FileSource = func(app string) (string, bool) { return "repo1", app == f.app.Name }
+	checkFileRow(t, f, withSource, []string{f.app.Name, "syncd.yaml", "local", "repo1 (syncd.yaml)", "—", "True", "3", "—", "—", "—", "—"})
 
 	lines := ownerMapLines(t, bodies["deployment"])
 	syncd := "syncd-" + f.app.Name + " (Apply)"
