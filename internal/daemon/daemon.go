@@ -150,7 +150,9 @@ type AppStatus struct {
 // helm.valuesSource), whether its revision moved or not: the app is rendered and
 // applied (objects unchanged since syncd applied them are skipped when the
 // inventory is on), which also corrects out-of-band changes under the
-// app's conflict policy. An app in drift mode detect is rendered and
+// app's conflict policy. An app backing off from a failure is the
+// exception: a poll of the revision that failed waits for the retry
+// (reconcile.Retry); a new revision runs at once. An app in drift mode detect is rendered and
 // watched the same way but never applied, pruned or otherwise written: its
 // differences are reported and alerted only. Errors back off per app
 // without stalling the others. The config file is re-read when it changes; an invalid new
@@ -418,9 +420,13 @@ func loadConfig(path string) (*config.Config, [32]byte, error) {
 // (release) until done is called: when the app reconciled it, or a newer
 // revision replaced it.
 type appWork struct {
-	app     config.App
-	rev     source.Revision
-	release func()
+	app config.App
+	rev source.Revision
+	// requested is set for the work of a poll someone asked for
+	// (Trigger: a push webhook): it runs at once even while the app
+	// backs off from a failure of the same revision.
+	requested bool
+	release   func()
 }
 
 // done releases the work's hold on its revision's tree.
@@ -739,7 +745,7 @@ func (d *Daemon) pollWorks(ev source.Event, runner *reconcile.Runner, apps []con
 			d.log.Error("revision's tree is gone; the app waits for the next poll", "app", app.Name, "source", ev.Source, "error", err)
 			continue
 		}
-		works = append(works, appWork{app: app, rev: rev, release: release})
+		works = append(works, appWork{app: app, rev: rev, requested: ev.Cause == source.CauseManual, release: release})
 	}
 	return works
 }
@@ -776,13 +782,16 @@ func (a *appRun) notify(evs ...alert.Event) {
 }
 
 // loop reconciles the app for each revision handed to it, retrying
-// failures with capped exponential backoff (appBackoff). A revision whose
-// dependencies are not ready waits, without backoff, until one of them
-// settles or a newer revision arrives (depends.go). Each reconcile waits
-// for one of the daemon's turns (Options.Workers).
+// failures with capped exponential backoff (appBackoff, kept by a
+// reconcile.Retry, as the App controller's): a poll of the revision that
+// failed waits for its retry; a new revision or a Trigger runs at once
+// and starts the backoff over. A revision whose dependencies are not
+// ready waits, without backoff, until one of them settles or a newer
+// revision arrives (depends.go). Each reconcile waits for one of the
+// daemon's turns (Options.Workers).
 func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appWork) {
 	d := a.d
-	backoff := d.appBackoff()
+	backoff := reconcile.NewRetry(d.appBackoff())
 	var retry <-chan time.Time
 	var pending *appWork
 	for {
@@ -791,9 +800,14 @@ func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appW
 			pending.done()
 			return
 		case w := <-q:
+			waits := retry != nil && backoff.Waits(w.rev.SHA, w.requested)
 			pending.done()
 			pending = &w
-			backoff, retry = d.appBackoff(), nil
+			if waits {
+				continue
+			}
+			backoff.Renew(w.rev.SHA, w.requested)
+			retry = nil
 		case <-retry:
 			retry = nil
 		case <-a.waits.graph.wakeup(a.app.Name):
@@ -810,10 +824,11 @@ func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appW
 		}
 		if w, ok := newer(q); ok {
 			// Came while the app waited for its turn: as if it had
-			// come before.
+			// come before, but it runs now either way.
+			backoff.Renew(w.rev.SHA, w.requested)
 			pending.done()
 			pending = &w
-			backoff, retry = d.appBackoff(), nil
+			retry = nil
 		}
 		if a.holdForDependencies(pending) {
 			d.giveTurn()
@@ -828,10 +843,11 @@ func (a *appRun) loop(ctx context.Context, runner *reconcile.Runner, q chan appW
 		}
 		if err == nil {
 			pending.done()
-			pending, backoff = nil, d.appBackoff()
+			pending = nil
+			backoff.Succeeded()
 			continue
 		}
-		after := backoff.Step()
+		after := backoff.Failed(pending.rev.SHA, d.opts.Clock.Now())
 		d.setStatus(pending.app.Name, func(s *AppStatus) { s.Attempts++ })
 		d.log.Info("reconcile will be retried", "app", pending.app.Name, "after", after.String())
 		retry = d.opts.Clock.After(after)

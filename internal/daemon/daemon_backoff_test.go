@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"syncd.dev/syncd/internal/daemon"
@@ -106,4 +108,88 @@ func TestDaemonAppRetriesSpread(t *testing.T) {
 		clk.Step(longest + time.Millisecond)
 		base = min(2*base, 5*time.Minute)
 	}
+}
+
+// TestDaemonPollOfFailingRevisionKeepsBackoff runs an app that fails (its
+// path is not in the repository) from a source polled every 10 s, on a
+// fake clock: the polls of the failing revision between its retries do
+// not start the backoff over (5 s, 10 s, 20 s, 40 s, each plus at most
+// 10%), and a new revision does (its failure retries after 5 s again).
+func TestDaemonPollOfFailingRevisionKeepsBackoff(t *testing.T) {
+	repo := reconciletest.NewRepo(t)
+	repo.Commit("one", map[string]string{"elsewhere/cm.yaml": reconciletest.ConfigMap("default", "blue")})
+	cfg := fmt.Sprintf("apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n- name: repo\n  git:\n    url: file://%s\n    branch: main\n    interval: 10s\napps:\n- name: broken\n  source: repo\n  path: missing\n  namespace: default\n", repo.Dir)
+	cfgPath := filepath.Join(t.TempDir(), "syncd.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Now())
+	logs := &syncBuffer{}
+	metrics := daemon.NewMetrics(nil)
+	launchDaemon(t, daemon.Options{
+		ConfigPath: cfgPath,
+		Cluster:    cluster(t),
+		Options:    reconcile.Options{CacheDir: t.TempDir()},
+		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Clock:      clk,
+		Metrics:    metrics,
+	})
+	// retry waits for the app's nth retry and returns its delay.
+	retry := func(n int) time.Duration {
+		t.Helper()
+		var delays []time.Duration
+		reconciletest.Eventually(t, fmt.Sprintf("retry %d", n), func() (bool, string) {
+			delays = retriesByApp(t, logs.String())["broken"]
+			return len(delays) >= n, fmt.Sprintf("retries so far: %v", delays)
+		})
+		if len(delays) != n {
+			t.Fatalf("want %d retries, got %v: a poll of the failing revision ran the app", n, delays)
+		}
+		return delays[n-1]
+	}
+	// step waits for the app's retry timer, the config check's ticker
+	// and the poll's timer, then moves the clock on by d.
+	step := func(d time.Duration) {
+		t.Helper()
+		reconciletest.Eventually(t, "the app, the config check and the poll waiting", func() (bool, string) {
+			return clk.Waiters() == 3, fmt.Sprintf("%d clock waiters", clk.Waiters())
+		})
+		clk.Step(d)
+	}
+	within := func(n int, got, base time.Duration) {
+		t.Helper()
+		if got < base || got > base+base/10 {
+			t.Errorf("retry %d after %s, want within [%s, %s]", n, got, base, base+base/10)
+		}
+	}
+
+	base := 5 * time.Second
+	n := 1
+	for ; n <= 4; n++ {
+		got := retry(n)
+		within(n, got, base)
+		step(got + time.Millisecond)
+		base *= 2
+	}
+	retry(n) // the fifth failure, of the same revision
+	// The clock passed three polls' times after the first poll's.
+	reconciletest.Eventually(t, "four polls of the failing revision", func() (bool, string) {
+		polls := pollsOf(t, metrics, "repo")
+		return polls >= 4, fmt.Sprintf("%d polls", polls)
+	})
+	retry(n) // none of them ran the app
+
+	repo.Commit("two", map[string]string{"elsewhere/other.yaml": reconciletest.NamedConfigMap("default", "other", "red")})
+	step(11 * time.Second) // past the next poll (10 s plus at most 10%), not the retry
+	within(n+1, retry(n+1), 5*time.Second)
+}
+
+// pollsOf is how many polls of the source succeeded.
+func pollsOf(t *testing.T, m *daemon.Metrics, src string) uint64 {
+	t.Helper()
+	var out dto.Metric
+	if err := m.SourceFetch.WithLabelValues(src, "ok").(prometheus.Histogram).Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.GetHistogram().GetSampleCount()
 }
