@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
@@ -68,6 +69,11 @@ type Options struct {
 	// Metrics are the per-app series the file daemon writes too; each
 	// App's reconciles are recorded under its app name (nil: none).
 	Metrics *appmetrics.Apps
+	// Backoff is the retry backoff of a failed App (zero: 1 s doubling
+	// to 5 min, each delay plus up to 10% at random). A poll of the
+	// revision that failed waits for the retry; a new revision, an edit
+	// or a request runs at once and starts it over (backoff.go).
+	Backoff wait.Backoff
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	Clock  clock.Clock
@@ -90,6 +96,8 @@ type Controller struct {
 	events        eventer
 	// caches names the Apps' Git cache directories.
 	caches *appCaches
+	// backoffs are the failed Apps' retry backoffs (backoff.go).
+	backoffs *backoffs
 
 	mu      sync.Mutex
 	runners map[string]*appRunner
@@ -136,6 +144,9 @@ func New(opts Options) (*Controller, error) {
 	if opts.Names == nil {
 		opts.Names = NewNames()
 	}
+	if opts.Backoff == (wait.Backoff{}) {
+		opts.Backoff = defaultBackoff()
+	}
 	c := &Controller{
 		opts:            opts,
 		log:             opts.Logger,
@@ -143,6 +154,7 @@ func New(opts Options) (*Controller, error) {
 		creds:           credentialWriter{secrets: opts.Secrets, dir: credentialsDir(opts.Runner.CacheDir)},
 		events:          eventer{rec: opts.Events},
 		caches:          &appCaches{root: filepath.Join(opts.Runner.CacheDir, "apps")},
+		backoffs:        newBackoffs(opts.Backoff),
 		runners:         map[string]*appRunner{},
 		cacheDirs:       map[string]string{},
 		targets:         map[string]*reconcile.Targets{},
@@ -247,11 +259,20 @@ func (c *Controller) Reconciles(namespace, name string) int {
 	return c.reconciles[namespace+"/"+name]
 }
 
+// enqueue queues an App an event names (enqueueKey).
 func (c *Controller) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err == nil {
-		c.queue.Add(key)
+		c.enqueueKey(key)
 	}
+}
+
+// enqueueKey queues the App key for an event (an edit of it or of what
+// it names, a request): it runs at once, even while it backs off from a
+// failure (backoff.go).
+func (c *Controller) enqueueKey(key string) {
+	c.backoffs.request(key)
+	c.queue.Add(key)
 }
 
 // appUpdated queues an App whose spec, deletion or metadata changed; the
@@ -372,9 +393,10 @@ func fromInformer[T any](obj runtime.Object) (*T, error) {
 	return out, nil
 }
 
-// A failed App is retried after retryBase, doubling per failure up to
-// retryMax (the file daemon's backoff: 5 s to 5 min would make a test
-// wait; a retry costs one Git poll).
+// A failed App (and a source whose check failed) is retried after
+// retryBase, doubling per failure up to retryMax (the file daemon's
+// backoff: 5 s to 5 min would make a test wait; a retry costs one Git
+// poll).
 const (
 	retryBase = time.Second
 	retryMax  = 5 * time.Minute

@@ -116,6 +116,7 @@ func (r *rig) startIn(invNS string, extra Options) (c *Controller, stop func()) 
 		Metadata: md,
 		Alerts:   extra.Alerts,
 		Metrics:  extra.Metrics,
+		Backoff:  extra.Backoff,
 	})
 	if err != nil {
 		t.Fatal(err)

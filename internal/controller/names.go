@@ -225,7 +225,7 @@ func (c *Controller) ownedByAnother(name string, err error) bool {
 	}
 	if key, ok := strings.CutPrefix(oe.Owner, "App "); ok {
 		c.opts.Names.recordOwner(name, key)
-		c.queue.Add(key)
+		c.enqueueKey(key)
 	}
 	return true
 }
@@ -239,7 +239,7 @@ func (c *Controller) enqueueNamesakes(key string) {
 	}
 	for _, m := range c.namesakes(AppName(ns, name)) {
 		if k := m.GetNamespace() + "/" + m.GetName(); k != key {
-			c.queue.Add(k)
+			c.enqueueKey(k)
 		}
 	}
 }

@@ -37,9 +37,12 @@ type appRunner struct {
 }
 
 // reconcile brings one App to its desired state. It returns when to look
-// again (0: on the next event), or an error to retry with backoff.
+// again (0: on the next event), or an error to retry with backoff. A
+// dequeue of an App backing off from a failure that finds the revision
+// that failed only looks again later (backoff.go): nothing is written.
 func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	c.count(key)
+	retry := c.backoffs.take(key)
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return 0, nil
@@ -70,7 +73,10 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		return 0, nil
 	}
 	start := c.opts.Clock.Now()
-	at, after := c.attempt(ctx, key, app)
+	at, after := c.attempt(ctx, key, app, retry)
+	if at.Deferred {
+		return after, nil
+	}
 	c.observe(app, at, start)
 	at.RequestedAt = app.Annotations[v1alpha1.RequestedAtAnnotation]
 	now := metav1.NewTime(c.opts.Clock.Now())
@@ -88,9 +94,10 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 
 // attempt runs one App through the library. The duration is when to look
 // again: the source's next poll after a success, requeueAfterInvalid
-// after a failure only an edit can fix, 0 for a failure to retry with
-// backoff.
-func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App) (attempt, time.Duration) {
+// after a failure only an edit can fix, the App's retry or its source's
+// next poll, whichever is sooner, after a failed reconcile, 0 for
+// another failure to retry with the work queue's backoff.
+func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App, retry appRetry) (attempt, time.Duration) {
 	ar, reason, err := c.prepare(ctx, key, app)
 	if err != nil {
 		return attempt{Reason: reason, Err: err}, requeueAfterInvalid
@@ -106,13 +113,14 @@ func (c *Controller) attempt(ctx context.Context, key string, app *v1alpha1.App)
 	if err := c.dependencyWait(app); err != nil {
 		return attempt{Reason: v1alpha1.ReasonDependencyNotReady, Err: err, Waiting: true}, dependencyRetry
 	}
-	return c.run(ctx, key, app, ar)
+	return c.run(ctx, key, app, ar, retry)
 }
 
 // run polls the App's source and reconciles the revision (package
-// reconcile's Reconciler, the file daemon's): the duration is when to
-// look again, as attempt says.
-func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar *appRunner) (attempt, time.Duration) {
+// reconcile's Reconciler, the file daemon's), unless the App backs off
+// from a failure of that revision (the attempt is then Deferred): the
+// duration is when to look again, as attempt says.
+func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar *appRunner, retry appRetry) (attempt, time.Duration) {
 	cfgApp := ar.cfg.Apps[0]
 	compiled, err := ar.runner.Compiled(cfgApp.Name)
 	if err != nil {
@@ -126,6 +134,12 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	}
 	defer release()
 	c.recordFetch(ctx, ar.src, rev)
+	now := c.opts.Clock.Now()
+	poll := pollAfter(ar.cfg.Sources[0], now)
+	if retry.waits(rev.SHA, now) {
+		return attempt{Deferred: true}, retry.lookAgain(now, poll)
+	}
+	retry.renew(rev.SHA)
 	rc := c.reconcilerFor(key, app.Namespace, app.Name)
 	out, err := rc.Reconcile(ctx, ar.runner, compiled, rev)
 	if out.Rendered != nil {
@@ -144,8 +158,10 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 		return at, requeueAfterInvalid
 	}
 	if err != nil {
-		return at, 0
+		retry.Failed(rev.SHA, now)
+		return at, retry.lookAgain(now, poll)
 	}
+	retry.Succeeded()
 	return at, pollAfter(ar.cfg.Sources[0], c.opts.Clock.Now())
 }
 
@@ -282,6 +298,7 @@ func pollAfter(s config.Source, now time.Time) time.Duration {
 // Runner, its drift watcher, its name and its Git cache.
 func (c *Controller) forget(key string) {
 	c.stopReconciler(key)
+	c.backoffs.forget(key)
 	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil && c.opts.Metrics != nil {
 		c.opts.Metrics.Forget(AppName(ns, name))
 	}

@@ -51,6 +51,10 @@ type attempt struct {
 	// Stage where it failed.
 	Result reconcile.Result
 	Stage  reconcile.Stage
+	// Deferred is set when the App was not reconciled: it backs off
+	// from a failure and its source is still at the revision that
+	// failed (backoff.go). Nothing is written for it.
+	Deferred bool
 }
 
 // statusOf computes an App's new status from its old one and an attempt:

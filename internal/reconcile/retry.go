@@ -10,7 +10,7 @@ import (
 // file daemon's app loop, the App controller) follow: a failed reconcile
 // is retried after a delay that doubles with each failure of the same
 // revision (a wait.Backoff); a new revision, or a request (a config or
-// App change, a webhook, syncd app reconcile), runs at once and starts
+// App change, a webhook, syncd reconcile app), runs at once and starts
 // the backoff over; the same revision polled again while the retry is
 // pending waits for that retry. A Retry is not safe for concurrent use:
 // each driver keeps one per app and uses it from one goroutine at a
