@@ -232,16 +232,9 @@ func (cs *ChangeSet) Holding() []Change {
 	return out
 }
 
-// Written returns how many slices the API server wrote (Change.Wrote).
-func (cs *ChangeSet) Written() int {
-	n := 0
-	for _, c := range cs.Changes {
-		if c.Wrote() {
-			n++
-		}
-	}
-	return n
-}
+// Written returns how many slices the API server wrote (Change.Wrote;
+// Writes says which).
+func (cs *ChangeSet) Written() int { return cs.Writes().Total() }
 
 // Count returns how many changes have the action.
 func (cs *ChangeSet) Count(a Action) int {

@@ -7,7 +7,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
-	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
@@ -42,7 +41,7 @@ func (e eventer) attempt(app *v1alpha1.App, at attempt) {
 		return
 	}
 	if cs := at.ChangeSet; cs != nil && cs.Written() > 0 {
-		e.rec.Eventf(ref, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", shortRevision(at.Revision), cs.Count(applier.Created), cs.Count(applier.Configured))
+		e.rec.Eventf(ref, corev1.EventTypeNormal, "Synced", "%s", reconcile.SyncedMessage(shortRevision(at.Revision), cs))
 	}
 	if at.Prune != nil && len(at.Prune.Deleted)+len(at.Prune.Orphaned) > 0 {
 		e.rec.Eventf(ref, corev1.EventTypeNormal, "Pruned", "%s", redact.Sprintf("%s", at.Prune.String()))

@@ -1007,7 +1007,7 @@ func (d *Daemon) finish(app config.App, rev source.Revision, result reconcile.Re
 	case result == reconcile.ResultUnhealthy:
 		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
 	case cs != nil && cs.Written() > 0:
-		d.event(app, corev1.EventTypeNormal, "Synced", "revision %s applied: %d created, %d configured", reconcile.ShortSHA(rev.SHA), cs.Count(applier.Created), cs.Count(applier.Configured))
+		d.event(app, corev1.EventTypeNormal, "Synced", "%s", reconcile.SyncedMessage(reconcile.ShortSHA(rev.SHA), cs))
 	}
 	d.setStatus(app.Name, func(s *AppStatus) {
 		s.Revision, s.Result, s.LastRun = rev.SHA, result, d.opts.Clock.Now()

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -58,4 +59,83 @@ func TestDaemonEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	reconciletest.Eventually(t, "ReconcileFailed event", func() (bool, string) { return events("ReconcileFailed") })
+}
+
+// TestDaemonForcedRevertIsCounted: a hand edit (kubectl edit's manager)
+// taken back by a force rule is a write: the Synced Event counts it
+// ("1 forced", not "0 created, 0 configured" alone) and the app's
+// history records the revert.
+func TestDaemonForcedRevertIsCounted(t *testing.T) {
+	ns := env.Namespace(t)
+	repo := reconciletest.NewRepo(t)
+	repo.Commit("first", map[string]string{"app/cm.yaml": reconciletest.ConfigMap(ns, "blue")})
+	cl := cluster(t)
+	invNS := env.Namespace(t)
+	inv := newInventory(t, env.Config, cl, invNS)
+	cs := env.Clientset(t)
+	d := launchConfig(t, fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+- name: repo
+  git: {url: "file://%s", branch: main, interval: 1h}
+apps:
+- name: web
+  source: repo
+  path: app
+  namespace: %s
+  conflicts:
+    default: fail
+    rules:
+    - managers: ["kubectl-*"]
+      action: force
+`, repo.Dir, ns), daemon.Options{
+		Cluster: cl,
+		Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv},
+		Events:  eventRecorder(t),
+	})
+	synced := func(want string) func() (bool, string) {
+		return func() (bool, string) {
+			list, err := cs.CoreV1().Events(invNS).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + inventory.ParentPrefix + "web"})
+			if err != nil {
+				return false, err.Error()
+			}
+			var seen []string
+			for _, e := range list.Items {
+				seen = append(seen, e.Reason+": "+e.Message)
+				if e.Reason == "Synced" && strings.HasSuffix(e.Message, want) {
+					return true, ""
+				}
+			}
+			return false, strings.Join(seen, " | ")
+		}
+	}
+	reconciletest.Eventually(t, "the Synced Event of the first apply", synced("applied: 1 created, 0 configured"))
+
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["color"] = "red"
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Trigger("repo"); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, "the Synced Event of the revert", synced("applied: 0 created, 0 configured, 1 forced"))
+	if cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "settings", metav1.GetOptions{}); err != nil || cm.Data["color"] != "blue" {
+		t.Fatalf("ConfigMap after the revert: %v, %v; want color blue", cm.Data, err)
+	}
+
+	parent, err := cs.CoreV1().Secrets(invNS).Get(context.Background(), inventory.ParentPrefix+"web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history []inventory.HistoryEntry
+	if err := json.Unmarshal([]byte(parent.Annotations[inventory.AnnotationHistory]), &history); err != nil {
+		t.Fatalf("history annotation: %v", err)
+	}
+	if len(history) != 2 || history[1].Forced != 1 || history[1].Note() != "1 forced" {
+		t.Errorf("history = %+v, want the first apply and the forced revert (note %q)", history, "1 forced")
+	}
 }

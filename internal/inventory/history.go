@@ -3,6 +3,7 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,11 +25,15 @@ type HistoryEntry struct {
 	Time     metav1.Time `json:"time"`
 	Revision string      `json:"revision,omitempty"`
 	// Result is how the apply ended (a HistoryResult).
-	Result     HistoryResult `json:"result"`
-	Created    int           `json:"created,omitempty"`
-	Configured int           `json:"configured,omitempty"`
-	Pruned     int           `json:"pruned,omitempty"`
-	Orphaned   int           `json:"orphaned,omitempty"`
+	Result HistoryResult `json:"result"`
+	// Writes are the slices the API server wrote, by action, as the
+	// Synced Event counts them (its fields are inline in the JSON:
+	// created, configured, forced, ...). Entries written before forced,
+	// yielded and handed-off writes were recorded count recreated
+	// objects as created.
+	applier.Writes
+	Pruned   int `json:"pruned,omitempty"`
+	Orphaned int `json:"orphaned,omitempty"`
 	// PruneRefused is the guard that kept the prune from running.
 	PruneRefused Reason `json:"pruneRefused,omitempty"`
 }
@@ -49,9 +54,7 @@ const (
 func (r *Run) historyEntry(now time.Time, cs *applier.ChangeSet, applyErr error, rep *Report) HistoryEntry {
 	e := HistoryEntry{Time: metav1.NewTime(now.UTC().Truncate(time.Second)), Revision: r.revision, Result: HistoryApplied,
 		Pruned: len(rep.Deleted), Orphaned: len(rep.Orphaned)}
-	if cs != nil {
-		e.Created, e.Configured = cs.Count(applier.Created)+cs.Count(applier.Recreated), cs.Count(applier.Configured)
-	}
+	e.Writes = cs.Writes()
 	switch {
 	case applyErr != nil || cs == nil:
 		e.Result = HistoryFailed
@@ -66,18 +69,22 @@ func (r *Run) historyEntry(now time.Time, cs *applier.ChangeSet, applyErr error,
 	return e
 }
 
-// Note says what an entry's counts do not: objects orphaned and a prune
-// refused ("" when neither), as `syncd history` prints it.
+// Note says what an entry's created, configured and pruned counts do
+// not: the other writes (recreated, forced, yielded, handed off), objects
+// orphaned and a prune refused, joined by "; " ("" when none), as
+// `syncd history` prints it.
 func (e HistoryEntry) Note() string {
-	switch {
-	case e.PruneRefused != "" && e.Orphaned > 0:
-		return fmt.Sprintf("%d orphaned; prune refused (%s)", e.Orphaned, e.PruneRefused)
-	case e.PruneRefused != "":
-		return fmt.Sprintf("prune refused (%s)", e.PruneRefused)
-	case e.Orphaned > 0:
-		return fmt.Sprintf("%d orphaned", e.Orphaned)
+	var parts []string
+	if others := e.Writes.Others(); others != "" {
+		parts = append(parts, others)
 	}
-	return ""
+	if e.Orphaned > 0 {
+		parts = append(parts, fmt.Sprintf("%d orphaned", e.Orphaned))
+	}
+	if e.PruneRefused != "" {
+		parts = append(parts, fmt.Sprintf("prune refused (%s)", e.PruneRefused))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // recordHistory returns history with e appended when e is worth a line:
@@ -86,7 +93,7 @@ func (e HistoryEntry) Note() string {
 // the parent is not rewritten for it. The oldest entries past
 // MaxHistory are dropped.
 func recordHistory(history []HistoryEntry, e HistoryEntry) []HistoryEntry {
-	changed := e.Created+e.Configured+e.Pruned+e.Orphaned > 0
+	changed := e.Writes.Total()+e.Pruned+e.Orphaned > 0
 	if n := len(history); n > 0 && !changed {
 		last := history[n-1]
 		if last.Revision == e.Revision && last.Result == e.Result && last.PruneRefused == e.PruneRefused {

@@ -77,3 +77,11 @@ func ResultOf(rendered *Rendered, cs *applier.ChangeSet, err error) (Result, err
 	}
 	return ResultOK, nil
 }
+
+// SyncedMessage is the message of the Synced Event both drivers record
+// after an apply the API server wrote something for: the revision, short
+// as the caller prints it, and what was written (applier.Writes:
+// "revision 1a2b3c4d5e6f applied: 0 created, 0 configured, 1 forced").
+func SyncedMessage(short string, cs *applier.ChangeSet) string {
+	return fmt.Sprintf("revision %s applied: %s", short, cs.Writes())
+}

@@ -292,7 +292,7 @@ func fileOutcome(h []inventory.HistoryEntry) *lastOutcome {
 	}
 	e := h[len(h)-1]
 	return &lastOutcome{Revision: e.Revision, Time: &e.Time, Result: string(e.Result),
-		Objects: fmt.Sprintf("%d created, %d configured", e.Created, e.Configured), Prune: historyPrune(e)}
+		Objects: e.Writes.String(), Prune: historyPrune(e)}
 }
 
 // historyPrune says what an apply's prune did.
