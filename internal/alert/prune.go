@@ -5,8 +5,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -110,4 +113,23 @@ func namedRefs(refs []planner.ObjectRef) string {
 		names = append(names, objectRef(r).String())
 	}
 	return strings.Join(names, ", ")
+}
+
+// PruneEventText is the Kubernetes Event both drivers record for a prune
+// report at revision short: Normal Pruned (or PruneKept, when every
+// object that left was kept on request) naming the objects, or Warning
+// PruneRefused naming the guard; ok is false when the report is worth no
+// Event. The message is not scrubbed: the caller's recorder does that.
+func PruneEventText(short string, rep *inventory.Report) (eventType, reason, message string, ok bool) {
+	switch ClassifyPrune(rep) {
+	case PruneRemoved:
+		reason = "Pruned"
+		if len(rep.Deleted)+len(rep.Orphaned) == 0 {
+			reason = "PruneKept"
+		}
+		return corev1.EventTypeNormal, reason, reconcile.RevisionPrefix(short) + RemovedText(rep), true
+	case PruneRefused:
+		return corev1.EventTypeWarning, "PruneRefused", fmt.Sprintf("%s%d object(s) that left Git stay (guard %s): %s", reconcile.RevisionPrefix(short), len(rep.Spared), rep.Refused.Reason, rep.Refused.Message), true
+	}
+	return "", "", "", false
 }

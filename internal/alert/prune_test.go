@@ -56,3 +56,40 @@ func TestRemovedTextNamesAtMostTen(t *testing.T) {
 		t.Errorf("RemovedText (-want +got):\n%s", diff)
 	}
 }
+
+// TestPruneEventText: the Event both drivers record for a prune names the
+// revision and the objects (Pruned), says when every object that left was
+// kept on request (PruneKept), names the guard that refused (a Warning),
+// and is left out for a prune worth nothing; with no revision the message
+// does not begin "revision : ".
+func TestPruneEventText(t *testing.T) {
+	cm := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"}
+	tests := map[string]struct {
+		short string
+		rep   *inventory.Report
+		want  []string // type, reason, message; nil: no Event
+	}{
+		"deleted": {"0da179a25d5f", &inventory.Report{Deleted: []planner.ObjectRef{cm}},
+			[]string{"Normal", "Pruned", "revision 0da179a25d5f: 1 deleted (v1 ConfigMap ns/a)"}},
+		"kept on request": {"0da179a25d5f", &inventory.Report{Kept: []inventory.Kept{{Object: cm}}},
+			[]string{"Normal", "PruneKept", "revision 0da179a25d5f: 1 kept in the cluster and dropped from the inventory, prune disabled on the object (v1 ConfigMap ns/a)"}},
+		"refused": {"0da179a25d5f", &inventory.Report{Refused: &inventory.Refusal{Reason: inventory.ReasonBudget, Message: "would delete 1 of 1"}, Spared: []inventory.Spared{{Object: cm, Reason: inventory.ReasonBudget}}},
+			[]string{"Warning", "PruneRefused", "revision 0da179a25d5f: 1 object(s) that left Git stay (guard budget): would delete 1 of 1"}},
+		"no revision": {"", &inventory.Report{Deleted: []planner.ObjectRef{cm}},
+			[]string{"Normal", "Pruned", "1 deleted (v1 ConfigMap ns/a)"}},
+		"nothing": {"0da179a25d5f", &inventory.Report{}, nil},
+		"dry run": {"0da179a25d5f", &inventory.Report{DryRun: true, Deleted: []planner.ObjectRef{cm}}, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			typ, reason, msg, ok := PruneEventText(tc.short, tc.rep)
+			var got []string
+			if ok {
+				got = []string{typ, reason, msg}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PruneEventText (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

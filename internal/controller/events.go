@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
+	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
@@ -43,8 +44,8 @@ func (e eventer) attempt(app *v1alpha1.App, at attempt) {
 	if cs := at.ChangeSet; cs != nil && cs.Written() > 0 {
 		e.rec.Eventf(ref, corev1.EventTypeNormal, "Synced", "%s", reconcile.SyncedMessage(shortRevision(at.Revision), cs))
 	}
-	if at.Prune != nil && len(at.Prune.Deleted)+len(at.Prune.Orphaned) > 0 {
-		e.rec.Eventf(ref, corev1.EventTypeNormal, "Pruned", "%s", redact.Sprintf("%s", at.Prune.String()))
+	if eventType, reason, msg, ok := alert.PruneEventText(shortRevision(at.Revision), at.Prune); ok {
+		e.rec.Eventf(ref, eventType, reason, "%s", redact.Sprintf("%s", msg))
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/reconcile"
@@ -55,25 +53,12 @@ func (a *appRun) reportPrune(log *slog.Logger, rev source.Revision, rep *invento
 	now := a.d.opts.Clock.Now()
 	st := pruneStatus(rev, rep, now)
 	a.d.setStatus(a.app.Name, func(s *AppStatus) { s.LastPrune = st })
-	switch outcome {
-	case alert.PruneRemoved:
-		a.d.event(a.app, corev1.EventTypeNormal, removedReason(rep), "revision %s: %s", reconcile.ShortSHA(rev.SHA), alert.RemovedText(rep))
-	case alert.PruneRefused:
-		a.d.event(a.app, corev1.EventTypeWarning, "PruneRefused", "revision %s: %d object(s) that left Git stay (guard %s): %s", reconcile.ShortSHA(rev.SHA), len(rep.Spared), rep.Refused.Reason, rep.Refused.Message)
-	default:
+	eventType, reason, msg, ok := alert.PruneEventText(reconcile.ShortSHA(rev.SHA), rep)
+	if !ok {
 		return
 	}
+	a.d.event(a.app, eventType, reason, "%s", msg)
 	a.notify(alert.PruneEvent(a.app.Name, rev.SHA, rep, outcome, now))
-}
-
-// removedReason is the Event reason of a prune that removed objects from
-// the app: Pruned, or PruneKept when every one of them was kept in the
-// cluster on request (nothing was deleted or orphaned).
-func removedReason(rep *inventory.Report) string {
-	if len(rep.Deleted)+len(rep.Orphaned) == 0 {
-		return "PruneKept"
-	}
-	return "Pruned"
 }
 
 // pruneStatus is /status lastPrune for a report.

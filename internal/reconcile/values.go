@@ -122,7 +122,16 @@ func AtRevision(short string, err error) error {
 	if short == "" {
 		return err
 	}
-	return fmt.Errorf("revision %s: %w", short, err)
+	return fmt.Errorf("%s%w", RevisionPrefix(short), err)
+}
+
+// RevisionPrefix is what a message about revision short begins with:
+// "revision SHORT: ", or nothing before any revision.
+func RevisionPrefix(short string) string {
+	if short == "" {
+		return ""
+	}
+	return "revision " + short + ": "
 }
 
 // ShortSHA shortens a revision for messages: a commit or a chart
