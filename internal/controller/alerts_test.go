@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"syncd.dev/syncd/internal/alert"
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -287,4 +288,51 @@ func TestAlertNotReadyOnBadProvider(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAlertEditResolvesWhatItAlerted: a drift alerted before its Alert is
+// edited (a new notifier is built) is resolved by the new one, once, when
+// the field goes back to Git's value.
+func TestAlertEditResolvesWhatItAlerted(t *testing.T) {
+	r := newRigWith(t, "1s", Options{Alerts: alert.Options{RateLimit: 50, Burst: 50}})
+	key := []byte("hmac-key-of-the-test")
+	hook := newAlertReceiver(t, key)
+	r.provider(r.ns, "hook", "webhook", hook.url, key)
+	r.createIn(r.ns, "alerts", `
+kind: Alert
+metadata: {name: oncall}
+spec: {providerRef: {name: hook}, eventSources: [{name: web}], events: [drift]}`)
+	r.waitAlertReady(r.ns, "alerts", "oncall", metav1.ConditionTrue)
+	// fail: the edit's manager keeps the field, so the drift stays open.
+	r.create("apps", `
+kind: App
+metadata: {name: web}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: web, conflicts: {default: fail}}`)
+	r.waitReady("web", r.sha)
+	r.editConfigMap("web", "edited")
+	var open alert.WebhookPayload
+	eventually(t, "the drift is alerted", func() (bool, string) {
+		for _, p := range hook.payloads() {
+			if p.Type == "drift" && p.State != "resolved" {
+				open = p
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d payloads", len(hook.received()))
+	})
+
+	if _, err := r.dyn.Resource(v1alpha1.AlertResource).Namespace(r.ns).Patch(context.Background(), "oncall", types.MergePatchType, []byte(`{"spec":{"events":["drift","error"]}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitAlertReady(r.ns, "alerts", "oncall", metav1.ConditionTrue) // of the edited generation
+	r.editConfigMap("web", open.Fields[0].Desired)                   // the editor puts Git's value back
+	eventually(t, "the new notifier resolves the drift the old one alerted", func() (bool, string) {
+		n := 0
+		for _, p := range hook.payloads() {
+			if p.Type == "drift" && p.State == "resolved" && p.Fingerprint == open.Fingerprint {
+				n++
+			}
+		}
+		return n == 1, fmt.Sprintf("%d resolved of %d payloads: %s", n, len(hook.received()), strings.Join(hook.received(), "\n"))
+	})
 }

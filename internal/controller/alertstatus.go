@@ -79,8 +79,19 @@ func (c *Controller) buildAlertSink(ctx context.Context, key string, a *v1alpha1
 	if err != nil {
 		return v1alpha1.ReasonProviderInvalid, fmt.Errorf("AlertProvider %s: %w", p.Name, err)
 	}
+	inheritOpen(n, r.sink(key))
 	r.setSink(key, &alertSink{notifier: n, spec: *a.Spec.DeepCopy(), built: v})
 	return v1alpha1.ReasonValid, nil
+}
+
+// inheritOpen makes n, the notifier of an edited Alert or provider,
+// resolve what old (the one it replaces; nil: none) alerted and did not
+// resolve: without it a finding alerted before the edit would stay open
+// at the receiver forever.
+func inheritOpen(n *alert.Notifier, old *alertSink) {
+	if old != nil {
+		n.Inherit(old.notifier)
+	}
 }
 
 // checkProvider checks what the provider's messages need, as the
