@@ -26,7 +26,7 @@ import (
 // own annotations, another manager applying the same values) do not.
 // An entry whose fields do not decode is digested as its raw bytes.
 func Fingerprint(mfs []metav1.ManagedFieldsEntry, m string) string {
-	return digest(mfs, m, canonicalFields)
+	return digest(mfs, m, canonicalFields, entryTime)
 }
 
 // HasFingerprint reports whether manager m's entries in mfs have the
@@ -39,17 +39,36 @@ func Fingerprint(mfs []metav1.ManagedFieldsEntry, m string) string {
 // digested canonically. A raw digest equal to want means the bytes
 // digested are the canonical ones want was made of.
 func HasFingerprint(mfs []metav1.ManagedFieldsEntry, m, want string) bool {
-	return digest(mfs, m, rawFields) == want || Fingerprint(mfs, m) == want
+	return digest(mfs, m, rawFields, entryTime) == want || Fingerprint(mfs, m) == want
 }
 
-// digest is Fingerprint with each entry's fields as fields returns them.
-func digest(mfs []metav1.ManagedFieldsEntry, m string, fields func(metav1.ManagedFieldsEntry) []byte) string {
+// Holding returns a digest of what manager m holds in mfs: its entries'
+// operation, subresource, API version and fields (canonical, as
+// Fingerprint), but not when it last wrote them. It is the record of a
+// manager syncd yielded fields to: the digest stays the same while that
+// manager keeps writing the fields it holds (an operator changing a value
+// it owns), and changes when it lets a field go or another writer takes
+// one from it, which is when syncd should apply its own value again. A
+// manager with no entry has the digest of nothing, never "".
+func Holding(mfs []metav1.ManagedFieldsEntry, m string) string {
+	return digest(mfs, m, canonicalFields, anyTime)
+}
+
+// HasHolding reports whether Holding(mfs, m) == want, decoding no fields
+// when the raw bytes give it (as HasFingerprint).
+func HasHolding(mfs []metav1.ManagedFieldsEntry, m, want string) bool {
+	return digest(mfs, m, rawFields, anyTime) == want || Holding(mfs, m) == want
+}
+
+// digest is Fingerprint with each entry's fields as fields returns them
+// and its time as stamp does.
+func digest(mfs []metav1.ManagedFieldsEntry, m string, fields func(metav1.ManagedFieldsEntry) []byte, stamp func(metav1.ManagedFieldsEntry) string) string {
 	h := sha256.New()
 	for _, e := range mfs {
 		if e.Manager != m {
 			continue
 		}
-		h.Write([]byte(e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion + "\x00" + entryTime(e) + "\x00"))
+		h.Write([]byte(e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion + "\x00" + stamp(e) + "\x00"))
 		h.Write(fields(e))
 		h.Write([]byte{0})
 	}
@@ -71,6 +90,10 @@ func entryTime(e metav1.ManagedFieldsEntry) string {
 	}
 	return e.Time.UTC().Format(time.RFC3339)
 }
+
+// anyTime stands for an entry's time in a digest that does not depend on
+// it (Holding).
+func anyTime(metav1.ManagedFieldsEntry) string { return "" }
 
 // canonicalFields is an entry's fieldsV1 as structured-merge-diff
 // encodes it, or the raw bytes when they do not decode.

@@ -93,3 +93,45 @@ func TestHasFingerprint(t *testing.T) {
 		t.Errorf("HasFingerprint of the server's spelling: %.0f allocations, Fingerprint %.0f; want it to decode nothing (under half)", raw, decoded)
 	}
 }
+
+// TestHolding: a manager's holding digest changes with what it holds
+// (fields, operation, subresource) and not with when it last wrote them;
+// HasHolding agrees with Holding however the fieldsV1 are spelled.
+func TestHolding(t *testing.T) {
+	const fields = `{"f:data":{"f:color":{}}}`
+	base := []metav1.ManagedFieldsEntry{entry("operator", update, "", 1, fields), entry("syncd-web", apply, "", 2, `{"f:data":{"f:size":{}}}`)}
+	other := func(mut func(*metav1.ManagedFieldsEntry)) []metav1.ManagedFieldsEntry {
+		e := entry("operator", update, "", 1, fields)
+		mut(&e)
+		return []metav1.ManagedFieldsEntry{e}
+	}
+	tests := map[string]struct {
+		mfs  []metav1.ManagedFieldsEntry
+		same bool
+	}{
+		"same entries":                 {mfs: base, same: true},
+		"the value written again":      {mfs: other(func(e *metav1.ManagedFieldsEntry) { tm := metav1.NewTime(e.Time.Add(time.Hour)); e.Time = &tm }), same: true},
+		"fieldsV1 spelled otherwise":   {mfs: other(func(e *metav1.ManagedFieldsEntry) { e.FieldsV1.Raw = []byte(`{"f:data": {"f:color": {}}}`) }), same: true},
+		"syncd's own entry changed":    {mfs: append(other(func(*metav1.ManagedFieldsEntry) {}), entry("syncd-web", apply, "", 9, `{}`)), same: true},
+		"the field let go":             {mfs: other(func(e *metav1.ManagedFieldsEntry) { e.FieldsV1.Raw = []byte(`{"f:data":{}}`) })},
+		"another field taken as well":  {mfs: other(func(e *metav1.ManagedFieldsEntry) { e.FieldsV1.Raw = []byte(`{"f:data":{"f:color":{},"f:size":{}}}`) })},
+		"held through a subresource":   {mfs: other(func(e *metav1.ManagedFieldsEntry) { e.Subresource = "scale" })},
+		"the manager's entry is gone":  {mfs: base[1:]},
+		"held by Apply, not by Update": {mfs: other(func(e *metav1.ManagedFieldsEntry) { e.Operation = apply })},
+	}
+	want := Holding(base, "operator")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Holding(tc.mfs, "operator")
+			if got == "" {
+				t.Fatal("empty digest")
+			}
+			if (got == want) != tc.same {
+				t.Errorf("holding equal = %v, want %v", got == want, tc.same)
+			}
+			if HasHolding(tc.mfs, "operator", want) != tc.same {
+				t.Errorf("HasHolding = %v, want %v", !tc.same, tc.same)
+			}
+		})
+	}
+}
