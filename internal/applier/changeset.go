@@ -119,6 +119,11 @@ type Resolution struct {
 	OtherInventory Conflicts
 	// Held lists the fields the handoff manager holds for this manager.
 	Held []string
+	// YieldedTo is what each manager this slice yielded fields to
+	// (Yielded) holds right after the write, by manager: the record that
+	// lets a later sync leave the object alone while those managers keep
+	// their fields, and apply Git's value again once one lets go.
+	YieldedTo []Holding
 	// Migrated lists old managers of the object whose fields moved to the
 	// current managers (manager rename, takeover from client-side apply
 	// or the managers of apps[].migrate).
@@ -127,6 +132,13 @@ type Resolution struct {
 	// server (its namespace is created by the same apply); empty when it
 	// was.
 	Unchecked string
+}
+
+// Holding is what one manager holds of an object, as
+// ownership.Holding digests its managedFields entries.
+type Holding struct {
+	Manager string
+	Fields  string
 }
 
 // setHeld records the fields the handoff manager holds for the change's

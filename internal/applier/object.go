@@ -401,12 +401,32 @@ func (t *target) uncheckedIn(ns string) {
 }
 
 // owned records on each slice's change the fingerprint of its manager's
-// managedFields entries in u (Change.Owned).
+// managedFields entries in u (Change.Owned) and, for a slice that yielded
+// fields, what the managers it yielded them to hold in u
+// (Resolution.YieldedTo).
 func (t *target) owned(u metav1.Object) {
 	mfs := u.GetManagedFields()
 	for i := range t.changes {
-		t.changes[i].Owned = ownership.Fingerprint(mfs, string(t.changes[i].Manager))
+		c := &t.changes[i]
+		c.Owned = ownership.Fingerprint(mfs, string(c.Manager))
+		if c.Resolved != nil && len(c.Resolved.Yielded) > 0 {
+			c.Resolved.YieldedTo = holdings(mfs, c.Resolved.Yielded)
+		}
 	}
+}
+
+// holdings returns what each manager of the yielded conflicts holds in
+// mfs, once per manager, sorted by manager.
+func holdings(mfs []metav1.ManagedFieldsEntry, yielded Conflicts) []Holding {
+	managers := sets.New[string]()
+	for _, c := range yielded {
+		managers.Insert(c.Manager)
+	}
+	var out []Holding
+	for _, m := range sets.List(managers) {
+		out = append(out, Holding{Manager: m, Fields: ownership.Holding(mfs, m)})
+	}
+	return out
 }
 
 // timed adds the time since start to the object's changes' Duration.

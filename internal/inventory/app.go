@@ -33,4 +33,9 @@ type App struct {
 	// anything is applied, written or pruned. Empty (the config file's
 	// apps): not checked, and the record is kept as it is.
 	Owner string
+	// ConflictPolicy is a digest of the app's conflict policy. A yield
+	// recorded under another policy is forgotten when the inventory is
+	// read (forgetStaleYields): the policy now in force may decide the
+	// conflict otherwise, so the object is applied again.
+	ConflictPolicy string
 }

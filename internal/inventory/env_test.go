@@ -174,7 +174,9 @@ func (f *fixture) sync(ctx context.Context, plan *planner.Plan) (*applier.Change
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, err := applier.NewPolicy(applier.PolicySpec{})
+	// The app's conflicts default, as reconcile compiles it (rules are
+	// not used here).
+	policy, err := applier.NewPolicy(applier.PolicySpec{Default: applier.ConflictAction(f.app.Conflicts.Default)})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	kjson "sigs.k8s.io/json"
 
+	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -37,6 +38,42 @@ type SliceHash struct {
 	// right after that apply (applier.Change.Owned); empty when recorded
 	// by a syncd that did not record it.
 	Owned string `json:"owned,omitempty"`
+	// Yield is, when the apply yielded fields to other managers
+	// (conflict policy yield), what they held right after it; nil when
+	// it yielded nothing.
+	Yield *Yield `json:"yield,omitempty"`
+}
+
+// Yield is the record of fields a slice's apply left to other managers:
+// while each holds the same and the app's conflict policy is the one the
+// yield was decided under, the object is as syncd left it.
+type Yield struct {
+	// Policy is the app's conflict policy (App.ConflictPolicy) the yield
+	// was decided under.
+	Policy string `json:"policy"`
+	// To are the managers yielded to, with what each held
+	// (applier.Resolution.YieldedTo), sorted by manager.
+	To []Holder `json:"to"`
+}
+
+// Holder is a manager syncd yielded fields to and the digest of what it
+// held (ownership.Holding).
+type Holder struct {
+	Manager string `json:"manager"`
+	Fields  string `json:"fields"`
+}
+
+// sameSlice reports whether a and b record the same.
+func sameSlice(a, b SliceHash) bool {
+	return a.Manager == b.Manager && a.Hash == b.Hash && a.Owned == b.Owned && sameYield(a.Yield, b.Yield)
+}
+
+// sameYield reports whether a and b record the same yield (nil: none).
+func sameYield(a, b *Yield) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Policy == b.Policy && slices.Equal(a.To, b.To)
 }
 
 // Member is one object of an app's inventory.
@@ -73,7 +110,7 @@ func sameMember(a, b *Member) bool {
 	return a.Group == b.Group && a.Version == b.Version && a.Kind == b.Kind &&
 		a.Namespace == b.Namespace && a.Name == b.Name && a.Stage == b.Stage &&
 		a.Adopted == b.Adopted && a.ResourceVersion == b.ResourceVersion &&
-		a.Blocked == b.Blocked && slices.Equal(a.Slices, b.Slices)
+		a.Blocked == b.Blocked && slices.EqualFunc(a.Slices, b.Slices, sameSlice)
 }
 
 // Key identifies an object independently of its API version.
@@ -305,18 +342,79 @@ func sameApplied(m *Member, obj *planner.Object) bool {
 }
 
 // ownedHashes returns the slice hashes of a plan object with each
-// manager's fingerprint: the one the apply reported, else (an object the
-// watch cache alone found unchanged) the one prev recorded for the same
-// slice, which the skip found still true.
-func ownedHashes(obj *planner.Object, owned map[string]string, prev *Member) []SliceHash {
+// manager's fingerprint and the managers it yielded fields to (under
+// conflict policy policy), as the apply x reported them. A slice found
+// unchanged keeps what prev recorded for the same slice, which the skip
+// found still true: its fingerprint when the skip read nothing (the watch
+// cache alone found it unchanged), and whom it yielded to.
+func ownedHashes(obj *planner.Object, x *applyResult, prev *Member, policy string) []SliceHash {
 	out := hashesOf(obj)
 	for i := range out {
-		out[i].Owned = owned[out[i].Manager]
-		if out[i].Owned == "" && prev != nil && i < len(prev.Slices) && prev.Slices[i].Manager == out[i].Manager && prev.Slices[i].Hash == out[i].Hash {
-			out[i].Owned = prev.Slices[i].Owned
+		m := out[i].Manager
+		out[i].Owned, out[i].Yield = x.owned[m], yieldOf(x.yieldedTo[m], policy)
+		p := prevSlice(prev, i, out[i])
+		if p == nil {
+			continue
+		}
+		if out[i].Owned == "" {
+			out[i].Owned = p.Owned
+		}
+		if x.unchanged[m] {
+			out[i].Yield = p.Yield
 		}
 	}
 	return out
+}
+
+// forgetStaleYields makes every member of inv whose record holds a yield
+// decided under another conflict policy than policy pending again (no
+// fingerprints, no resourceVersion), so that no skip finds it as syncd
+// left it and the next apply lets the policy now in force decide its
+// conflicts (a yield changed to force takes the field). The member is
+// replaced, not changed in place.
+func forgetStaleYields(inv *Inventory, policy string) {
+	for i, mem := range inv.Members {
+		if !yieldsUnderOtherPolicy(mem, policy) {
+			continue
+		}
+		c := *mem
+		c.Slices, c.ResourceVersion = nil, ""
+		inv.Members[i] = &c
+	}
+}
+
+// yieldsUnderOtherPolicy reports whether a slice of mem records a yield
+// decided under another conflict policy than policy.
+func yieldsUnderOtherPolicy(mem *Member, policy string) bool {
+	for _, s := range mem.Slices {
+		if s.Yield != nil && s.Yield.Policy != policy {
+			return true
+		}
+	}
+	return false
+}
+
+// prevSlice returns prev's record of slice i when it is the same slice
+// (manager and hash) as s, else nil.
+func prevSlice(prev *Member, i int, s SliceHash) *SliceHash {
+	if prev == nil || i >= len(prev.Slices) || prev.Slices[i].Manager != s.Manager || prev.Slices[i].Hash != s.Hash {
+		return nil
+	}
+	return &prev.Slices[i]
+}
+
+// yieldOf is the inventory's record of the applier's holdings after a
+// yield decided under conflict policy policy; nil when nothing was
+// yielded.
+func yieldOf(hs []applier.Holding, policy string) *Yield {
+	if len(hs) == 0 {
+		return nil
+	}
+	y := &Yield{Policy: policy}
+	for _, h := range hs {
+		y.To = append(y.To, Holder{Manager: h.Manager, Fields: h.Fields})
+	}
+	return y
 }
 
 // hashesOf returns the slice hashes of a plan object.

@@ -32,7 +32,9 @@ func (e *OwnerError) Error() string {
 // records another owner and holds members: an app without Owner, an
 // inventory that records none (written before owners were recorded: the
 // first app to write it records itself) and an empty one are not
-// refused, the last because there is nothing in it to lose.
+// refused, the last because there is nothing in it to lose. Yields the
+// inventory records under another conflict policy than app's are
+// forgotten (forgetStaleYields).
 func (s *store) loadFor(ctx context.Context, app App) (*loaded, error) {
 	l, err := s.load(ctx, app.Name)
 	if err != nil {
@@ -41,6 +43,7 @@ func (s *store) loadFor(ctx context.Context, app App) (*loaded, error) {
 	if owner := l.inv.Owner; app.Owner != "" && owner != "" && owner != app.Owner && len(l.inv.Members) > 0 {
 		return nil, &OwnerError{App: app.Name, Parent: s.namespace + "/" + ParentName(app.Name), Owner: owner, Claimant: app.Owner}
 	}
+	forgetStaleYields(l.inv, app.ConflictPolicy)
 	return l, nil
 }
 

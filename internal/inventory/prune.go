@@ -213,37 +213,68 @@ func mergeInto(fresh, ours *Inventory) *Inventory {
 	return out
 }
 
+// applyResult is what one object's changes say about its apply.
+type applyResult struct {
+	// ok: every slice was applied as the plan says, or as the policy
+	// decided (fields yielded to another manager).
+	ok bool
+	rv string
+	// owned is each manager's fingerprint after the apply (or as read
+	// when unchanged); yieldedTo, for a slice that yielded fields, what
+	// the managers it yielded them to held; unchanged, the managers
+	// whose slice was found unchanged (not written).
+	owned     map[string]string
+	yieldedTo map[string][]applier.Holding
+	unchanged map[string]bool
+}
+
+// add takes in one slice's change.
+func (x *applyResult) add(c applier.Change) {
+	switch c.Action {
+	case applier.Failed, applier.Conflicted, applier.Skipped, applier.HandoffPending, applier.Excluded:
+		// Handoff-pending objects are not as the plan says yet: apply
+		// them again next time. Excluded ones were left alone: syncd
+		// never applied what the plan says.
+		x.ok = false
+	case applier.Unchanged:
+		x.mark(&x.unchanged, string(c.Manager))
+	}
+	if c.ResourceVersion != "" {
+		x.rv = c.ResourceVersion
+	}
+	if c.Owned != "" {
+		x.owned[string(c.Manager)] = c.Owned
+	}
+	if y := c.Resolution().YieldedTo; len(y) > 0 {
+		if x.yieldedTo == nil {
+			x.yieldedTo = map[string][]applier.Holding{}
+		}
+		x.yieldedTo[string(c.Manager)] = y
+	}
+}
+
+// mark adds m to the set *set, made on first use.
+func (x *applyResult) mark(set *map[string]bool, m string) {
+	if *set == nil {
+		*set = map[string]bool{}
+	}
+	(*set)[m] = true
+}
+
 // applied returns the plan's members after the apply: the slice hashes
 // and resourceVersion of every object applied completely; objects whose
 // apply failed keep no hashes, so the next run applies them again.
 func (r *Run) applied(cs *applier.ChangeSet) []*Member {
-	type result struct {
-		ok    bool
-		rv    string
-		owned map[string]string
-	}
-	res := map[Key]*result{}
+	res := map[Key]*applyResult{}
 	if cs != nil {
 		for _, c := range cs.Changes {
 			k := KeyOf(c.Object)
 			x := res[k]
 			if x == nil {
-				x = &result{ok: true, owned: map[string]string{}}
+				x = &applyResult{ok: true, owned: map[string]string{}}
 				res[k] = x
 			}
-			switch c.Action {
-			case applier.Failed, applier.Conflicted, applier.Skipped, applier.Yielded, applier.HandoffPending, applier.Excluded:
-				// Yielded and handoff-pending objects are not as the plan
-				// says yet: apply them again next time. Excluded ones
-				// were left alone: syncd never applied what the plan says.
-				x.ok = false
-			}
-			if c.ResourceVersion != "" {
-				x.rv = c.ResourceVersion
-			}
-			if c.Owned != "" {
-				x.owned[string(c.Manager)] = c.Owned
-			}
+			x.add(c)
 		}
 	}
 	out := make([]*Member, 0, len(r.plan.Objects))
@@ -259,7 +290,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			mem.Adopted = p.Adopted
 		}
 		if x := res[k]; x != nil && x.ok && x.rv != "" && !r.dryRun {
-			mem.Slices, mem.ResourceVersion = ownedHashes(obj, x.owned, r.prevIdx[k]), x.rv
+			mem.Slices, mem.ResourceVersion = ownedHashes(obj, x, r.prevIdx[k], r.app.ConflictPolicy), x.rv
 		} else if p := r.prevIdx[k]; p != nil && r.dryRun {
 			mem.Slices, mem.ResourceVersion = p.Slices, p.ResourceVersion
 		}

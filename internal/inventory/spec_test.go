@@ -23,6 +23,9 @@ func invApp(app config.App) App {
 		AllowEmpty:    app.AllowEmpty,
 		DeleteAdopted: app.DeleteAdopted(),
 		InstallsSyncd: app.InstallsSyncd,
+		// A stand-in for reconcile's digest of the conflicts section:
+		// the tests set only its default.
+		ConflictPolicy: "default=" + string(app.Conflicts.Default),
 	}
 }
 

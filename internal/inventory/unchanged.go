@@ -189,13 +189,31 @@ func metaOf(o metav1.Object) liveMeta {
 }
 
 // ownedAsRecorded reports whether every slice of mem records a
-// fingerprint and the live managedFields give each manager the same one.
+// fingerprint and the live managedFields give each manager the same one,
+// and every manager a slice yielded fields to still holds what it held
+// (yieldedAsRecorded).
 func ownedAsRecorded(mem *Member, mfs []metav1.ManagedFieldsEntry) bool {
 	if len(mem.Slices) == 0 {
 		return false
 	}
 	for _, s := range mem.Slices {
-		if s.Owned == "" || !ownership.HasFingerprint(mfs, s.Manager, s.Owned) {
+		if s.Owned == "" || !ownership.HasFingerprint(mfs, s.Manager, s.Owned) || !yieldedAsRecorded(s, mfs) {
+			return false
+		}
+	}
+	return true
+}
+
+// yieldedAsRecorded reports whether every manager slice s yielded fields
+// to holds in mfs what it held right after the apply. One that let a
+// field go (or lost it to another writer) makes the object changed: the
+// next apply sends Git's value for that field again.
+func yieldedAsRecorded(s SliceHash, mfs []metav1.ManagedFieldsEntry) bool {
+	if s.Yield == nil {
+		return true
+	}
+	for _, h := range s.Yield.To {
+		if !ownership.HasHolding(mfs, h.Manager, h.Fields) {
 			return false
 		}
 	}

@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"syncd.dev/syncd/internal/applier"
@@ -43,6 +46,16 @@ func policySpec(cp config.ConflictPolicy) (applier.PolicySpec, error) {
 		spec.Rules = append(spec.Rules, rule)
 	}
 	return spec, nil
+}
+
+// policyDigest is a digest of an app's conflicts section as written, for
+// the inventory's record of the policy a yield was decided under
+// (inventory.App.ConflictPolicy): any edit of the section changes it.
+func policyDigest(cp config.ConflictPolicy) string {
+	// A struct of strings and slices of strings: it always encodes.
+	b, _ := json.Marshal(cp)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // migrationOf compiles an app's migrate section; nil means none.

@@ -116,14 +116,15 @@ func TenantOf(app config.App) identity.Tenant {
 // in.
 func inventoryApp(app config.App, tenant identity.Tenant) inventory.App {
 	return inventory.App{
-		Name:          app.Name,
-		Tenant:        tenant,
-		Managers:      app.Managers(),
-		Prune:         app.PruneEnabled(),
-		PruneBudget:   app.PruneBudgetPercent(),
-		AllowEmpty:    app.AllowEmpty,
-		DeleteAdopted: app.DeleteAdopted(),
-		InstallsSyncd: app.InstallsSyncd,
+		Name:           app.Name,
+		Tenant:         tenant,
+		Managers:       app.Managers(),
+		Prune:          app.PruneEnabled(),
+		PruneBudget:    app.PruneBudgetPercent(),
+		AllowEmpty:     app.AllowEmpty,
+		DeleteAdopted:  app.DeleteAdopted(),
+		InstallsSyncd:  app.InstallsSyncd,
+		ConflictPolicy: policyDigest(app.Conflicts),
 	}
 }
 

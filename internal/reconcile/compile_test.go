@@ -77,3 +77,36 @@ func TestCompile(t *testing.T) {
 		t.Errorf("Sensitive = %v, want nil (the built-in rules) for an app without rules", spec.Sensitive)
 	}
 }
+
+// TestInventoryAppConflictPolicy: the inventory is told a digest of the
+// app's conflicts section that any edit of the section changes (a yield
+// recorded under another one is decided again) and nothing else does.
+func TestInventoryAppConflictPolicy(t *testing.T) {
+	rule := config.ConflictRule{Managers: []string{"operator"}, Paths: []string{".data.color"}, Action: config.ActionYield}
+	base := config.App{Name: "web", AppSpec: config.AppSpec{Conflicts: config.ConflictPolicy{Default: config.ActionYield, Rules: []config.ConflictRule{rule}}}}
+	digest := func(app config.App) string { return inventoryApp(app, TenantOf(app)).ConflictPolicy }
+	want := digest(base)
+	if want == "" {
+		t.Fatal("empty digest")
+	}
+	same := base
+	same.Prune = new(false)
+	if got := digest(same); got != want {
+		t.Errorf("digest changed with a field outside conflicts: %s, want %s", got, want)
+	}
+	edits := map[string]func(*config.ConflictPolicy){
+		"default":       func(cp *config.ConflictPolicy) { cp.Default = config.ActionForce },
+		"rule action":   func(cp *config.ConflictPolicy) { cp.Rules[0].Action = config.ActionForce },
+		"rule managers": func(cp *config.ConflictPolicy) { cp.Rules[0].Managers = []string{"hpa"} },
+		"rule paths":    func(cp *config.ConflictPolicy) { cp.Rules[0].Paths = []string{".data"} },
+		"rule removed":  func(cp *config.ConflictPolicy) { cp.Rules = nil },
+	}
+	for name, edit := range edits {
+		app := base
+		app.Conflicts.Rules = []config.ConflictRule{rule}
+		edit(&app.Conflicts)
+		if got := digest(app); got == want {
+			t.Errorf("%s edited: the digest did not change", name)
+		}
+	}
+}
