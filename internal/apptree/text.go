@@ -7,14 +7,16 @@ import (
 )
 
 // Action is the object's last outcome in words, as `syncd tree` and the
-// UI show it: "applied", "apply pending", or "left Git, prune refused
-// (reason)".
+// UI show it: "applied", "applied, fields yielded to operator", "apply
+// pending", or "left Git, prune refused (reason)".
 func (o Object) Action() string {
-	switch o.Outcome {
-	case PruneRefused:
+	switch {
+	case o.Outcome == PruneRefused:
 		return "left Git, prune refused (" + o.Reason + ")"
-	case Pending:
+	case o.Outcome == Pending:
 		return "apply pending"
+	case o.Outcome == Applied && len(o.YieldedTo) > 0:
+		return "applied, fields yielded to " + strings.Join(o.YieldedTo, ", ")
 	}
 	return string(o.Outcome)
 }

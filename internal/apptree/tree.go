@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"syncd.dev/syncd/internal/inventory"
@@ -47,8 +48,11 @@ type Object struct {
 	// Outcome is what syncd last did with the object (an Outcome).
 	Outcome Outcome `json:"outcome"`
 	// Reason is the guard that kept a prune from deleting it.
-	Reason   string    `json:"reason,omitempty"`
-	Managers []Manager `json:"managers,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// YieldedTo names the managers syncd's last apply left fields to
+	// (conflict policy yield), sorted; empty when it yielded none.
+	YieldedTo []string  `json:"yieldedTo,omitempty"`
+	Managers  []Manager `json:"managers,omitempty"`
 }
 
 // Outcome is what syncd last did with an object of its inventory.
@@ -126,7 +130,7 @@ func readAll(ctx context.Context, members []*inventory.Member, get Getter) ([]Ob
 
 // objectOf reads one member and describes it.
 func objectOf(ctx context.Context, m *inventory.Member, get Getter) (Object, error) {
-	o := Object{Namespace: m.Namespace, Name: m.Name, Outcome: outcomeOf(m), Reason: m.Blocked}
+	o := Object{Namespace: m.Namespace, Name: m.Name, Outcome: outcomeOf(m), Reason: m.Blocked, YieldedTo: yieldedTo(m)}
 	live, err := get(ctx, m.Ref())
 	switch {
 	case apierrors.IsNotFound(err):
@@ -149,6 +153,24 @@ func outcomeOf(m *inventory.Member) Outcome {
 		return Pending
 	}
 	return Applied
+}
+
+// yieldedTo names the managers the member's slices yielded fields to, as
+// the inventory recorded them after the last apply.
+func yieldedTo(m *inventory.Member) []string {
+	names := sets.New[string]()
+	for _, s := range m.Slices {
+		if s.Yield == nil {
+			continue
+		}
+		for _, h := range s.Yield.To {
+			names.Insert(h.Manager)
+		}
+	}
+	if names.Len() == 0 {
+		return nil
+	}
+	return sets.List(names)
 }
 
 // health is kstatus's status of the live object and its message.

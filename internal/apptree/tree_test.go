@@ -22,6 +22,10 @@ import (
 func TestBuild(t *testing.T) {
 	inv := &inventory.Inventory{App: "web", Revision: "abc", Members: []*inventory.Member{
 		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "b", Stage: planner.StageNamespaced, ResourceVersion: "7"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "c", Stage: planner.StageNamespaced, ResourceVersion: "8", Slices: []inventory.SliceHash{
+			{Manager: "syncd-web", Hash: "h1", Owned: "o1", Yield: &inventory.Yield{Policy: "p", To: []inventory.Holder{{Manager: "operator", Fields: "f1"}, {Manager: "kubectl-edit", Fields: "f2"}}}},
+			{Manager: "syncd-web-limits", Hash: "h2", Owned: "o2", Yield: &inventory.Yield{Policy: "p", To: []inventory.Holder{{Manager: "operator", Fields: "f3"}}}},
+		}},
 		{Version: "v1", Kind: "Namespace", Name: "web", Stage: planner.StageNamespaces, ResourceVersion: "3"},
 		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a", Stage: planner.StageNamespaced},
 		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "old", Stage: planner.StageNamespaced, ResourceVersion: "9", Blocked: "budget"},
@@ -31,6 +35,7 @@ func TestBuild(t *testing.T) {
 		"b": object("v1", "ConfigMap", "web", "b",
 			metav1.ManagedFieldsEntry{Manager: "syncd-web", Operation: metav1.ManagedFieldsOperationApply},
 			metav1.ManagedFieldsEntry{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate}),
+		"c":   object("v1", "ConfigMap", "web", "c", metav1.ManagedFieldsEntry{Manager: "operator", Operation: metav1.ManagedFieldsOperationUpdate}),
 		"old": object("apps/v1", "Deployment", "web", "old", metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}),
 	}
 	get := func(_ context.Context, ref planner.ObjectRef) (*unstructured.Unstructured, error) {
@@ -56,13 +61,18 @@ func TestBuild(t *testing.T) {
 		{Name: "namespaced", Kinds: []Kind{
 			{Kind: "ConfigMap", Objects: []Object{
 				{Namespace: "web", Name: "a", Health: "NotFound", Outcome: Pending},
-				{Namespace: "web", Name: "b", Health: "Current", Outcome: Applied, Managers: []Manager{{Name: "syncd-web", Operation: "Apply"}, {Name: "kubectl-label", Operation: "Update"}}}}},
+				{Namespace: "web", Name: "b", Health: "Current", Outcome: Applied, Managers: []Manager{{Name: "syncd-web", Operation: "Apply"}, {Name: "kubectl-label", Operation: "Update"}}},
+				{Namespace: "web", Name: "c", Health: "Current", Outcome: Applied, YieldedTo: []string{"kubectl-edit", "operator"}, Managers: []Manager{{Name: "operator", Operation: "Update"}}}}},
 			{Group: "apps", Kind: "Deployment", Objects: []Object{
 				{Namespace: "web", Name: "old", Health: "InProgress", Outcome: PruneRefused, Reason: "budget", Managers: []Manager{{Name: "kube-controller-manager", Operation: "Update", Subresource: "status"}}}}},
 		}},
 	}}
 	if diff := cmp.Diff(want, tree); diff != "" {
 		t.Errorf("Build (-want +got):\n%s", diff)
+	}
+
+	if got, want := tree.Stages[1].Kinds[0].Objects[2].Action(), "applied, fields yielded to kubectl-edit, operator"; got != want {
+		t.Errorf("Action of an object whose apply yielded fields = %q, want %q", got, want)
 	}
 
 	failing := func(context.Context, planner.ObjectRef) (*unstructured.Unstructured, error) {
