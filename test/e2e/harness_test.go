@@ -319,6 +319,38 @@ func (d *daemon) waitApplied(app string, rev func(string) bool) appStatus {
 	return got
 }
 
+// waitRuns waits until /status shows n more completed runs of app (its
+// lastRun moved n times) and returns n.
+func (d *daemon) waitRuns(app string, n int) int {
+	d.w.t.Helper()
+	last := d.lastRun(app)
+	for i := range n {
+		waitFor(d.w.t, fmt.Sprintf("run %d of app %s", i+1, app), time.Minute, func() (bool, string) {
+			now := d.lastRun(app)
+			if now.After(last) {
+				last = now
+				return true, ""
+			}
+			return false, tail(d.logText(), 2000)
+		})
+	}
+	return n
+}
+
+// lastRun is app's lastRun on /status (zero when not shown).
+func (d *daemon) lastRun(app string) time.Time {
+	apps, err := d.status()
+	if err != nil {
+		return time.Time{}
+	}
+	for _, a := range apps {
+		if a.App == app {
+			return a.LastRun
+		}
+	}
+	return time.Time{}
+}
+
 // loopback is the tests' own HTTP client for servers on loopback.
 var loopback = &http.Client{Timeout: 20 * time.Second}
 
