@@ -169,12 +169,15 @@ func (c *Conversion) secretNote(kind string, obj metav1.ObjectMeta, name string,
 }
 
 // createSecretCommand is the kubectl command line that creates Secret
-// ns/name with keys.
+// ns/name with keys. File paths and values are quoted for the shell, so
+// that the line can be pasted as it is whatever the config's paths hold
+// (a space, a quote, a $); the namespace, the name and the keys are
+// Kubernetes names, which need no quoting.
 func createSecretCommand(ns, name string, keys []secretKey) string {
 	args := []string{"kubectl", "-n", ns, "create", "secret", "generic", name}
 	for _, k := range keys {
 		if k.file != "" {
-			args = append(args, "--from-file="+k.key+"="+k.file)
+			args = append(args, "--from-file="+k.key+"="+shellWord(k.file))
 		} else {
 			args = append(args, "--from-literal="+k.key+"="+shellWord(k.value))
 		}
