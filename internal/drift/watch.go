@@ -156,6 +156,9 @@ type Watcher struct {
 	// copy is not recomputed.
 	paused bool
 	expect map[objKey]string
+	// retired is set once another watcher took over the findings
+	// (Inherit): w publishes nothing more.
+	retired bool
 	// norm caches the server's answers (Normalizer) per slice version;
 	// asking holds the requests in flight.
 	norm   map[normKey]normResult
@@ -277,8 +280,8 @@ func NewWatcher(client dynamic.Interface, mapper meta.RESTMapper, opts WatcherOp
 // Pause. The watcher keeps what it judges with (what Git declares of each
 // object), not plan. An object is recomputed from the cache unless nothing
 // that decides its findings changed since it was last judged (rejudge);
-// findings of objects that left the plan, or that the new plan no longer
-// makes, are resolved. An object of the plan that does not exist yet is
+// findings of objects that left the plan (or, inherited, were never in
+// it), or that the new plan no longer makes, are resolved. An object of the plan that does not exist yet is
 // reported Deleted, so call it after the plan was applied. An error names
 // the kind that could not be mapped to a resource, or the slice that could
 // not be encoded, and leaves the previous plan in place (and the watcher
@@ -437,7 +440,8 @@ func indexOf(objects map[objKey]*watched, names map[groupKey][]string, byName bo
 }
 
 // markToJudge marks the objects SetPlan recomputes: those that left the
-// plan (their findings are resolved), and of the new plan's objects those
+// plan and those with findings that are not in it (inherited: Inherit),
+// whose findings are resolved, and of the new plan's objects those
 // rejudge names, every one of them when det judges otherwise than the
 // previous plan's detector (another app, other managers or rules). w.mu
 // is held.
@@ -446,6 +450,11 @@ func (w *Watcher) markToJudge(objects map[objKey]*watched, det *detector) {
 		if _, ok := objects[k]; !ok {
 			w.dirty[k] = true
 			delete(w.judged, k)
+		}
+	}
+	for k := range w.current {
+		if _, ok := objects[k]; !ok {
+			w.dirty[k] = true
 		}
 	}
 	same := w.det != nil && w.det.judgesLike(det)
@@ -486,6 +495,38 @@ func (w *Watcher) rejudge(k objKey, wo *watched, det *detector) bool {
 	}
 	o, ok := g.informer.Get(wo.group.namespace, wo.decl.ref.Name)
 	return !ok || o.GetResourceVersion() != rv
+}
+
+// Inherit makes the findings prev holds w's own, as if w had published
+// them: a watcher that replaces another for the same app (on another
+// cluster, as another identity, or made by a driver that built the app
+// anew for a new config) then publishes the change from what was
+// published, not from nothing. A finding that is still there is not New
+// again, and one that is gone is Resolved: the first SetPlan recomputes
+// every object, and resolves the findings of objects that are not in its
+// plan. Until then Report shows the inherited findings. prev publishes
+// nothing from then on, whatever SetPlan or Resume it is given (a change
+// it computed before is still delivered, and is part of what w
+// inherits); stop its Run. Call Inherit before w's first SetPlan. A nil
+// prev is a no-op.
+func (w *Watcher) Inherit(prev *Watcher) {
+	if prev == nil || prev == w {
+		return
+	}
+	prev.mu.Lock()
+	prev.retired = true
+	found := make(map[objKey][]Finding, len(prev.current))
+	for k, fs := range prev.current {
+		found[k] = fs // replaced, never modified (keepFindings)
+	}
+	prev.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, fs := range found {
+		if _, ok := w.current[k]; !ok {
+			w.current[k] = fs
+		}
+	}
 }
 
 // Pause stops recomputing findings until SetPlan or Resume: events are
@@ -765,8 +806,9 @@ func (w *Watcher) process(ctx context.Context) {
 	}
 	fetched := w.readMissing(ctx, reads)
 	w.mu.Lock()
-	if w.paused || w.gen != gen {
-		// A new plan or a pause came in meanwhile: it poked the loop.
+	if w.paused || w.retired || w.gen != gen {
+		// A new plan or a pause came in meanwhile (it poked the loop),
+		// or another watcher took over.
 		w.mu.Unlock()
 		return
 	}
@@ -792,11 +834,11 @@ type missingRead struct {
 // missingReads returns the reads of the dirty objects a synced informer
 // does not hold but that may exist (a label selector is set, or syncd
 // applied them), and the plan they belong to (by SetPlan count); ok is
-// false while the watcher is paused.
+// false while the watcher is paused or retired (Inherit).
 func (w *Watcher) missingReads() (reads []missingRead, gen uint64, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.paused {
+	if w.paused || w.retired {
 		return nil, 0, false
 	}
 	for k := range w.dirty {
