@@ -336,3 +336,88 @@ spec: {sourceRef: {kind: GitSource, name: repo}, path: web, conflicts: {default:
 		return n == 1, fmt.Sprintf("%d resolved of %d payloads: %s", n, len(hook.received()), strings.Join(hook.received(), "\n"))
 	})
 }
+
+// TestAppSpecEditResolvesDriftOnce: a drift alerted while the App's
+// conflicts policy is fail, then an edit of the App's spec (which builds
+// its Runner and drift watcher anew). The new watcher takes over what the
+// old one found: a policy of force takes the field back and the drift is
+// resolved, once; an edit that leaves the field taken neither resolves
+// nor alerts it again, and it is resolved, once, when the editor puts
+// Git's value back.
+func TestAppSpecEditResolvesDriftOnce(t *testing.T) {
+	tests := map[string]struct {
+		patch string
+		// fixed: the edit takes the field back; else the editor does.
+		fixed bool
+	}{
+		"fail to force":  {patch: `{"spec":{"conflicts":{"default":"force"}}}`, fixed: true},
+		"unrelated edit": {patch: `{"spec":{"conflicts":{"rules":[{"managers":["nobody-writes-this"],"action":"yield"}]}}}`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := newRigWith(t, "1s", Options{Alerts: alert.Options{RateLimit: 50, Burst: 50}})
+			key := []byte("hmac-key-of-the-test")
+			hook := newAlertReceiver(t, key)
+			r.provider(r.ns, "hook", "webhook", hook.url, key)
+			r.createIn(r.ns, "alerts", `
+kind: Alert
+metadata: {name: oncall}
+spec: {providerRef: {name: hook}, eventSources: [{name: web}], events: [drift]}`)
+			r.waitAlertReady(r.ns, "alerts", "oncall", metav1.ConditionTrue)
+			// fail: the edit's manager keeps the field, so the drift stays open.
+			r.create("apps", `
+kind: App
+metadata: {name: web}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: web, conflicts: {default: fail}}`)
+			r.waitReady("web", r.sha)
+			r.editConfigMap("web", "edited")
+			var open alert.WebhookPayload
+			eventually(t, "the drift is alerted", func() (bool, string) {
+				for _, p := range hook.payloads() {
+					if p.Type == "drift" && p.State != "resolved" {
+						open = p
+						return true, ""
+					}
+				}
+				return false, fmt.Sprintf("%d payloads", len(hook.received()))
+			})
+
+			r.patchApp("web", tc.patch)
+			r.waitApp("web", "reconciled after the edit", func(a *v1alpha1.App) bool {
+				c := ready(a)
+				return c != nil && c.ObservedGeneration == a.Generation
+			})
+			if !tc.fixed {
+				r.editConfigMap("web", open.Fields[0].Desired) // the editor puts Git's value back
+			}
+			resolved := func(p alert.WebhookPayload) bool {
+				return p.Type == "drift" && p.State == "resolved" && p.Fingerprint == open.Fingerprint
+			}
+			eventually(t, "the drift is resolved", func() (bool, string) {
+				return countPayloads(hook, resolved) > 0, strings.Join(hook.received(), "\n")
+			})
+			if v, err := r.configMapValue("web"); err != nil || v != open.Fields[0].Desired {
+				t.Errorf("ConfigMap web value = %q (%v); want Git's %q", v, err, open.Fields[0].Desired)
+			}
+			// The editor's Update leaves it a co-owner of the field (a
+			// finding of its own, alerted apart); none else is alerted.
+			opened := func(p alert.WebhookPayload) bool {
+				return p.Type == "drift" && p.State != "resolved" && (tc.fixed || p.Fingerprint == open.Fingerprint)
+			}
+			if n, m := countPayloads(hook, opened), countPayloads(hook, resolved); n != 1 || m != 1 {
+				t.Errorf("%d drift alert(s) and %d resolution(s), want 1 and 1:\n%s", n, m, strings.Join(hook.received(), "\n"))
+			}
+		})
+	}
+}
+
+// countPayloads is how many of the payloads rcv received match.
+func countPayloads(rcv *alertReceiver, match func(alert.WebhookPayload) bool) int {
+	n := 0
+	for _, p := range rcv.payloads() {
+		if match(p) {
+			n++
+		}
+	}
+	return n
+}

@@ -75,6 +75,10 @@ type Reconciler struct {
 
 	mu    sync.Mutex
 	watch *appWatch
+	// handover is the watcher of the Reconciler this one inherited from
+	// (Inherit): the first watcher this one makes takes over its
+	// findings.
+	handover *drift.Watcher
 	// applied is the cluster the app last applied to cleanly; left is a
 	// cluster it left whose prune has not completed yet.
 	applied, left *Target
@@ -109,17 +113,23 @@ func NewReconciler(opts ReconcilerOptions) *Reconciler {
 
 // Inherit takes over what prev knew of the app's clusters (the one it
 // last applied to, one it left), so that a move made by a config change
-// is seen across the driver's restart of the app. prev's watcher is not
-// taken: it ends with prev's context.
+// is seen across the driver's restart of the app, and its drift findings:
+// the first drift watcher rc makes inherits them from prev's
+// (drift.Watcher.Inherit), so that a finding alerted before the restart
+// is resolved when it clears and not alerted again while it remains.
+// prev's watcher itself is not taken: it ends with prev's context.
 func (rc *Reconciler) Inherit(prev *Reconciler) {
 	if prev == nil {
 		return
 	}
 	prev.mu.Lock()
-	applied, left := prev.applied, prev.left
+	applied, left, handover := prev.applied, prev.left, prev.handover
+	if prev.watch != nil {
+		handover = prev.watch.w
+	}
 	prev.mu.Unlock()
 	rc.mu.Lock()
-	rc.applied, rc.left = applied, left
+	rc.applied, rc.left, rc.handover = applied, left, handover
 	rc.mu.Unlock()
 }
 
@@ -273,7 +283,10 @@ func (rc *Reconciler) Stop() {
 
 // bind returns the app's cluster and makes sure its drift watcher
 // watches there, as the app's identity: a watcher bound to another
-// cluster or identity is stopped and a new one started.
+// cluster or identity (or, in the driver, another Runner: a new config)
+// is stopped and a new one started, which takes over the findings of the
+// one it replaces, so that they are resolved when they clear and not
+// alerted again while they remain.
 func (rc *Reconciler) bind(ctx context.Context, r *Runner, a *App) (*Target, error) {
 	t, err := r.Target(ctx, a.Config)
 	if err != nil {
@@ -281,7 +294,7 @@ func (rc *Reconciler) bind(ctx context.Context, r *Runner, a *App) (*Target, err
 	}
 	key := watchKey{target: t, tenant: a.Tenant, detect: a.Config.DetectOnly()}
 	rc.mu.Lock()
-	cur := rc.watch
+	cur, prev := rc.watch, rc.handover
 	rc.mu.Unlock()
 	if rc.opts.Context == nil || (cur != nil && cur.key == key) {
 		return t, nil
@@ -290,10 +303,14 @@ func (rc *Reconciler) bind(ctx context.Context, r *Runner, a *App) (*Target, err
 	if err != nil {
 		return nil, err
 	}
+	if cur != nil {
+		prev = cur.w
+	}
+	w.Inherit(prev)
 	wctx, cancel := context.WithCancel(rc.opts.Context)
 	go func() { _ = w.Run(wctx) }()
 	rc.mu.Lock()
-	rc.watch = &appWatch{w: w, cancel: cancel, key: key}
+	rc.watch, rc.handover = &appWatch{w: w, cancel: cancel, key: key}, nil
 	rc.mu.Unlock()
 	if cur != nil {
 		cur.cancel()
