@@ -81,23 +81,15 @@ func (t *appAlerts) driftChanged(ch drift.Delta) []alert.Event {
 	return append(t.drift.Events(ch), t.overlaps.Events(ch)...)
 }
 
-// restartDrift forgets the drift and overlap alerts: the next drift
-// watcher reports every finding as new.
-func (t *appAlerts) restartDrift() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.drift, t.overlaps = alert.DriftAlerts{}, alert.OverlapAlerts{}
-}
-
 // carryAlerts readies a generation's alerts: its notifier takes over the
 // findings the previous generation's alerted (alert.Notifier.Inherit);
-// the apps this generation still runs keep their error and conflict
-// trackers, which their next reconcile resolves or keeps open; the drift
-// and overlap alerts of those apps are resolved, because the new
-// generation's drift watcher starts afresh under the new config (which
-// may ignore or yield the fields) and alerts again what remains; and
-// every open finding of the apps it no longer runs is resolved: nothing
-// else would ever resolve them.
+// the apps this generation still runs keep all their trackers: their
+// next reconcile resolves or keeps open their errors and conflicts, and
+// their new drift watcher takes over the findings of the previous
+// generation's (reconcile.Reconciler.Inherit), so it resolves a drift or
+// overlap when the new config's apply or rules clear it, and never
+// alerts again one that remains; every open finding of the apps it no
+// longer runs is resolved: nothing else would ever resolve them.
 func (d *Daemon) carryAlerts(notifier *alert.Notifier, appsBySource map[string][]config.App) {
 	keep := map[string]bool{}
 	for _, apps := range appsBySource {
@@ -112,12 +104,8 @@ func (d *Daemon) carryAlerts(notifier *alert.Notifier, appsBySource map[string][
 		d.alertMemory = notifier
 	}
 	d.notifier = notifier
-	for name, t := range d.appAlerts {
+	for name := range d.appAlerts {
 		if keep[name] {
-			if notifier != nil {
-				notifier.ResolveApp(name, "syncd.yaml changed: the drift of app "+name+" is checked again under the new config and alerted again if it remains", alert.EventDrift, alert.EventOverlap)
-			}
-			t.restartDrift()
 			continue
 		}
 		delete(d.appAlerts, name)
