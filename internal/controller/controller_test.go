@@ -43,7 +43,9 @@ type rig struct {
 	ns   string
 	repo *gitserver.Repo
 	sha  string
-	c    *Controller
+	// srv serves repo (SetDown makes an outage).
+	srv *gitserver.Server
+	c   *Controller
 	// stop stops c (a restart starts another: startIn).
 	stop func()
 	// invNS holds the inventories of syncd's own cluster.
@@ -79,7 +81,7 @@ func newRigWith(t *testing.T, interval string, extra Options) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, dyn: dyn, ns: env.Namespace(t), repo: repo, sha: sha}
+	r := &rig{t: t, dyn: dyn, ns: env.Namespace(t), repo: repo, sha: sha, srv: srv}
 	r.c = r.start(extra)
 	r.create("gitsources", fmt.Sprintf(`
 kind: GitSource

@@ -13,8 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/appmetrics"
@@ -43,7 +47,7 @@ func TestDriversShareOneReconcile(t *testing.T) {
 	r := newRigWith(t, "1h", Options{Metrics: appMetrics})
 	fileNS := env.Namespace(t)
 	fileReg := prometheus.NewRegistry()
-	d := startFileDaemon(t, fileReg, fmt.Sprintf(`apiVersion: syncd/v1alpha1
+	d, _ := startFileDaemon(t, fileReg, fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
 - name: repo
@@ -180,15 +184,22 @@ func appSeries(t *testing.T, reg *prometheus.Registry, app string) map[string]fl
 }
 
 // startFileDaemon runs a file daemon on cfg against the test cluster,
-// with an inventory and its metrics on reg, until the test ends.
-func startFileDaemon(t *testing.T, reg prometheus.Registerer, cfg string) *daemon.Daemon {
+// with an inventory, its metrics on reg and Events recorded, until the
+// test ends. It returns the inventory's namespace too, where the apps'
+// Events are (on their inventory parent Secrets).
+func startFileDaemon(t *testing.T, reg prometheus.Registerer, cfg string) (*daemon.Daemon, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "syncd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cl, _, inv := clusterWithInventory(t, installCRDs(t), env.Namespace(t))
-	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Metrics: daemon.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	invNS := env.Namespace(t)
+	cl, _, inv := clusterWithInventory(t, installCRDs(t), invNS)
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Clientset(t).CoreV1().Events("")})
+	t.Cleanup(broadcaster.Shutdown)
+	d, err := daemon.New(daemon.Options{ConfigPath: path, Cluster: cl, Options: reconcile.Options{CacheDir: t.TempDir(), Inventory: inv}, Metrics: daemon.NewMetrics(reg),
+		Events: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "syncd"}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,5 +213,5 @@ func startFileDaemon(t *testing.T, reg prometheus.Registerer, cfg string) *daemo
 		}
 		inv.Stop()
 	})
-	return d
+	return d, invNS
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 	"syncd.dev/syncd/internal/appmetrics"
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/reconcile"
-	"syncd.dev/syncd/internal/source"
 )
 
 var everything = labels.Everything()
@@ -128,9 +126,9 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	}
 	rev, release, err := ar.runner.Poll(ctx, cfgApp)
 	if err != nil {
-		var se *source.Error
-		return attempt{Reason: reasonOf(reconcile.ResultFailed, false, errors.As(err, &se)), Err: err, Revision: c.revision(ar, nil),
-			Result: reconcile.ResultFailed, Stage: reconcile.StageSource}, 0
+		out := reconcile.Outcome{Result: reconcile.ResultFailed, Stage: reconcile.StageSource}
+		return attempt{Reason: reconcile.ReasonOf(out, err), Err: err, Revision: c.revision(ar, nil),
+			Result: out.Result, Stage: out.Stage}, 0
 	}
 	defer release()
 	c.recordFetch(ctx, ar.src, rev)
@@ -152,7 +150,7 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	if out.Rendered != nil {
 		at.Rendered, at.Warnings = true, out.Rendered.Plan.Warnings
 	}
-	at.Reason = reasonOf(out.Result, out.Rendered != nil, false)
+	at.Reason = reconcile.ReasonOf(out, err)
 	if c.ownedByAnother(cfgApp.Name, err) {
 		at.Reason = v1alpha1.ReasonNameCollision
 		return at, requeueAfterInvalid

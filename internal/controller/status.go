@@ -174,23 +174,6 @@ func pruneSummary(rep *inventory.Report, revision string, now metav1.Time) *v1al
 	}
 }
 
-// reasonOf names why a reconcile that ran the library failed.
-func reasonOf(result reconcile.Result, rendered bool, sourceFailed bool) v1alpha1.Reason {
-	switch {
-	case result == reconcile.ResultOK:
-		return v1alpha1.ReasonSucceeded
-	case sourceFailed:
-		return v1alpha1.ReasonSourceFailed
-	case !rendered:
-		return v1alpha1.ReasonRenderFailed
-	case result == reconcile.ResultConflicts:
-		return v1alpha1.ReasonConflicts
-	case result == reconcile.ResultUnhealthy:
-		return v1alpha1.ReasonUnhealthy
-	}
-	return v1alpha1.ReasonApplyFailed
-}
-
 // statusWriter writes the status subresource of Apps.
 type statusWriter struct{ dyn dynamic.Interface }
 

@@ -679,10 +679,12 @@ func (d *Daemon) onPoll(ev source.Event, runner *reconcile.Runner, deps *depende
 // pollFailed records a failed poll for each app of the source: the last
 // good revision stays in force, nothing is applied or pruned. Each app
 // gets the source's error alert (open until the source answers:
-// sourceAnswered).
+// sourceAnswered) and a Warning Event of the App controller's reason for
+// it (reconcile.ReasonOf).
 func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []config.App) {
 	d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 	inForce := lastRevision(runner, ev.Source)
+	out := reconcile.Outcome{Result: reconcile.ResultFailed, Stage: reconcile.StageSource}
 	for _, app := range apps {
 		err := runner.PollError(app, ev)
 		d.notify(d.alertsOf(app.Name).polled(app.Name, ev.Source, inForce, err, d.opts.Clock.Now())...)
@@ -692,7 +694,7 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 		}
 		// The recorder folds repeats of one message into one Event
 		// with a count, so a long outage is one Event, not one per poll.
-		d.event(app, corev1.EventTypeWarning, "SourceFailed", "the applied state is kept; nothing is applied or pruned until the source answers: %v", err)
+		d.event(app, corev1.EventTypeWarning, string(reconcile.ReasonOf(out, err)), "the applied state is kept; nothing is applied or pruned until the source answers: %v", err)
 		d.setStatus(app.Name, func(s *AppStatus) {
 			s.Error = redact.Error(err)
 			if app.Source == ev.Source {
@@ -958,7 +960,7 @@ func (a *appRun) report(start time.Time, out reconcile.Outcome, err error) {
 	log := d.log.With("app", app.Name, "revision", rev.SHA, "cluster", app.ClusterName())
 	d.m.Reconciled(appmetrics.Reconcile{App: app.Name, Cluster: app.ClusterName(), Result: out.Result, Stage: out.Stage,
 		Took: d.opts.Clock.Since(start), ChangeSet: out.ChangeSet, Now: d.opts.Clock.Now()})
-	d.finish(app, rev, out.Result, err, out.ChangeSet)
+	d.finish(app, out, err)
 	if out.Detect {
 		d.setStatus(app.Name, func(s *AppStatus) {
 			s.Mode, s.Objects, s.Changed, s.Conflicts = ModeDetect, len(out.Rendered.Plan.Objects), 0, 0
@@ -997,20 +999,19 @@ func (d *Daemon) event(app config.App, eventType, reason, format string, args ..
 	d.opts.Events.Eventf(ref, eventType, reason, "%s", redact.Sprintf(format, args...))
 }
 
-// finish records how a reconcile ended as the app's Event and /status.
-func (d *Daemon) finish(app config.App, rev source.Revision, result reconcile.Result, err error, cs *applier.ChangeSet) {
+// finish records how a reconcile ended as the app's Event and /status:
+// a failure's Warning Event has the reason the App controller gives the
+// same failure (reconcile.ReasonOf).
+func (d *Daemon) finish(app config.App, out reconcile.Outcome, err error) {
+	rev, cs := out.Revision, out.ChangeSet
 	switch {
-	case result == reconcile.ResultFailed:
-		d.event(app, corev1.EventTypeWarning, "ReconcileFailed", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
-	case result == reconcile.ResultConflicts:
-		d.event(app, corev1.EventTypeWarning, "FieldConflicts", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
-	case result == reconcile.ResultUnhealthy:
-		d.event(app, corev1.EventTypeWarning, "HealthCheckFailed", "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
+	case err != nil:
+		d.event(app, corev1.EventTypeWarning, string(reconcile.ReasonOf(out, err)), "%v", reconcile.AtRevision(reconcile.ShortSHA(rev.SHA), err))
 	case cs != nil && cs.Written() > 0:
 		d.event(app, corev1.EventTypeNormal, "Synced", "%s", reconcile.SyncedMessage(reconcile.ShortSHA(rev.SHA), cs))
 	}
 	d.setStatus(app.Name, func(s *AppStatus) {
-		s.Revision, s.Result, s.LastRun = rev.SHA, result, d.opts.Clock.Now()
+		s.Revision, s.Result, s.LastRun = rev.SHA, out.Result, d.opts.Clock.Now()
 		s.Error = ""
 		if err != nil {
 			s.Error = redact.Error(err)

@@ -18,8 +18,8 @@ import (
 )
 
 // TestDaemonEvents: the daemon records Kubernetes Events on the app's
-// inventory parent: Synced after an apply, ReconcileFailed after a broken
-// commit.
+// inventory parent: Synced after an apply, RenderFailed (the App
+// controller's reason for the same failure) after a broken commit.
 func TestDaemonEvents(t *testing.T) {
 	ns := env.Namespace(t)
 	repo := reconciletest.NewRepo(t)
@@ -58,7 +58,7 @@ func TestDaemonEvents(t *testing.T) {
 	if err := d.Trigger("repo"); err != nil {
 		t.Fatal(err)
 	}
-	reconciletest.Eventually(t, "ReconcileFailed event", func() (bool, string) { return events("ReconcileFailed") })
+	reconciletest.Eventually(t, "RenderFailed event", func() (bool, string) { return events("RenderFailed") })
 }
 
 // TestDaemonForcedRevertIsCounted: a hand edit (kubectl edit's manager)

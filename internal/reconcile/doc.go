@@ -14,7 +14,11 @@
 // one revision, rendered, applied (or only watched, in drift mode
 // detect), pruned, its drift watcher pointed at what was applied, and an
 // Outcome returned. It schedules nothing, retries nothing and reports
-// nothing beyond its Outcome and its log; the drivers do. It is the one
+// nothing beyond its Outcome and its log; the drivers do. What they
+// report a reconcile with is decided here once: ReasonOf maps an Outcome
+// (the stage it failed in, its Result, a failed prune) to the reason of
+// both drivers' Events and of the App's Ready condition, in the App's
+// vocabulary (v1alpha1.Reason). It is the one
 // library package besides the drivers that logs (with the Logger it is
 // given); the stages return results and errors.
 //

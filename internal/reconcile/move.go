@@ -44,7 +44,7 @@ func (rc *Reconciler) pruneLeft(ctx context.Context, log *slog.Logger, r *Runner
 	}
 	rep, err := r.pruneAllOn(ctx, a, left)
 	if err != nil {
-		return fmt.Errorf("app %s: moved off cluster %s, but its objects there could not be pruned (retried at the next reconcile): %w", a.Config.Name, left.Name, err)
+		return pruneFailed(fmt.Errorf("app %s: moved off cluster %s, but its objects there could not be pruned (retried at the next reconcile): %w", a.Config.Name, left.Name, err))
 	}
 	rc.mu.Lock()
 	if rc.left == left {

@@ -28,5 +28,5 @@ func pruneIncomplete(rep *inventory.Report) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("prune incomplete: %d object(s) that left Git could not be removed and are retried; first: %s", len(failed), failed[0])
+	return pruneFailed(fmt.Errorf("prune incomplete: %d object(s) that left Git could not be removed and are retried; first: %s", len(failed), failed[0]))
 }

@@ -613,7 +613,7 @@ func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *
 		rep, perr := run.Finish(ctx, cs, err)
 		rendered.Prune = rep
 		if err == nil {
-			err = perr
+			err = pruneFailed(perr)
 		}
 	}
 	if cs != nil {

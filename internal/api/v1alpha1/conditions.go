@@ -31,16 +31,22 @@ const (
 	ReasonInvalidSpec    Reason = "InvalidSpec"
 	ReasonSourceNotFound Reason = "SourceNotFound"
 	ReasonSecretNotFound Reason = "SecretNotFound"
-	ReasonSourceFailed   Reason = "SourceFailed"
-	ReasonRenderFailed   Reason = "RenderFailed"
-	ReasonApplyFailed    Reason = "ApplyFailed"
-	ReasonConflicts      Reason = "FieldConflicts"
-	ReasonUnhealthy      Reason = "HealthCheckFailed"
-	ReasonPruneFailed    Reason = "PruneFailed"
-	ReasonNameCollision  Reason = "NameCollision"
-	ReasonSuspended      Reason = "Suspended"
-	ReasonDeleting       Reason = "Pruning"
-	ReasonValid          Reason = "Valid"
+	// ReasonSourceFailed: the source could not be polled.
+	ReasonSourceFailed Reason = "SourceFailed"
+	ReasonRenderFailed Reason = "RenderFailed"
+	ReasonApplyFailed  Reason = "ApplyFailed"
+	ReasonConflicts    Reason = "FieldConflicts"
+	ReasonUnhealthy    Reason = "HealthCheckFailed"
+	// ReasonPruneFailed: everything was applied, but the prune of what
+	// left Git, or the record of it, did not complete.
+	ReasonPruneFailed Reason = "PruneFailed"
+	// ReasonClusterUnreachable: the App's remote cluster (spec.cluster)
+	// did not answer; nothing was sent or pruned there.
+	ReasonClusterUnreachable Reason = "ClusterUnreachable"
+	ReasonNameCollision      Reason = "NameCollision"
+	ReasonSuspended          Reason = "Suspended"
+	ReasonDeleting           Reason = "Pruning"
+	ReasonValid              Reason = "Valid"
 	// ReasonDependencyNotReady: an App of spec.dependsOn is not Ready
 	// yet; the App waits (Reconciling=True, not Stalled).
 	ReasonDependencyNotReady Reason = "DependencyNotReady"
