@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/appmetrics"
@@ -158,4 +159,85 @@ func TestDriversReportFailuresAlike(t *testing.T) {
 	if diff := cmp.Diff(file, app); diff != "" {
 		t.Errorf("Event reasons for a refused object differ (-file +App):\n%s", diff)
 	}
+}
+
+// results are the syncd_app_result series of app in reg.
+func results(t *testing.T, reg *prometheus.Registry, app string) []string {
+	t.Helper()
+	var out []string
+	for k, v := range appSeries(t, reg, app) {
+		if strings.HasPrefix(k, "syncd_app_result{") && v == 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestDriversReportSourceOutageAlike: while the Git server is down after
+// a revision was applied, both drivers say the app is not in sync and
+// why, and neither says it needs a person: the file daemon's /status is
+// result failed with the error at the revision in force (not ok), the App
+// Ready=False with reason SourceFailed at lastAppliedRevision, not
+// Stalled (kstatus InProgress, not Failed), syncd_app_result is failed for both, and both
+// record a SourceFailed Warning Event. When the server is back both are
+// ok again.
+func TestDriversReportSourceOutageAlike(t *testing.T) {
+	tw := newTwins(t)
+	r := tw.r
+	tw.waitOK("both applied the first commit", r.sha)
+
+	r.srv.SetDown(true)
+	tw.reconcileBoth()
+	var f daemon.AppStatus
+	var app *v1alpha1.App
+	eventually(t, "both report the outage", func() (bool, string) {
+		f = tw.file()
+		got, _, err := r.get("twin")
+		if err != nil {
+			return false, err.Error()
+		}
+		app = got
+		c := ready(app)
+		return strings.Contains(f.Error, "Unreachable") && c != nil && c.Reason == string(v1alpha1.ReasonSourceFailed),
+			fmt.Sprintf("file %+v, App %+v", f, app.Status)
+	})
+	if f.Result != reconcile.ResultFailed || f.Revision != r.sha {
+		t.Errorf("file /status during the outage: result %q at %s; want %q at the revision in force %s", f.Result, f.Revision, reconcile.ResultFailed, r.sha)
+	}
+	conds := map[string]metav1.ConditionStatus{}
+	for _, c := range app.Status.Conditions {
+		conds[c.Type] = c.Status
+	}
+	wantConds := map[string]metav1.ConditionStatus{"Ready": metav1.ConditionFalse, "Reconciling": metav1.ConditionFalse, "Stalled": metav1.ConditionFalse}
+	if diff := cmp.Diff(wantConds, conds); diff != "" {
+		t.Errorf("App conditions during the outage (-want +got):\n%s", diff)
+	}
+	if app.Status.LastAppliedRevision != r.sha {
+		t.Errorf("App lastAppliedRevision during the outage = %q, want the revision in force %s", app.Status.LastAppliedRevision, r.sha)
+	}
+	if !strings.Contains(ready(app).Message, "Unreachable") {
+		t.Errorf("App Ready message %q does not say what failed", ready(app).Message)
+	}
+	_, u, _ := r.get("twin")
+	if res, err := status.Compute(u); err != nil || res.Status != status.InProgressStatus {
+		t.Errorf("kstatus of the App during the outage = %+v, %v; want InProgress (retried; not Failed)", res, err)
+	}
+	fileRes, appRes := results(t, tw.fileReg, "twin"), results(t, tw.appReg, AppName(r.ns, "twin"))
+	if diff := cmp.Diff([]string{`syncd_app_result{cluster=local,result=failed}`}, fileRes); diff != "" {
+		t.Errorf("file syncd_app_result during the outage (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(fileRes, appRes); diff != "" {
+		t.Errorf("syncd_app_result differs (-file +App):\n%s", diff)
+	}
+	file, appReasons := tw.warnings("a Warning Event of the outage from both", "Unreachable")
+	if diff := cmp.Diff([]string{string(v1alpha1.ReasonSourceFailed)}, file); diff != "" {
+		t.Errorf("file daemon's Event reasons for the outage (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(file, appReasons); diff != "" {
+		t.Errorf("Event reasons for the outage differ (-file +App):\n%s", diff)
+	}
+
+	r.srv.SetDown(false)
+	tw.reconcileBoth()
+	tw.waitOK("both in sync again once the server answers", r.sha)
 }

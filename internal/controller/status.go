@@ -58,8 +58,9 @@ type attempt struct {
 }
 
 // statusOf computes an App's new status from its old one and an attempt:
-// Ready and Stalled say how the attempt ended, Reconciling is cleared,
-// and the revisions and counts move on.
+// Ready and Stalled say how the attempt ended, Reconciling is cleared
+// (but for an App waiting for its dependencies or for its source's first
+// revision), and the revisions and counts move on.
 func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.Time) v1alpha1.AppStatus {
 	st := *old.DeepCopy()
 	st.ObservedGeneration = generation
@@ -82,6 +83,8 @@ func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.T
 		msg := "applied revision " + at.Revision
 		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionTrue, at.Reason, msg, generation)
 		setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionFalse, at.Reason, "", generation)
+	case at.Stage == reconcile.StageSource:
+		sourceFailed(&st, at, generation)
 	default:
 		msg := message(at.Err)
 		setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionFalse, at.Reason, msg, generation)
@@ -98,6 +101,24 @@ func statusOf(old v1alpha1.AppStatus, generation int64, at attempt, now metav1.T
 		st.Warnings = warningsOf(at.Warnings)
 	}
 	return st
+}
+
+// sourceFailed sets the conditions of an attempt whose source could not
+// be polled: Ready=False with the reason (SourceFailed) and the error,
+// and never Stalled, since the poll is retried with backoff and heals
+// without a person (as the file daemon's /status says: result failed,
+// the last good revision in force). kstatus reads it InProgress (Ready
+// False, not Stalled), not Failed. Once a revision was applied it stays
+// in force at lastAppliedRevision, nothing is applied or pruned; before
+// the first one the App is also Reconciling: it has not reached any
+// state yet.
+func sourceFailed(st *v1alpha1.AppStatus, at attempt, generation int64) {
+	msg := message(at.Err)
+	setCondition(&st.Conditions, v1alpha1.ConditionReady, metav1.ConditionFalse, at.Reason, msg, generation)
+	setCondition(&st.Conditions, v1alpha1.ConditionStalled, metav1.ConditionFalse, at.Reason, "", generation)
+	if st.LastAppliedRevision == "" {
+		setCondition(&st.Conditions, v1alpha1.ConditionReconciling, metav1.ConditionTrue, at.Reason, msg, generation)
+	}
 }
 
 // warningsOf is status.warnings of a render's warnings: the first

@@ -11,6 +11,7 @@ import (
 	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/applier"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 )
 
 // TestStatusCountsPendingHandoffs: every slice whose fields the handoff
@@ -70,5 +71,45 @@ func TestStatusWarnings(t *testing.T) {
 	cleared := statusOf(kept, 1, attempt{Revision: "def", Reason: v1alpha1.ReasonSucceeded, Rendered: true}, metav1.Now())
 	if cleared.Warnings != nil {
 		t.Errorf("a render without warnings left %q", cleared.Warnings)
+	}
+}
+
+// TestStatusSourceFailed: an App whose source cannot be polled is
+// Ready=False with reason SourceFailed and the error, and never Stalled
+// (the poll is retried and heals by itself): at the revision it applied
+// before, which stays lastAppliedRevision, or, before any, still
+// Reconciling.
+func TestStatusSourceFailed(t *testing.T) {
+	down := attempt{Reason: v1alpha1.ReasonSourceFailed, Err: errors.New("source down"), Stage: reconcile.StageSource, Result: reconcile.ResultFailed}
+	applied := statusOf(v1alpha1.AppStatus{}, 1, attempt{Revision: "abc", Reason: v1alpha1.ReasonSucceeded}, metav1.Now())
+	tests := map[string]struct {
+		old         v1alpha1.AppStatus
+		wantConds   map[string]string
+		wantApplied string
+	}{
+		"a revision in force": {
+			old:         applied,
+			wantConds:   map[string]string{"Ready": "False SourceFailed: source down", "Reconciling": "False SourceFailed: ", "Stalled": "False SourceFailed: "},
+			wantApplied: "abc",
+		},
+		"before the first revision": {
+			old:       reconciling(v1alpha1.AppStatus{}, 1),
+			wantConds: map[string]string{"Ready": "False SourceFailed: source down", "Reconciling": "True SourceFailed: source down", "Stalled": "False SourceFailed: "},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			st := statusOf(tt.old, 1, down, metav1.Now())
+			got := map[string]string{}
+			for _, c := range st.Conditions {
+				got[c.Type] = fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+			}
+			if diff := cmp.Diff(tt.wantConds, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if st.LastAppliedRevision != tt.wantApplied {
+				t.Errorf("lastAppliedRevision = %q, want %q", st.LastAppliedRevision, tt.wantApplied)
+			}
+		})
 	}
 }

@@ -106,9 +106,14 @@ type AppStatus struct {
 	// Cluster is the name of the cluster the app is applied to:
 	// config.LocalCluster ("local") for syncd's own, else its
 	// cluster.name (config.App.ClusterName).
-	Cluster  string           `json:"cluster"`
-	Revision string           `json:"revision,omitempty"`
-	Result   reconcile.Result `json:"result"`
+	Cluster string `json:"cluster"`
+	// Revision is the revision last reconciled: the one in force while
+	// the source fails.
+	Revision string `json:"revision,omitempty"`
+	// Result is how the last reconcile ended, or failed while the
+	// source's last poll failed (Error says why; Revision stays in force,
+	// nothing is applied or pruned until the source answers).
+	Result reconcile.Result `json:"result"`
 	// Mode is "detect" for an app in drift mode detect (nothing is
 	// applied; Objects counts the objects watched), empty otherwise.
 	Mode      Mode   `json:"mode,omitempty"`
@@ -678,9 +683,12 @@ func (d *Daemon) onPoll(ev source.Event, runner *reconcile.Runner, deps *depende
 
 // pollFailed records a failed poll for each app of the source: the last
 // good revision stays in force, nothing is applied or pruned. Each app
-// gets the source's error alert (open until the source answers:
-// sourceAnswered) and a Warning Event of the App controller's reason for
-// it (reconcile.ReasonOf).
+// is reported as the App controller reports an App whose source failed:
+// result failed (in /status and syncd_app_result) with the error, and a
+// Warning Event of reason SourceFailed (reconcile.ReasonOf); /status
+// keeps the revision in force. Each app gets the source's error alert
+// (open until the source answers: sourceAnswered). The next successful
+// poll reconciles the app again, which reports its result anew.
 func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []config.App) {
 	d.log.Error("source poll failed; the last good revision stays in force", "source", ev.Source, "cause", string(ev.Cause), "failures", ev.Failures, "retryAt", ev.Next, "error", ev.Err)
 	inForce := lastRevision(runner, ev.Source)
@@ -688,7 +696,8 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 	for _, app := range apps {
 		err := runner.PollError(app, ev)
 		d.notify(d.alertsOf(app.Name).polled(app.Name, ev.Source, inForce, err, d.opts.Clock.Now())...)
-		d.m.Failed(app.Name, app.ClusterName(), reconcile.StageSource)
+		d.m.Reconciled(appmetrics.Reconcile{App: app.Name, Cluster: app.ClusterName(), Result: out.Result, Stage: out.Stage,
+			Took: ev.Finished.Sub(ev.Started), Now: d.opts.Clock.Now()})
 		if d.opts.Inventory != nil {
 			d.opts.Inventory.Refuse(app.Name, inventory.ReasonSourceFailed, err)
 		}
@@ -696,14 +705,11 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 		// with a count, so a long outage is one Event, not one per poll.
 		d.event(app, corev1.EventTypeWarning, string(reconcile.ReasonOf(out, err)), "the applied state is kept; nothing is applied or pruned until the source answers: %v", err)
 		d.setStatus(app.Name, func(s *AppStatus) {
-			s.Error = redact.Error(err)
+			s.Error, s.Result = redact.Error(err), out.Result
 			if app.Source == ev.Source {
 				// Not for a values source's failures: the counts are
 				// the app's source's, cleared by its polls.
 				s.SourceFailures, s.SourceRetry = ev.Failures, ev.Next
-			}
-			if s.Result == ResultPending {
-				s.Result = reconcile.ResultFailed
 			}
 		})
 	}

@@ -382,6 +382,11 @@ func TestDaemonGitServerDown(t *testing.T) {
 	if s.Revision != sha1 {
 		t.Errorf("during the outage status revision = %s, want the last good %s", s.Revision, sha1)
 	}
+	// Not ok next to an error: failed, at the revision in force, as the
+	// App controller says Ready=False (SourceFailed) for it.
+	if s.Result != reconcile.ResultFailed {
+		t.Errorf("during the outage status result = %q, want %q", s.Result, reconcile.ResultFailed)
+	}
 	after, err := rig.live()
 	if err != nil {
 		t.Fatal(err)

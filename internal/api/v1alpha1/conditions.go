@@ -17,7 +17,10 @@ const (
 	// generation it has not finished once.
 	ConditionReconciling ConditionType = "Reconciling"
 	// ConditionStalled is True when the last attempt failed; the
-	// controller retries with backoff, and the reason says why.
+	// controller retries with backoff, and the reason says why. A failed
+	// poll of the source is not Stalled: it heals by itself, and the last
+	// revision applied stays in force meanwhile (Ready=False, reason
+	// SourceFailed).
 	ConditionStalled ConditionType = "Stalled"
 )
 
@@ -31,7 +34,9 @@ const (
 	ReasonInvalidSpec    Reason = "InvalidSpec"
 	ReasonSourceNotFound Reason = "SourceNotFound"
 	ReasonSecretNotFound Reason = "SecretNotFound"
-	// ReasonSourceFailed: the source could not be polled.
+	// ReasonSourceFailed: the source could not be polled. The App is
+	// Ready=False but not Stalled: the poll is retried with backoff and
+	// the last revision applied stays in force.
 	ReasonSourceFailed Reason = "SourceFailed"
 	ReasonRenderFailed Reason = "RenderFailed"
 	ReasonApplyFailed  Reason = "ApplyFailed"
