@@ -33,8 +33,9 @@ func newEventsCommand() *cobra.Command {
 		Short:   "List the Events of an App (or, with --config, of an app of the file)",
 		Long: `An App's Events are recorded on the App object; a config file app's on
 its inventory Secret (syncd-applyset-NAME in the inventory namespace).
-Synced, Pruned, ReconcileFailed, FieldConflicts, SourceFailed, PruneRefused
-and the rest: docs/operations.md lists them. Repeats are one Event with a
+Synced, Pruned, PruneRefused, and for a failure the reason an App gets for
+it (SourceFailed, RenderFailed, ApplyFailed, FieldConflicts,
+HealthCheckFailed, PruneFailed, ...): docs/operations.md lists them. Repeats are one Event with a
 count, as the API server keeps them (for an hour by default).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runEvents(cmd, f, args[0]) },
