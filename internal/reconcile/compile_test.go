@@ -56,7 +56,7 @@ func TestCompile(t *testing.T) {
 	tenant := identity.Tenant{App: "web", Namespace: "shop", ServiceAccount: "deployer"}
 	if diff := cmp.Diff(inventory.App{
 		Name: "web", Tenant: tenant, Managers: []string{"syncd-web", "syncd-web-release"},
-		Prune: true, PruneBudget: 40, DeleteAdopted: true,
+		Prune: true, PruneBudget: 40, DeleteAdopted: true, ConflictPolicy: policyDigest(app.Conflicts),
 	}, spec.Inventory); diff != "" {
 		t.Errorf("Inventory (-want +got):\n%s", diff)
 	}
