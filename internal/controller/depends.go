@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -91,7 +92,8 @@ func (c *Controller) dependencyProblem(namespace, name string) string {
 
 // notReadyReason is why dep is not ready for its dependents: it is ready
 // when its Ready condition is True for its current generation and its
-// last attempt applied (lastAppliedRevision = lastAttemptedRevision).
+// last attempt applied (lastAppliedRevision = lastAttemptedRevision), or
+// when only its source fails after that (inForceWhileSourceFails).
 func notReadyReason(dep *v1alpha1.App) string {
 	r := meta.FindStatusCondition(dep.Status.Conditions, string(v1alpha1.ConditionReady))
 	switch {
@@ -99,12 +101,25 @@ func notReadyReason(dep *v1alpha1.App) string {
 		return "has not been reconciled yet"
 	case dep.Status.ObservedGeneration != dep.Generation || r.ObservedGeneration != dep.Generation:
 		return fmt.Sprintf("has not reconciled generation %d yet", dep.Generation)
+	case inForceWhileSourceFails(dep, r):
+		return ""
 	case r.Status != "True":
 		return "is not Ready (" + r.Reason + ")"
 	case dep.Status.LastAppliedRevision != dep.Status.LastAttemptedRevision:
 		return "has not applied revision " + shortRevision(dep.Status.LastAttemptedRevision) + " yet"
 	}
 	return ""
+}
+
+// inForceWhileSourceFails reports whether dep is Ready=False only because
+// its source fails (reason SourceFailed) while the revision it last
+// attempted was applied and stays in force: what it applied stands, so
+// its dependents need not wait for its source to answer (as a Flux
+// Kustomization stays Ready on its last artifact while its GitRepository
+// fails to fetch).
+func inForceWhileSourceFails(dep *v1alpha1.App, ready *metav1.Condition) bool {
+	return ready.Status != metav1.ConditionTrue && ready.Reason == string(v1alpha1.ReasonSourceFailed) &&
+		dep.Status.LastAppliedRevision != "" && dep.Status.LastAppliedRevision == dep.Status.LastAttemptedRevision
 }
 
 // readinessChanged reports whether an App's update changed what its

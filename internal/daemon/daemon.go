@@ -136,6 +136,11 @@ type AppStatus struct {
 	// successful poll.
 	SourceFailures int       `json:"sourceFailures,omitempty"`
 	SourceRetry    time.Time `json:"sourceRetry,omitzero"`
+	// InForceOK is set while the source fails after the revision in
+	// force (Revision) was reconciled ok: the app is not in sync with
+	// Git (Result failed), yet what it applied stands, so its dependents
+	// need not wait (waitFor). Cleared by the next reconcile.
+	InForceOK bool `json:"-"`
 	// LastPrune is the last prune that removed or refused something
 	// (prune_events.go).
 	LastPrune *PruneStatus `json:"lastPrune,omitempty"`
@@ -705,6 +710,9 @@ func (d *Daemon) pollFailed(ev source.Event, runner *reconcile.Runner, apps []co
 		// with a count, so a long outage is one Event, not one per poll.
 		d.event(app, corev1.EventTypeWarning, string(reconcile.ReasonOf(out, err)), "the applied state is kept; nothing is applied or pruned until the source answers: %v", err)
 		d.setStatus(app.Name, func(s *AppStatus) {
+			if s.Result == reconcile.ResultOK {
+				s.InForceOK = true
+			}
 			s.Error, s.Result = redact.Error(err), out.Result
 			if app.Source == ev.Source {
 				// Not for a values source's failures: the counts are
@@ -1018,7 +1026,7 @@ func (d *Daemon) finish(app config.App, out reconcile.Outcome, err error) {
 	}
 	d.setStatus(app.Name, func(s *AppStatus) {
 		s.Revision, s.Result, s.LastRun = rev.SHA, out.Result, d.opts.Clock.Now()
-		s.Error = ""
+		s.Error, s.InForceOK = "", false
 		if err != nil {
 			s.Error = redact.Error(err)
 		} else {

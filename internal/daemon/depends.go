@@ -80,7 +80,9 @@ func waitFor(dep dependencyState) *DependencyWait {
 		w.Reason, w.Message = WaitOtherShard, fmt.Sprintf("%s runs in another shard; this replica cannot see its applies (dependsOn across shards is not supported)", dep.name)
 	case dep.current == "":
 		w.Reason, w.Message = WaitNoRevision, fmt.Sprintf("%s: its source has not resolved a revision yet", dep.name)
-	case st.Result == reconcile.ResultOK && st.Revision == dep.current:
+	case (st.Result == reconcile.ResultOK || st.InForceOK) && st.Revision == dep.current:
+		// Reconciled ok, or so before its source began to fail: what
+		// it applied stands while the source is retried.
 		return nil
 	case st.Result == ResultWaiting:
 		w.Reason, w.Message = WaitWaiting, fmt.Sprintf("%s waits for its own dependencies", dep.name)

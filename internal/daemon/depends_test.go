@@ -49,6 +49,13 @@ func TestWaitFor(t *testing.T) {
 			dep:  dependencyState{name: "db", status: &AppStatus{Result: reconcile.ResultFailed, Revision: rev1}, current: rev2},
 			want: &DependencyWait{App: "db", Reason: WaitNotApplied, Revision: rev2, Message: "db has not reconciled revision 222222222222 yet (its last reconcile, of 111111111111, ended failed)"},
 		},
+		"its source fails after it applied the current revision ok: ready": {
+			dep: dependencyState{name: "db", status: &AppStatus{Result: reconcile.ResultFailed, Revision: rev1, Error: "source down", InForceOK: true}, current: rev1},
+		},
+		"its source fails after the current revision ended in conflicts": {
+			dep:  dependencyState{name: "db", status: &AppStatus{Result: reconcile.ResultFailed, Revision: rev1, Error: "source down"}, current: rev1},
+			want: &DependencyWait{App: "db", Reason: WaitFailed, Revision: rev1, Message: "db: its last reconcile of revision 111111111111 ended failed: source down"},
+		},
 		"waiting itself": {
 			dep:  dependencyState{name: "db", status: &AppStatus{Result: ResultWaiting, Revision: rev1}, current: rev1},
 			want: &DependencyWait{App: "db", Reason: WaitWaiting, Revision: rev1, Message: "db waits for its own dependencies"},

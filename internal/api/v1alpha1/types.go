@@ -353,7 +353,10 @@ type AppStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Conditions are Ready (the last reconcile of this generation applied
 	// everything), Reconciling (a new generation is being worked on) and
-	// Stalled (the last attempt failed; it is retried with backoff).
+	// Stalled (the last attempt failed to render, apply or prune; it is
+	// retried with backoff). A source that cannot be polled makes Ready
+	// False with reason SourceFailed, not Stalled: the poll heals by
+	// itself and the last applied revision stays in force.
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
