@@ -50,10 +50,8 @@ func argoValues(h *fields) config.HelmValues {
 			values[k] = v
 		}
 	}
-	if obj, ok := h.get("valuesObject").(map[string]any); ok {
-		for k, v := range obj {
-			values[k] = v
-		}
+	for k, v := range h.mapAt("valuesObject") {
+		values[k] = v
 	}
 	for i, v := range h.list("parameters") {
 		p := h.item("parameters", i, v)

@@ -10,7 +10,10 @@
 // field of the object's spec: a field is either mapped onto a syncd
 // field or named in a Warning (file, object, field, what to do), never
 // dropped without a word. Fields the importer does not know (a newer
-// Flux or Argo CD) are warned about too.
+// Flux or Argo CD) are warned about too. An object with a field of
+// another type than the tool's API gives it, or a key given twice, is
+// not imported at all (the tool would not admit it either), with a
+// Warning per problem that names the field or the key, never the value.
 //
 // It never reads a Secret: credentials, decryption keys and kubeconfigs
 // stay in the Secrets the imported objects name, and the syncd objects

@@ -20,9 +20,13 @@ type fields struct {
 }
 
 // fields starts reading the map at path ("spec") of d; a missing map is
-// empty.
+// empty, and a value of another type a typeError.
 func (im *importer) fields(d Document, path string) *fields {
-	m, _ := nested(d.Object.Object, strings.Split(path, ".")...).(map[string]any)
+	v := nested(d.Object.Object, strings.Split(path, ".")...)
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		im.wrongType(path, mapType, v)
+	}
 	return &fields{im: im, d: d, path: path, m: m, used: map[string]bool{}}
 }
 
@@ -54,8 +58,13 @@ func (f *fields) get(key string) any {
 	return f.m[key]
 }
 
-// str returns the string at key ("" when absent; a number or a boolean
-// is printed).
+// The accessors below return the zero value for a key that is absent,
+// and for a value of another type than the tool's API gives the field
+// (url: [a list]), which they record as a typeError: the object is then
+// not imported (importer.document), as the tool's API server would not
+// admit it either.
+
+// str returns the string at key ("" when absent).
 func (f *fields) str(key string) string {
 	switch v := f.get(key).(type) {
 	case nil:
@@ -63,53 +72,89 @@ func (f *fields) str(key string) string {
 	case string:
 		return v
 	default:
-		return fmt.Sprint(v)
+		f.im.wrongType(f.field(key), stringType, v)
+		return ""
 	}
 }
 
 // boolean returns the boolean at key and whether it is set.
 func (f *fields) boolean(key string) (value, set bool) {
-	v, ok := f.get(key).(bool)
-	return v, ok
+	switch v := f.get(key).(type) {
+	case nil:
+		return false, false
+	case bool:
+		return v, true
+	default:
+		f.im.wrongType(f.field(key), boolType, v)
+		return false, false
+	}
 }
 
 // list returns the list at key.
 func (f *fields) list(key string) []any {
-	l, _ := f.get(key).([]any)
-	return l
+	switch v := f.get(key).(type) {
+	case nil:
+		return nil
+	case []any:
+		return v
+	default:
+		f.im.wrongType(f.field(key), listType, v)
+		return nil
+	}
 }
 
 // strings returns the strings of the list at key.
 func (f *fields) strings(key string) []string {
 	var out []string
-	for _, v := range f.list(key) {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
+	for i, v := range f.list(key) {
+		s, ok := v.(string)
+		if !ok {
+			f.im.wrongType(fmt.Sprintf("%s[%d]", f.field(key), i), stringType, v)
+			continue
 		}
+		out = append(out, s)
 	}
 	return out
 }
 
+// mapAt marks key read and returns the map at it.
+func (f *fields) mapAt(key string) map[string]any {
+	f.used[key] = true
+	return f.im.asMap(f.field(key), f.m[key])
+}
+
+// asMap is v when it is a map; nil when absent, and a typeError at
+// field when of another type.
+func (im *importer) asMap(field string, v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		im.wrongType(field, mapType, v)
+	}
+	return m
+}
+
 // sub marks key read and reads the map at it.
 func (f *fields) sub(key string) *fields {
-	f.used[key] = true
-	m, _ := f.m[key].(map[string]any)
-	return &fields{im: f.im, d: f.d, path: f.field(key), m: m, used: map[string]bool{}}
+	return &fields{im: f.im, d: f.d, path: f.field(key), m: f.mapAt(key), used: map[string]bool{}}
 }
 
 // item reads the i-th map of the list at key (the list is marked read
 // by the caller).
 func (f *fields) item(key string, i int, v any) *fields {
-	m, _ := v.(map[string]any)
-	return &fields{im: f.im, d: f.d, path: fmt.Sprintf("%s[%d]", f.field(key), i), m: m, used: map[string]bool{}}
+	path := fmt.Sprintf("%s[%d]", f.field(key), i)
+	m, ok := v.(map[string]any)
+	if !ok {
+		f.im.wrongType(path, mapType, v)
+	}
+	return &fields{im: f.im, d: f.d, path: path, m: m, used: map[string]bool{}}
 }
 
 // into decodes the value at key into out (a small struct of the
 // importer's own); false when absent or of another shape, with a
 // warning for the latter.
 func (f *fields) into(key string, out any) bool {
-	v, ok := f.get(key).(map[string]any)
-	if !ok {
+	v := f.mapAt(key)
+	if v == nil {
 		return false
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(v, out); err != nil {

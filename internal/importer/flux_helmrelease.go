@@ -25,7 +25,7 @@ func (im *importer) helmRelease(d Document) {
 	app.Spec.ServiceAccountName = spec.str("serviceAccountName")
 	app.Spec.DependsOn = fluxDependsOn(spec, d.Object.GetNamespace())
 	app.Spec.Cluster = fluxKubeConfig(spec.sub("kubeConfig"))
-	if v, ok := spec.get("values").(map[string]any); ok && len(v) > 0 {
+	if v := spec.mapAt("values"); len(v) > 0 {
 		app.Spec.Helm.Values = v
 	}
 	helmValuesFrom(spec)

@@ -82,7 +82,7 @@ func fluxDependsOn(spec *fields, ns string) []string {
 func kustomizationWait(spec *fields, app *v1alpha1.App) {
 	app.Spec.Wait, _ = spec.boolean("wait")
 	if spec.has("healthChecks") {
-		spec.get("healthChecks")
+		spec.list("healthChecks")
 		spec.warn("healthChecks", "no list of objects to check: the App waits for every object it applies to be Current (wait: true), and objects it does not apply are not checked")
 		app.Spec.Wait = true
 	}

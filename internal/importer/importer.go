@@ -37,6 +37,9 @@ const ClusterFile = "cluster"
 type Document struct {
 	File   string
 	Object *unstructured.Unstructured
+	// duplicates are the keys the document gives twice (Read): the
+	// object is not imported.
+	duplicates []problem
 }
 
 // ref is the object as warnings name it: "Kind namespace/name".
@@ -123,15 +126,26 @@ type importer struct {
 	// noNamespace are the documents without a namespace already warned
 	// about.
 	noNamespace map[*unstructured.Unstructured]bool
+	// typeErrors are the fields of the document being mapped whose
+	// value has the wrong type (problems).
+	typeErrors []problem
+	// refused are the objects not imported for their problems, by the
+	// "Kind/namespace/name" of the syncd object they would have been.
+	refused map[string]bool
+}
+
+// newImporter starts an import.
+func newImporter(tool Tool, opts Options) *importer {
+	return &importer{tool: tool, opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}, noNamespace: map[*unstructured.Unstructured]bool{}, appDocs: map[*v1alpha1.App]Document{}, refused: map[string]bool{}}
 }
 
 // Import maps the documents of tool onto syncd objects. Documents of
 // other kinds are skipped; those of the other tool get a warning naming
 // the command that imports them.
 func Import(tool Tool, docs []Document, opts Options) *Result {
-	im := &importer{tool: tool, opts: opts, taken: map[string]string{}, argoMade: map[string]argoMade{}, noNamespace: map[*unstructured.Unstructured]bool{}, appDocs: map[*v1alpha1.App]Document{}}
+	im := newImporter(tool, opts)
 	for _, d := range docs {
-		im.document(tool, d)
+		im.document(d)
 	}
 	im.checkPaths(docs)
 	im.checkRefs()
@@ -139,19 +153,54 @@ func Import(tool Tool, docs []Document, opts Options) *Result {
 	return &im.res
 }
 
-// document maps one document when it is a kind of tool.
-func (im *importer) document(tool Tool, d Document) {
+// document maps one document when it is a kind of the import's tool;
+// one with problems (a field of the wrong type, a key given twice) is
+// not imported, with a warning for each.
+func (im *importer) document(d Document) {
+	mapping := im.mapping(d)
+	if mapping == nil {
+		im.other(d)
+		return
+	}
+	if problems := im.problems(d, mapping); len(problems) > 0 {
+		im.refuse(d, problems)
+		return
+	}
+	mapping(im, d)
+	// The scratch mapping found no problem; one found now depends on
+	// what was imported before (it should not happen): it is warned
+	// about, and the object stays imported.
+	for _, p := range im.takeTypeErrors() {
+		im.warn(d, p.field, "%s; not imported", p.what)
+	}
+}
+
+// mapping is the function that maps d, nil when d is not a kind of the
+// import's tool.
+func (im *importer) mapping(d Document) func(*importer, Document) {
 	group := d.Object.GroupVersionKind().Group
 	kind := d.Object.GetKind()
 	switch {
-	case tool == Flux && group == fluxSourceGroup && kind == "GitRepository":
-		im.gitRepository(d)
-	case tool == Flux && group == fluxKustomizeGroup && kind == "Kustomization":
-		im.kustomization(d)
-	case tool == ArgoCD && group == argoGroup && kind == "Application":
-		im.application(d)
-	case tool == Flux && (group == fluxSourceGroup || group == fluxHelmGroup):
-		im.fluxHelmOrOCI(d)
+	case im.tool == Flux && group == fluxSourceGroup && kind == "GitRepository":
+		return (*importer).gitRepository
+	case im.tool == Flux && group == fluxKustomizeGroup && kind == "Kustomization":
+		return (*importer).kustomization
+	case im.tool == ArgoCD && group == argoGroup && kind == "Application":
+		return (*importer).application
+	case im.tool == Flux && (group == fluxSourceGroup || group == fluxHelmGroup):
+		return (*importer).fluxHelmOrOCI
+	}
+	return nil
+}
+
+// other warns about a document of another kind than the import maps
+// when it is one of the other tool's, or an Argo CD object that is not
+// an Application.
+func (im *importer) other(d Document) {
+	tool := im.tool
+	group := d.Object.GroupVersionKind().Group
+	kind := d.Object.GetKind()
+	switch {
 	case tool == ArgoCD && isFlux(group):
 		im.warn(d, "", "a Flux object: import it with syncd import flux")
 	case tool == Flux && group == argoGroup && kind == "Application":
@@ -175,14 +224,16 @@ func (im *importer) warn(d Document, field, format string, args ...any) {
 // else d's own, else DefaultNamespace, with a warning (once per
 // document).
 func (im *importer) namespace(d Document) string {
-	switch {
-	case im.opts.Namespace != "":
-		return im.opts.Namespace
-	case d.Object.GetNamespace() != "":
-		return d.Object.GetNamespace()
+	if im.opts.Namespace == "" && d.Object.GetNamespace() == "" {
+		im.warnNoNamespace(d)
 	}
-	im.warnNoNamespace(d)
-	return DefaultNamespace
+	return im.targetNamespace(d)
+}
+
+// targetNamespace is the namespace of the syncd object made from d: -n,
+// else d's own, else DefaultNamespace.
+func (im *importer) targetNamespace(d Document) string {
+	return cmp.Or(im.opts.Namespace, d.Object.GetNamespace(), DefaultNamespace)
 }
 
 // warnNoNamespace warns, once per document, that d names no namespace

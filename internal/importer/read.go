@@ -94,13 +94,16 @@ func (r *reader) file(path string) error {
 // apiVersion and a kind.
 func (r *reader) data(name string, data []byte) {
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	pos := 0
 	for i := 0; ; i++ {
 		doc, err := yr.Read()
 		if errors.Is(err, io.EOF) {
 			return
 		}
 		if err == nil {
-			err = r.document(name, doc)
+			var line int
+			line, pos = firstLine(data, pos, doc)
+			err = r.document(name, doc, line)
 		}
 		if err != nil {
 			r.unreadable(name, i, data, err)
@@ -109,18 +112,37 @@ func (r *reader) data(name string, data []byte) {
 	}
 }
 
-// document decodes one YAML document; one without apiVersion or kind
-// (a values file, an empty document) is not an object and is skipped.
-func (r *reader) document(name string, doc []byte) error {
+// firstLine finds doc in data from pos on: the line of the file it
+// starts at (0 when not found), and the position after it.
+func firstLine(data []byte, pos int, doc []byte) (line, next int) {
+	i := bytes.Index(data[pos:], doc)
+	if i < 0 || len(doc) == 0 {
+		return 0, pos
+	}
+	return bytes.Count(data[:pos+i], []byte("\n")) + 1, pos + i + len(doc)
+}
+
+// document decodes one YAML document, which starts at line of the file;
+// one without apiVersion or kind (a values file, an empty document) is
+// not an object and is skipped. A key given twice is kept in the
+// Document (Import does not import the object), which is decoded again
+// leniently to name it.
+func (r *reader) document(name string, doc []byte, line int) error {
 	var m map[string]any
-	if err := yaml.Unmarshal(doc, &m); err != nil {
-		return err
+	var duplicates []problem
+	if err := yaml.UnmarshalStrict(doc, &m); err != nil {
+		if duplicates = duplicateKeys(err, line); len(duplicates) == 0 {
+			return err
+		}
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return err
+		}
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if m == nil || u.GetAPIVersion() == "" || u.GetKind() == "" {
 		return nil
 	}
-	r.docs = append(r.docs, Document{File: name, Object: u})
+	r.docs = append(r.docs, Document{File: name, Object: u, duplicates: duplicates})
 	return nil
 }
 

@@ -67,14 +67,19 @@ func (im *importer) missingSource(kind, ns, name string) string {
 	if im.tool != Flux {
 		from = kind
 	}
+	why := fmt.Sprintf("%s %s/%s is in none of the inputs", from, ns, name)
 	add := "add the file that defines it to the inputs"
-	if im.tool == Flux && kind == v1alpha1.KindGitSource {
+	switch {
+	case im.refused[kind+"/"+ns+"/"+name]:
+		why = fmt.Sprintf("%s %s/%s is not imported (see its warning)", from, ns, name)
+		add = "fix it and import again"
+	case im.tool == Flux && kind == v1alpha1.KindGitSource:
 		add += " (flux bootstrap's is clusters/<cluster>/flux-system/gotk-sync.yaml)"
 	}
 	if im.opts.Form == ConfigForm {
-		return fmt.Sprintf("%s %s/%s is in none of the inputs, and the syncd.yaml does not load without a source named %s: %s, or declare the source under sources", from, ns, name, name, add)
+		return fmt.Sprintf("%s, and the syncd.yaml does not load without a source named %s: %s, or declare the source under sources", why, name, add)
 	}
-	return fmt.Sprintf("%s %s/%s is in none of the inputs, so no %s %s/%s is printed, and the App fails (source not found) until one exists: %s, or create the %s", from, ns, name, kind, ns, name, add, kind)
+	return fmt.Sprintf("%s, so no %s %s/%s is printed, and the App fails (source not found) until one exists: %s, or create the %s", why, kind, ns, name, add, kind)
 }
 
 // missingDependency says that the App ns/name another depends on is
@@ -82,7 +87,7 @@ func (im *importer) missingSource(kind, ns, name string) string {
 // with a warning of its own), and what to do.
 func (im *importer) missingDependency(ns, name string) string {
 	why := fmt.Sprintf("%s/%s is in none of the inputs", ns, name)
-	if _, read := im.taken[v1alpha1.KindApp+"/"+ns+"/"+name]; read {
+	if _, read := im.taken[v1alpha1.KindApp+"/"+ns+"/"+name]; read || im.refused[v1alpha1.KindApp+"/"+ns+"/"+name] {
 		why = fmt.Sprintf("%s/%s is not imported (see its warning)", ns, name)
 	}
 	if im.opts.Form == ConfigForm {
