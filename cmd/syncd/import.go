@@ -81,7 +81,9 @@ Objects are read as written: kustomize overlays that patch them are not
 applied, and an object without a namespace is imported into default,
 with a warning (use --from-cluster, or pipe kustomize build into "-").
 A source or an App depended on that is in none of the inputs is warned
-about: add its file to the inputs.`,
+about: add its file to the inputs. An object with a field of the wrong
+type (url: [a list], prune: "true") or a key given twice is not imported,
+with a warning naming the field or the key (never the value).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd, f, tool, args) },
 	}
 	fs := cmd.Flags()

@@ -370,3 +370,43 @@ func deleteNamespaces(cs kubernetes.Interface, names ...string) {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), n, metav1.DeleteOptions{})
 	}
 }
+
+// TestImportMalformedObject: an object with a field of the wrong type
+// (a URL holding a password, given as a list) is not imported, and the
+// warning names the file, the object and the field without printing
+// any of the password; the well-formed objects are still printed.
+func TestImportMalformedObject(t *testing.T) {
+	const password = "Zq7pL0ngPassw0rd"
+	dir := writeFiles(t, map[string]string{"sources.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: broken, namespace: flux-system}
+spec:
+  interval: 1m
+  url: [https://git:` + password + `@git.example.com/x.git]
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: good, namespace: flux-system}
+spec:
+  interval: 1m
+  url: https://git.example.com/y.git
+  ref: {branch: main}
+`})
+	file := filepath.Join(dir, "sources.yaml")
+	r := syncd(t, "import", "flux", file)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (the good object is imported)\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "name: good") || strings.Contains(r.stdout, "name: broken") {
+		t.Errorf("stdout has not only GitSource good:\n%s", r.stdout)
+	}
+	want := "warning: " + filepath.ToSlash(file) + ": GitRepository flux-system/broken: spec.url: must be a string, not a list"
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "not imported") {
+		t.Errorf("stderr has no %q ... not imported:\n%s", want, r.stderr)
+	}
+	for i := 0; i+5 <= len(password); i++ {
+		if run := password[i : i+5]; strings.Contains(r.stdout+r.stderr, run) {
+			t.Errorf("the output prints %q of the password:\n%s\n%s", run, r.stdout, r.stderr)
+		}
+	}
+}
