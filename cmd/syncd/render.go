@@ -137,6 +137,9 @@ type renderInput struct {
 func renderInputOf(ctx context.Context, cfg *config.Config, app config.App, f *renderFlags) (renderInput, error) {
 	valuesSource := app.Helm != nil && app.Helm.ValuesSource != ""
 	if f.path != "" && !valuesSource {
+		if err := pathInBareRepository(app, f.path); err != nil {
+			return renderInput{}, err
+		}
 		return localRenderInput(app, f.path, func(rel string) string {
 			return "use --path " + filepath.Join(f.path, filepath.FromSlash(rel))
 		})
@@ -245,11 +248,59 @@ func localSourceDir(src config.Source, app config.App) (string, error) {
 	if err != nil || u.Scheme != "file" {
 		return "", fmt.Errorf("app %s: source %s is %s, not a local file:// repository: pass --path DIR with a checkout of it (render fetches Helm repository and OCI sources, not Git repositories)", app.Name, src.Name, src.URL())
 	}
-	repo := filepath.FromSlash(u.Path)
-	if isBareRepository(repo) {
-		return "", fmt.Errorf("app %s: source %s is the bare repository %s, which has no working tree to render: pass --path DIR with a checkout of it (git clone %s DIR, then --path DIR/%s), or preview it with syncd plan, which fetches it", app.Name, src.Name, repo, repo, app.TreePath())
+	dir := filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(app.TreePath()))
+	if repo, rel, ok := bareRepositoryAt(filepath.FromSlash(u.Path)); ok && rel == "." {
+		return "", fmt.Errorf("app %s: source %s is the bare repository %s, which has no working tree to render: pass --path DIR with a checkout of it (git clone %s DIR, then --path %s), or preview it with syncd plan, which fetches it", app.Name, src.Name, repo, repo, cloneDir(app.TreePath()))
 	}
-	return filepath.Join(repo, filepath.FromSlash(app.TreePath())), nil
+	if repo, rel, ok := bareRepositoryAt(dir); ok {
+		return "", fmt.Errorf("app %s: source %s reads %s, inside the bare repository %s, whose files are in its Git objects, not on disk: clone it (git clone %s DIR) and pass --path %s; to fetch it (syncd plan, apply), set the source's url to file://%s and the app's path to %s", app.Name, src.Name, dir, repo, repo, cloneDir(rel), filepath.ToSlash(repo), rel)
+	}
+	return dir, nil
+}
+
+// pathInBareRepository refuses a --path that is, or is inside, a bare
+// repository (a file:// URL of one too): its files are not on disk.
+func pathInBareRepository(app config.App, dir string) error {
+	if u, err := url.Parse(dir); err == nil && u.Scheme == "file" {
+		dir = filepath.FromSlash(u.Path)
+	}
+	repo, rel, ok := bareRepositoryAt(dir)
+	if !ok {
+		return nil
+	}
+	where := "is in"
+	if rel == "." {
+		where = "is"
+	}
+	return fmt.Errorf("app %s: --path %s %s the bare repository %s, whose files are in its Git objects, not on disk, so there is no directory to render: clone it (git clone %s DIR) and pass --path %s", app.Name, dir, where, repo, repo, cloneDir(rel))
+}
+
+// cloneDir is the --path of the directory rel (slash-separated, "." or
+// "" for the root) in a clone DIR.
+func cloneDir(rel string) string {
+	if rel == "" || rel == "." {
+		return "DIR"
+	}
+	return "DIR/" + rel
+}
+
+// bareRepositoryAt finds the bare repository that dir is, or is inside
+// (dir need not exist): the repository's directory and dir relative to
+// it, slash-separated ("." for the repository itself).
+func bareRepositoryAt(dir string) (repo, rel string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", false
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		if isBareRepository(p) {
+			rel, err := filepath.Rel(p, abs)
+			return p, filepath.ToSlash(rel), err == nil
+		}
+		if filepath.Dir(p) == p {
+			return "", "", false
+		}
+	}
 }
 
 // isBareRepository reports whether dir is a Git repository without a

@@ -157,18 +157,26 @@ func TestRenderErrors(t *testing.T) {
 	if err := os.WriteFile(bareCfg, []byte("apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n- {name: bare, git: {url: \"file://"+bare+"\", branch: main, interval: 1m}}\napps:\n- {name: web, source: bare, path: deploy, namespace: default}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	insideCfg := filepath.Join(t.TempDir(), "syncd.yaml")
+	if err := os.WriteFile(insideCfg, []byte("apiVersion: syncd/v1alpha1\nkind: Config\nsources:\n- {name: bare, git: {url: \"file://"+bare+"/deploy\", branch: main, interval: 1m}}\napps:\n- {name: web, source: bare, path: base, namespace: default}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args []string
 		want string
 	}{
-		"bare repository":  {[]string{"render", "--config", bareCfg, "--app", "web"}, "source bare is the bare repository " + bare + ", which has no working tree to render: pass --path DIR with a checkout of it (git clone " + bare + " DIR, then --path DIR/deploy)"},
-		"no config":        {[]string{"render", "--app", "web"}, "--config is required"},
-		"no app":           {[]string{"render", "--config", cfg}, "--app is required"},
-		"unknown app":      {[]string{"render", "--config", cfg, "--app", "nope"}, `no app named "nope"`},
-		"bad output":       {[]string{"render", "--config", cfg, "--app", "web", "-o", "xml"}, `-o "xml": use yaml or json`},
-		"remote source":    {[]string{"render", "--config", cfg, "--app", "far"}, "not a local file:// repository: pass --path DIR"},
-		"invalid manifest": {[]string{"render", "--config", cfg, "--app", "web", "--path", bad}, "x.yaml: document 1 (v1 x): kind is missing"},
-		"missing dir":      {[]string{"render", "--config", cfg, "--app", "web", "--path", filepath.Join(repo, "nope")}, "nope"},
+		"path in a bare repository":            {[]string{"render", "--config", cfg, "--app", "web", "--path", filepath.Join(bare, "deploy")}, "--path " + filepath.Join(bare, "deploy") + " is in the bare repository " + bare + ", whose files are in its Git objects, not on disk, so there is no directory to render: clone it (git clone " + bare + " DIR) and pass --path DIR/deploy"},
+		"path a bare repository":               {[]string{"render", "--config", cfg, "--app", "web", "--path", bare}, "--path " + bare + " is the bare repository " + bare + ", whose files are in its Git objects, not on disk, so there is no directory to render: clone it (git clone " + bare + " DIR) and pass --path DIR"},
+		"path a file URL in a bare repository": {[]string{"render", "--config", cfg, "--app", "web", "--path", "file://" + bare + "/deploy"}, "clone it (git clone " + bare + " DIR) and pass --path DIR/deploy"},
+		"source URL in a bare repository":      {[]string{"render", "--config", insideCfg, "--app", "web"}, "source bare reads " + filepath.Join(bare, "deploy", "base") + ", inside the bare repository " + bare + ", whose files are in its Git objects, not on disk: clone it (git clone " + bare + " DIR) and pass --path DIR/deploy/base; to fetch it (syncd plan, apply), set the source's url to file://" + bare + " and the app's path to deploy/base"},
+		"bare repository":                      {[]string{"render", "--config", bareCfg, "--app", "web"}, "source bare is the bare repository " + bare + ", which has no working tree to render: pass --path DIR with a checkout of it (git clone " + bare + " DIR, then --path DIR/deploy)"},
+		"no config":                            {[]string{"render", "--app", "web"}, "--config is required"},
+		"no app":                               {[]string{"render", "--config", cfg}, "--app is required"},
+		"unknown app":                          {[]string{"render", "--config", cfg, "--app", "nope"}, `no app named "nope"`},
+		"bad output":                           {[]string{"render", "--config", cfg, "--app", "web", "-o", "xml"}, `-o "xml": use yaml or json`},
+		"remote source":                        {[]string{"render", "--config", cfg, "--app", "far"}, "not a local file:// repository: pass --path DIR"},
+		"invalid manifest":                     {[]string{"render", "--config", cfg, "--app", "web", "--path", bad}, "x.yaml: document 1 (v1 x): kind is missing"},
+		"missing dir":                          {[]string{"render", "--config", cfg, "--app", "web", "--path", filepath.Join(repo, "nope")}, "nope"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -236,5 +244,42 @@ spec:
 		if !strings.Contains(out, "example.com/api:1") {
 			t.Errorf("-o %s hid more than the sensitive field (the image is gone):\n%s", format, out)
 		}
+	}
+}
+
+// TestBareRepositoryAt finds the bare repository a directory is, or is
+// inside, whether the directory exists or not; a working tree, and a
+// directory in none, is no bare repository.
+func TestBareRepositoryAt(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "web.git")
+	if _, err := git.PlainInit(bare, true); err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Join(t.TempDir(), "web")
+	if _, err := git.PlainInit(checkout, false); err != nil {
+		t.Fatal(err)
+	}
+	type found struct {
+		Repo, Rel string
+		OK        bool
+	}
+	for name, tc := range map[string]struct {
+		dir  string
+		want found
+	}{
+		"the repository":         {dir: bare, want: found{bare, ".", true}},
+		"a path inside it":       {dir: filepath.Join(bare, "deploy", "base"), want: found{bare, "deploy/base", true}},
+		"a directory inside it":  {dir: filepath.Join(bare, "refs"), want: found{bare, "refs", true}},
+		"a working tree":         {dir: checkout, want: found{}},
+		"a path in working tree": {dir: filepath.Join(checkout, "deploy"), want: found{}},
+		"no repository":          {dir: t.TempDir(), want: found{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got found
+			got.Repo, got.Rel, got.OK = bareRepositoryAt(tc.dir)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("bareRepositoryAt(%s) (-want +got):\n%s", tc.dir, diff)
+			}
+		})
 	}
 }
