@@ -107,7 +107,7 @@ func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []s
 	warnings = append(warnings, res.Warnings...)
 	if len(res.GitSources) == 0 && len(res.HelmSources) == 0 && len(res.OCISources) == 0 && len(res.Apps) == 0 {
 		printImportWarnings(cmd.ErrOrStderr(), warnings)
-		return withCode(exitError, fmt.Errorf("no %s objects to import found in %s", tool, importInput(f, paths)))
+		return withCode(exitError, nothingImported(tool, importInput(f, paths), len(warnings)))
 	}
 	err = writeImport(cmd.OutOrStdout(), f, res, &warnings)
 	printImportWarnings(cmd.ErrOrStderr(), warnings)
@@ -115,6 +115,16 @@ func runImport(cmd *cobra.Command, f *importFlags, tool importer.Tool, paths []s
 		return withCode(exitError, err)
 	}
 	return nil
+}
+
+// nothingImported is the error of an import that wrote nothing: none of
+// the tool's objects were found in input, or those found were all left
+// out, which the warnings printed before it say.
+func nothingImported(tool importer.Tool, input string, warnings int) error {
+	if warnings == 0 {
+		return fmt.Errorf("no %s objects to import found in %s", tool, input)
+	}
+	return fmt.Errorf("nothing imported from %s: no %s object could be imported; the %d warning(s) above say why", input, tool, warnings)
 }
 
 // readImport reads the documents from the files or the cluster.

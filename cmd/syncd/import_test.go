@@ -410,3 +410,22 @@ spec:
 		}
 	}
 }
+
+// TestImportNothingImported: an import whose only object is left out
+// (a field of the wrong type) exits 1 saying nothing was imported and
+// that the warnings say why, not that no object was found; an input
+// without any of the tool's objects still says none was found.
+func TestImportNothingImported(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"broken.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: broken, namespace: flux-system}\nspec: {interval: 1m, url: [https://git.example.com/x.git]}\n",
+		"other.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+	})
+	r := syncd(t, "import", "flux", filepath.Join(dir, "broken.yaml"))
+	if want := "nothing imported from " + filepath.Join(dir, "broken.yaml") + ": no flux object could be imported; the 1 warning(s) above say why"; r.code != exitError || !strings.Contains(r.stderr, want) {
+		t.Errorf("only a left-out object: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+	}
+	r = syncd(t, "import", "flux", filepath.Join(dir, "other.yaml"))
+	if want := "no flux objects to import found in " + filepath.Join(dir, "other.yaml"); r.code != exitError || !strings.Contains(r.stderr, want) {
+		t.Errorf("no Flux object: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+	}
+}
