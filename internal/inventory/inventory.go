@@ -342,25 +342,17 @@ func sameApplied(m *Member, obj *planner.Object) bool {
 }
 
 // ownedHashes returns the slice hashes of a plan object with each
-// manager's fingerprint and the managers it yielded fields to (under
-// conflict policy policy), as the apply x reported them. A slice found
-// unchanged keeps what prev recorded for the same slice, which the skip
-// found still true: its fingerprint when the skip read nothing (the watch
-// cache alone found it unchanged), and whom it yielded to.
-func ownedHashes(obj *planner.Object, x *applyResult, prev *Member, policy string) []SliceHash {
+// manager's fingerprint and yield, as the apply x reported them. A slice
+// whose fingerprint the apply did not report (the watch cache alone found
+// it unchanged, and nothing was read) keeps the one prev recorded for the
+// same slice, which the skip found still true.
+func ownedHashes(obj *planner.Object, x *applyResult, prev *Member) []SliceHash {
 	out := hashesOf(obj)
 	for i := range out {
 		m := out[i].Manager
-		out[i].Owned, out[i].Yield = x.owned[m], yieldOf(x.yieldedTo[m], policy)
-		p := prevSlice(prev, i, out[i])
-		if p == nil {
-			continue
-		}
-		if out[i].Owned == "" {
+		out[i].Owned, out[i].Yield = x.owned[m], x.yield[m]
+		if p := prevSlice(prev, i, out[i]); p != nil && out[i].Owned == "" {
 			out[i].Owned = p.Owned
-		}
-		if x.unchanged[m] {
-			out[i].Yield = p.Yield
 		}
 	}
 	return out

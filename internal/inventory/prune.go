@@ -220,16 +220,18 @@ type applyResult struct {
 	ok bool
 	rv string
 	// owned is each manager's fingerprint after the apply (or as read
-	// when unchanged); yieldedTo, for a slice that yielded fields, what
-	// the managers it yielded them to held; unchanged, the managers
-	// whose slice was found unchanged (not written).
-	owned     map[string]string
-	yieldedTo map[string][]applier.Holding
-	unchanged map[string]bool
+	// when unchanged); yield, for a slice that yielded fields (in this
+	// apply, or in an earlier one when found unchanged now), the record
+	// of what it yielded. yield is made only for such a slice: a no-op
+	// sync of thousands of objects allocates none.
+	owned map[string]string
+	yield map[string]*Yield
 }
 
-// add takes in one slice's change.
-func (x *applyResult) add(c applier.Change) {
+// add takes in one slice's change; prev is the member's record before
+// the apply (nil: none) and policy the app's conflict policy digest.
+func (x *applyResult) add(c applier.Change, prev *Member, policy string) {
+	m := string(c.Manager)
 	switch c.Action {
 	case applier.Failed, applier.Conflicted, applier.Skipped, applier.HandoffPending, applier.Excluded:
 		// Handoff-pending objects are not as the plan says yet: apply
@@ -237,28 +239,41 @@ func (x *applyResult) add(c applier.Change) {
 		// never applied what the plan says.
 		x.ok = false
 	case applier.Unchanged:
-		x.mark(&x.unchanged, string(c.Manager))
+		// Not written: the skip found what it yielded still held.
+		x.keepYield(m, prevYield(prev, m))
 	}
 	if c.ResourceVersion != "" {
 		x.rv = c.ResourceVersion
 	}
 	if c.Owned != "" {
-		x.owned[string(c.Manager)] = c.Owned
+		x.owned[m] = c.Owned
 	}
-	if y := c.Resolution().YieldedTo; len(y) > 0 {
-		if x.yieldedTo == nil {
-			x.yieldedTo = map[string][]applier.Holding{}
-		}
-		x.yieldedTo[string(c.Manager)] = y
-	}
+	x.keepYield(m, yieldOf(c.Resolution().YieldedTo, policy))
 }
 
-// mark adds m to the set *set, made on first use.
-func (x *applyResult) mark(set *map[string]bool, m string) {
-	if *set == nil {
-		*set = map[string]bool{}
+// keepYield records y as manager m's yield; nil records nothing.
+func (x *applyResult) keepYield(m string, y *Yield) {
+	if y == nil {
+		return
 	}
-	(*set)[m] = true
+	if x.yield == nil {
+		x.yield = map[string]*Yield{}
+	}
+	x.yield[m] = y
+}
+
+// prevYield is the yield prev records for manager m's slice, nil when
+// none.
+func prevYield(prev *Member, m string) *Yield {
+	if prev == nil {
+		return nil
+	}
+	for _, s := range prev.Slices {
+		if s.Manager == m {
+			return s.Yield
+		}
+	}
+	return nil
 }
 
 // applied returns the plan's members after the apply: the slice hashes
@@ -274,7 +289,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 				x = &applyResult{ok: true, owned: map[string]string{}}
 				res[k] = x
 			}
-			x.add(c)
+			x.add(c, r.prevIdx[k], r.app.ConflictPolicy)
 		}
 	}
 	out := make([]*Member, 0, len(r.plan.Objects))
@@ -290,7 +305,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			mem.Adopted = p.Adopted
 		}
 		if x := res[k]; x != nil && x.ok && x.rv != "" && !r.dryRun {
-			mem.Slices, mem.ResourceVersion = ownedHashes(obj, x, r.prevIdx[k], r.app.ConflictPolicy), x.rv
+			mem.Slices, mem.ResourceVersion = ownedHashes(obj, x, r.prevIdx[k]), x.rv
 		} else if p := r.prevIdx[k]; p != nil && r.dryRun {
 			mem.Slices, mem.ResourceVersion = p.Slices, p.ResourceVersion
 		}
