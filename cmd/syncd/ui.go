@@ -16,6 +16,7 @@ import (
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/preview"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/ui"
 )
 
@@ -118,6 +119,7 @@ func newUIServer(ctx context.Context, f *uiFlags, host string) (*ui.Server, erro
 		}
 		drifts.file = &configDrift{runner: runner}
 		uo.FileSource = configSource(runner)
+		uo.Sensitive = configSensitive(runner)
 	}
 	uo.Drift = drifts
 	uo.Plans = uiPlans{cl: cl, f: f}
@@ -132,6 +134,21 @@ func configSource(runner *reconcile.Runner) func(string) (string, bool) {
 			return "", false
 		}
 		return a.Source, true
+	}
+}
+
+// configSensitive gives the redaction rules of a file app of --config
+// (its sensitive paths): the Object page hides them as syncd drift does.
+func configSensitive(runner *reconcile.Runner) func(ui.AppRef) *redact.Rules {
+	return func(app ui.AppRef) *redact.Rules {
+		if app.Namespace != "" {
+			return nil
+		}
+		spec, err := runner.Compiled(app.Name)
+		if err != nil || spec == nil {
+			return nil
+		}
+		return spec.Sensitive
 	}
 }
 

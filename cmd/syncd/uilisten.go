@@ -38,7 +38,8 @@ func daemonUI(f *runFlags, cl *cluster, inv *inventory.Manager, d *daemon.Daemon
 	if f.uiListen == "" {
 		return nil, nil
 	}
-	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, FileStatus: daemonStatus{d}, FileSource: daemonStatus{d}.source}
+	opts := ui.Options{Dynamic: cl.dynamic, Mapper: cl.mapper, Inventory: inv, InventoryNamespace: f.inventory.namespace, FileStatus: daemonStatus{d}, FileSource: daemonStatus{d}.source,
+		Sensitive: daemonStatus{d}.sensitive}
 	if f.secureStatus {
 		// Every request carries a bearer token, which a rebinding
 		// page cannot: any Host (an Ingress's) may be served.
@@ -72,6 +73,16 @@ func (s daemonStatus) source(app string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sensitive are the redaction rules of a file app of the daemon's
+// config; an App object's are the built-in ones (and the values the
+// process knows to be secret, which the UI masks in every object).
+func (s daemonStatus) sensitive(app ui.AppRef) *redact.Rules {
+	if app.Namespace != "" {
+		return nil
+	}
+	return s.d.Sensitive(app.Name)
 }
 
 // fileAppStatus is one app's daemon status as the UI shows it: Ready

@@ -191,6 +191,9 @@ type Daemon struct {
 	scheduler   *source.Scheduler
 	sources     map[string]string // name → URL of the scheduled sources
 	cfgErr      string
+	// runner is the running generation's (nil before the first): its
+	// compiled apps give their redaction rules (Sensitive).
+	runner *reconcile.Runner
 
 	// appAlerts are the apps' alert trackers, across generations
 	// (carryAlerts).
@@ -261,6 +264,23 @@ func (d *Daemon) Status() []AppStatus {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].App < out[j].App })
 	return out
+}
+
+// Sensitive returns the redaction rules of an app of the config in force
+// (its sensitive paths), for the outputs that print its objects; nil
+// (the built-in rules) for a name the config does not have.
+func (d *Daemon) Sensitive(app string) *redact.Rules {
+	d.mu.Lock()
+	r := d.runner
+	d.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	spec, err := r.Compiled(app)
+	if err != nil || spec == nil {
+		return nil
+	}
+	return spec.Sensitive
 }
 
 // ConfigError returns the error of the last rejected config change.
@@ -471,6 +491,9 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 		return
 	}
 	d.publish(sched, sourceURLs(cfg, polled))
+	d.mu.Lock()
+	d.runner = runner
+	d.mu.Unlock()
 	started <- nil
 	_ = sched.Run(ctx)
 	wg.Wait()

@@ -49,6 +49,11 @@ func Remember(owner string, s *Secrets) {
 // Known returns text with every remembered secret value masked (Secrets.Mask).
 func Known(text string) string { return known.union.Load().Mask(text) }
 
+// KnownSecrets returns every remembered secret value (Remember) as one
+// set, for outputs that print objects rather than text: Rules.WithSecrets
+// masks them inside the object's strings. It may be nil.
+func KnownSecrets() *Secrets { return known.union.Load() }
+
 // Collect returns the text of every value obj (decoded JSON) holds at a
 // hidden field: a Secret's data (as written, and decoded from base64 when
 // it decodes to text) and stringData, the last-applied annotation, the

@@ -77,9 +77,20 @@ func (s *Server) object(ctx context.Context, app AppRef, ref planner.ObjectRef) 
 	for _, m := range applier.AppManagers(live, app.Inventory()) {
 		managers = append(managers, string(m))
 	}
-	page.Map = buildMap(mapInput{Object: live.Object, Own: ownership.Decode(live), AppManagers: managers, Findings: findings})
+	page.Map = buildMap(mapInput{Object: live.Object, Own: ownership.Decode(live), AppManagers: managers, Findings: findings, Rules: s.rules(app)})
 	page.Absent = absentFindings(page.Map, findings)
 	return page, nil
+}
+
+// rules are the redaction rules of app's objects: its sensitive paths
+// when the UI knows them (Options.Sensitive), with every value the
+// process knows to be secret masked inside any string.
+func (s *Server) rules(app AppRef) *redact.Rules {
+	var r *redact.Rules
+	if s.opts.Sensitive != nil {
+		r = s.opts.Sensitive(app)
+	}
+	return r.WithSecrets(redact.KnownSecrets())
 }
 
 // findings returns the app's drift findings of one object, or a note

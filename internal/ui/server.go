@@ -14,6 +14,7 @@ import (
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/preview"
+	"syncd.dev/syncd/internal/redact"
 )
 
 //go:embed static
@@ -61,6 +62,12 @@ type Options struct {
 	// runs (syncd run --ui-listen): their Ready, drift, conflicts and
 	// overlaps instead of what the inventory alone tells.
 	FileStatus FileStatusSource
+	// Sensitive, when set, gives the redaction rules of a file app (its
+	// syncd.yaml sensitive paths, package redact), applied to every
+	// object the app's pages print; nil, or a nil result: the built-in
+	// rules only. Values the process knows to be secret (redact.Remember)
+	// are masked in every object whatever it returns.
+	Sensitive func(app AppRef) *redact.Rules
 	// FileSource, when set, names the source (its name in the syncd.yaml)
 	// a file app reads; the Apps and App pages show it, else
 	// "syncd.yaml".
