@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -112,9 +113,21 @@ func (c *Controller) newAlertRouter() (*alertRouter, error) {
 }
 
 // served reports whether the API server serves a resource of syncd's
-// group (its CRD is installed).
+// group (its CRD is installed). A mapper that caches discovery is reset
+// and asked again before the answer is no: a controller built once
+// syncd's CRDs were installed after it started would otherwise be told
+// what discovery said before, and run without alerts.
 func (c *Controller) served(gvr schema.GroupVersionResource) bool {
-	_, err := c.opts.Cluster.Mapper.KindFor(gvr)
+	m := c.opts.Cluster.Mapper
+	if _, err := m.KindFor(gvr); err == nil {
+		return true
+	}
+	r, ok := m.(meta.ResettableRESTMapper)
+	if !ok {
+		return false
+	}
+	r.Reset()
+	_, err := m.KindFor(gvr)
 	return err == nil
 }
 
