@@ -124,7 +124,7 @@ func renderDiscord(m message) ([]byte, error) {
 
 // discordFieldOf is one field as an embed field.
 func discordFieldOf(f Field) discordField {
-	name := oneLine(f.Path)
+	name := fieldHeading(f)
 	if f.Class != "" {
 		name += " — " + oneLine(f.Class)
 	}

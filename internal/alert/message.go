@@ -121,6 +121,20 @@ func culpritText(c Culprit) string {
 	return s
 }
 
+// wholeObject heads an object-level field (a deleted or unmanaged
+// object's finding), which has no path.
+const wholeObject = "(the whole object)"
+
+// fieldHeading is a field's path on one line, or wholeObject for an
+// object-level field: chat providers refuse or garble an empty heading
+// (Discord rejects an embed field without a name).
+func fieldHeading(f Field) string {
+	if p := oneLine(f.Path); p != "" {
+		return p
+	}
+	return wholeObject
+}
+
 // valueText shows a field value; an empty value is the unset field.
 func valueText(v string) string {
 	if v == "" {

@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,37 @@ func TestCulpritText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, culpritText(tc.c)); diff != "" {
 				t.Errorf("culpritText (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestObjectLevelField checks that a finding about a whole object (a
+// deleted one: no path) is headed as such in every chat payload, never
+// with an empty name, which Discord refuses and Slack shows as "“".
+func TestObjectLevelField(t *testing.T) {
+	ev := Event{Type: EventDrift, App: "web", Object: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "settings"},
+		Summary: "ConfigMap shop/settings does not exist", Fields: []Field{{Class: "deleted"}}, Time: t0}
+	m := message{sink: "s", ev: ev, fingerprint: "fp"}
+	tests := map[string]struct {
+		render func(message) ([]byte, error)
+		want   string
+	}{
+		"slack":   {renderSlack, `"*(the whole object)* — deleted\nDesired: _unset_\nLive: _unset_"`},
+		"discord": {renderDiscord, `"name":"(the whole object) — deleted"`},
+		"msteams": {renderTeams, `"text":"(the whole object) — deleted"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			b, err := tc.render(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), tc.want) {
+				t.Errorf("payload has no %s:\n%s", tc.want, b)
+			}
+			if strings.Contains(string(b), "``") {
+				t.Errorf("payload has an empty code span:\n%s", b)
 			}
 		})
 	}

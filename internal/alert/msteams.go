@@ -130,7 +130,7 @@ func renderTeams(m message) ([]byte, error) {
 
 // teamsField is one field: a bold heading and a FactSet of its values.
 func teamsField(f Field) [2]teamsElement {
-	head := fit(oneLine(f.Path), 300, nil)
+	head := fit(fieldHeading(f), 300, nil)
 	if f.Class != "" {
 		head += " — " + fit(oneLine(f.Class), 100, nil)
 	}

@@ -104,7 +104,11 @@ func renderSlack(m message) ([]byte, error) {
 // slackFieldText is one field as a section's mrkdwn text.
 func slackFieldText(f Field) string {
 	var b strings.Builder
-	b.WriteString("*" + fitCode(f.Path, 300, slackEscape) + "*")
+	if oneLine(f.Path) == "" {
+		b.WriteString("*" + wholeObject + "*")
+	} else {
+		b.WriteString("*" + fitCode(f.Path, 300, slackEscape) + "*")
+	}
 	if f.Class != "" {
 		b.WriteString(" — " + fit(oneLine(f.Class), 100, slackEscape))
 	}
