@@ -21,6 +21,13 @@ import (
 // uiSecret is the value of the UI journey's Secret: no page may show it.
 const uiSecret = "ui-e2e-Qw7Rt2Yp9Ls4"
 
+// uiSensitive is the value of a ConfigMap key the app declares sensitive
+// (apps[].sensitive): no page may show it either.
+const uiSensitive = "ui-e2e-cm-Hk3Vb8Zx1Nq6"
+
+// uiSettingsPath is the query of the ConfigMap's Object page.
+const uiSettingsPath = "/object?app=ui-shop&version=v1&kind=ConfigMap&namespace=ui-shop&name=settings"
+
 // uiRepo is the UI journey's app: a namespace, a Deployment and a Secret.
 func uiRepo() map[string][]byte {
 	return map[string][]byte{
@@ -37,7 +44,8 @@ spec:
       containers:
         - {name: shop, image: "nginx:1.27"}
 `),
-		"apps/shop/secret.yaml": []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-db, namespace: ui-shop}\nstringData: {password: " + uiSecret + "}\n"),
+		"apps/shop/secret.yaml":   []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-db, namespace: ui-shop}\nstringData: {password: " + uiSecret + "}\n"),
+		"apps/shop/settings.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ui-shop}\ndata: {color: blue, password: " + uiSensitive + "}\n"),
 	}
 }
 
@@ -46,7 +54,8 @@ spec:
 // the address it serves; the Apps page lists the app, its App page links
 // the Deployment, whose ownership map names the hand edit's manager
 // (kubectl-set) beside syncd's and the image's drift; no page shows the
-// Secret's value; a request naming another Host is refused; an App's
+// Secret's value nor the value of a ConfigMap key the app declares
+// sensitive; a request naming another Host is refused; an App's
 // Suspend button suspends it; and syncd run --ui-listen serves the same
 // pages read-only.
 func TestJourneyUI(t *testing.T) {
@@ -61,7 +70,10 @@ sources:
   - name: shop
     git: {url: %s, branch: main, interval: 1h}
 apps:
-  - {name: ui-shop, source: shop, path: apps/shop}
+  - name: ui-shop
+    source: shop
+    path: apps/shop
+    sensitive: [{kinds: [ConfigMap], paths: [.data.password]}]
 `, repo.URL))
 	w.must(exitOK, "apply", "--config", w.config, "--cache-dir", w.cache)
 	if out, err := kubectl("set", "image", "-n", "ui-shop", "deployment/shop", "shop=nginx:1.28-hotfix"); err != nil {
@@ -84,6 +96,7 @@ apps:
 		}
 	}
 	uiGet(t, w, base+"/object?app=ui-shop&version=v1&kind=Secret&namespace=ui-shop&name=shop-db")
+	uiSettings(t, w, base)
 	uiPlan(t, w, base)
 
 	req, err := http.NewRequest(http.MethodGet, base+"/", nil)
@@ -101,7 +114,20 @@ apps:
 	}
 	uiButton(t, w, base)
 	uiInDaemon(t, w)
-	w.checkNoSecrets(uiSecret)
+	w.checkNoSecrets(uiSecret, uiSensitive)
+}
+
+// uiSettings opens the ConfigMap's Object page: its sensitive key is
+// shown redacted, its other key in clear (checkNoSecrets reads the page
+// for the value).
+func uiSettings(t *testing.T, w *workspace, base string) {
+	t.Helper()
+	page := uiGet(t, w, base+uiSettingsPath)
+	for _, want := range []string{"password", "&lt;redacted&gt;", "blue"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the ConfigMap's ownership map does not show %q:\n%s", want, page)
+		}
+	}
 }
 
 // uiPlan follows the App page's Plan link: the preview of the source
@@ -131,6 +157,7 @@ func uiInDaemon(t *testing.T, w *workspace) {
 	if apps := uiGet(t, w, base+"/"); !strings.Contains(apps, ">ui-shop</a>") || !strings.Contains(apps, ">shop</a>") {
 		t.Errorf("the daemon's UI does not list ui-shop and the App shop:\n%s", apps)
 	}
+	uiSettings(t, w, base)
 	if app := uiGet(t, w, base+"/app?app=shop&ns=ui-shop"); strings.Contains(app, `action="/action"`) {
 		t.Errorf("the daemon's UI has buttons:\n%s", app)
 	}
