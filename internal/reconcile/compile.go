@@ -51,7 +51,7 @@ func Compile(app config.App) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	sens, err := sensitiveRules(app)
+	sens, err := SensitiveRules(app)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +94,9 @@ func plannerApp(app config.App) (planner.App, error) {
 	return out, nil
 }
 
-// sensitiveRules parses the app's sensitive rules.
-func sensitiveRules(app config.App) (*redact.Rules, error) {
+// SensitiveRules parses the app's sensitive rules: its redaction rules,
+// for every output that prints its objects.
+func SensitiveRules(app config.App) (*redact.Rules, error) {
 	var opts redact.Options
 	for i, sr := range app.Sensitive {
 		r, err := redact.ParseSensitive(sr.Kinds, sr.Paths)

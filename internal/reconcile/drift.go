@@ -41,7 +41,7 @@ func DriftOptions(app config.App) (drift.Options, error) {
 	if err != nil {
 		return drift.Options{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
-	sens, err := sensitiveRules(app)
+	sens, err := SensitiveRules(app)
 	if err != nil {
 		return drift.Options{}, err
 	}

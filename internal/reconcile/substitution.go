@@ -79,7 +79,7 @@ func (vs variableSources) substitution(ctx context.Context, app config.App) (*pl
 	for name, v := range app.Substitute {
 		vars[name] = planner.Variable{Value: flatten(string(v)), Source: "substitute"}
 	}
-	rules, err := sensitiveRules(app)
+	rules, err := SensitiveRules(app)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"syncd.dev/syncd/internal/applier"
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/drift"
 	"syncd.dev/syncd/internal/ownership"
 	"syncd.dev/syncd/internal/planner"
+	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 )
 
@@ -77,20 +79,35 @@ func (s *Server) object(ctx context.Context, app AppRef, ref planner.ObjectRef) 
 	for _, m := range applier.AppManagers(live, app.Inventory()) {
 		managers = append(managers, string(m))
 	}
-	page.Map = buildMap(mapInput{Object: live.Object, Own: ownership.Decode(live), AppManagers: managers, Findings: findings, Rules: s.rules(app)})
+	rules, err := s.rules(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	page.Map = buildMap(mapInput{Object: live.Object, Own: ownership.Decode(live), AppManagers: managers, Findings: findings, Rules: rules})
 	page.Absent = absentFindings(page.Map, findings)
 	return page, nil
 }
 
 // rules are the redaction rules of app's objects: its sensitive paths
-// when the UI knows them (Options.Sensitive), with every value the
-// process knows to be secret masked inside any string.
-func (s *Server) rules(app AppRef) *redact.Rules {
+// (an App object's spec.sensitive, a file app's when the UI knows them,
+// Options.Sensitive), with every value the process knows to be secret
+// masked inside any string. An App that cannot be read is an error: its
+// objects are not shown without its rules.
+func (s *Server) rules(ctx context.Context, app AppRef) (*redact.Rules, error) {
 	var r *redact.Rules
-	if s.opts.Sensitive != nil {
+	switch {
+	case !app.File():
+		a, err := s.appObject(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		if r, err = reconcile.SensitiveRules(config.App{Name: app.Name, AppSpec: a.Spec.AppSpec}); err != nil {
+			return nil, fmt.Errorf("App %s: %w", app, err)
+		}
+	case s.opts.Sensitive != nil:
 		r = s.opts.Sensitive(app)
 	}
-	return r.WithSecrets(redact.KnownSecrets())
+	return r.WithSecrets(redact.KnownSecrets()), nil
 }
 
 // findings returns the app's drift findings of one object, or a note

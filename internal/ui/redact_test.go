@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
+	"syncd.dev/syncd/internal/api/v1alpha1"
 	"syncd.dev/syncd/internal/inventory"
 	"syncd.dev/syncd/internal/planner"
 	"syncd.dev/syncd/internal/reconcile/reconciletest"
@@ -21,7 +25,8 @@ import (
 // TestObjectPageSensitive checks that the Object page hides what the
 // app's sensitive rules hide and every value the process knows to be
 // secret, not only a Secret's data: a ConfigMap key declared sensitive
-// in syncd.yaml, and a decrypted value that ended up in another key.
+// in syncd.yaml or in an App's spec, and a decrypted value that ended up
+// in another key.
 func TestObjectPageSensitive(t *testing.T) {
 	const (
 		password  = "cm-password-never-shown"
@@ -56,13 +61,32 @@ func TestObjectPageSensitive(t *testing.T) {
 	redact.Remember(t.Name(), redact.NewSecrets([]string{decrypted}))
 	t.Cleanup(func() { redact.Remember(t.Name(), nil) })
 
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.KindApp,
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec": map[string]any{
+			"sourceRef": map[string]any{"kind": "GitSource", "name": "repo"},
+			"sensitive": []any{map[string]any{"kinds": []any{"ConfigMap"}, "paths": []any{".data.password"}}},
+		},
+	}}
+	out, err := exec.Command(filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "-k", "../../manifests/crds").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply -k manifests/crds: %v\n%s", err, out)
+	}
+	reconciletest.Eventually(t, "the App CRD served", func() (bool, string) {
+		_, err := cl.Dynamic.Resource(v1alpha1.AppResource).Namespace(ns).Create(context.Background(), app, metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+
 	ref := planner.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "settings"}
-	path := "/object?" + objectQuery(AppRef{Name: "web"}, ref)
 	tests := map[string]struct {
+		app       AppRef
 		sensitive func(AppRef) *redact.Rules
 		hidden    []string
 	}{
+		"App object": {app: AppRef{Namespace: ns, Name: "web"}, hidden: []string{password, decrypted}},
 		"app rules": {
+			app: AppRef{Name: "web"},
 			sensitive: func(app AppRef) *redact.Rules {
 				if app.Name == "web" {
 					return rules
@@ -71,7 +95,7 @@ func TestObjectPageSensitive(t *testing.T) {
 			},
 			hidden: []string{password, decrypted},
 		},
-		"no app rules": {hidden: []string{decrypted}},
+		"no app rules": {app: AppRef{Name: "web"}, hidden: []string{decrypted}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +105,7 @@ func TestObjectPageSensitive(t *testing.T) {
 			}
 			srv := httptest.NewServer(s.Handler())
 			t.Cleanup(srv.Close)
+			path := "/object?" + objectQuery(tc.app, ref)
 			code, body, _ := httpGet(t, srv.Client(), srv.URL+path)
 			if code != http.StatusOK {
 				t.Fatalf("GET %s: %d\n%s", path, code, body)
@@ -97,7 +122,7 @@ func TestObjectPageSensitive(t *testing.T) {
 			if l := lines[".data.dsn"]; !strings.Contains(l.Text, "db://user:"+redact.Marker+"@db") {
 				t.Errorf("the dsn line reads %q, want the decrypted value masked inside it", l.Text)
 			}
-			if tc.sensitive != nil {
+			if len(tc.hidden) > 1 {
 				if l := lines[".data.password"]; !strings.Contains(l.Text, redact.Marker) {
 					t.Errorf("the password line reads %q, want %s", l.Text, redact.Marker)
 				}

@@ -65,8 +65,9 @@ type Options struct {
 	// Sensitive, when set, gives the redaction rules of a file app (its
 	// syncd.yaml sensitive paths, package redact), applied to every
 	// object the app's pages print; nil, or a nil result: the built-in
-	// rules only. Values the process knows to be secret (redact.Remember)
-	// are masked in every object whatever it returns.
+	// rules only. An App object's rules are read from its spec. Values
+	// the process knows to be secret (redact.Remember) are masked in
+	// every object whatever it returns.
 	Sensitive func(app AppRef) *redact.Rules
 	// FileSource, when set, names the source (its name in the syncd.yaml)
 	// a file app reads; the Apps and App pages show it, else
