@@ -3,6 +3,7 @@ package alert
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func findingEvent(ch drift.Delta, revision string, findings []drift.Finding, res
 	}
 	summary := fmt.Sprintf("%d field(s) of %s %s/%s drifted from Git", len(fields), obj.Kind, obj.Namespace, obj.Name)
 	if resolved {
-		summary = fmt.Sprintf("%s %s/%s matches Git again", obj.Kind, obj.Namespace, obj.Name)
+		summary = resolvedSummary(ch, findings)
 	}
 	return Event{
 		Type:     EventDrift,
@@ -116,6 +117,35 @@ func findingEvent(ch drift.Delta, revision string, findings []drift.Finding, res
 		Resolved: resolved,
 		Time:     ch.At,
 	}
+}
+
+// resolvedSummary says why the drift of findings (one object's) is
+// resolved: the fields match Git again, or, when every one of them is now
+// left by the conflict policy to the manager that took it (a yielded
+// finding of the same field in ch.New), that they are yielded to it.
+func resolvedSummary(ch drift.Delta, findings []drift.Finding) string {
+	obj := findings[0].Object
+	yieldedTo := map[string]string{} // path → manager
+	for _, f := range ch.New {
+		if f.Class == drift.Yielded && f.Object == obj {
+			yieldedTo[f.Path] = f.Culprit
+		}
+	}
+	var to []string
+	for _, f := range findings {
+		m, ok := yieldedTo[f.Path]
+		if !ok {
+			return fmt.Sprintf("%s %s/%s matches Git again", obj.Kind, obj.Namespace, obj.Name)
+		}
+		if m != "" && !slices.Contains(to, m) {
+			to = append(to, m)
+		}
+	}
+	if len(to) == 0 {
+		return fmt.Sprintf("%s %s/%s: no drift left, its field(s) are now yielded by the conflict policy", obj.Kind, obj.Namespace, obj.Name)
+	}
+	slices.Sort(to)
+	return fmt.Sprintf("%s %s/%s: no drift left, its field(s) are now yielded to %s by the conflict policy", obj.Kind, obj.Namespace, obj.Name, strings.Join(to, ", "))
 }
 
 func alertField(f drift.Finding) Field {

@@ -68,3 +68,32 @@ func TestDriftAlertsPairing(t *testing.T) {
 		})
 	}
 }
+
+// TestDriftResolvedSummary: a drift resolved because the field matches
+// Git again says so; one resolved because the conflict policy now yields
+// the field to the manager that took it says that instead (the watcher's
+// delta then holds the field's yielded finding), naming the manager.
+func TestDriftResolvedSummary(t *testing.T) {
+	f := func(field string, class drift.Class) drift.Finding {
+		return drift.Finding{App: "web", Object: drift.Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"},
+			Path: ".data." + field, Class: class, Culprit: "operator"}
+	}
+	tests := map[string]struct {
+		now  []drift.Finding
+		want string
+	}{
+		"matches Git":        {want: "ConfigMap ns/cm matches Git again"},
+		"yielded":            {now: []drift.Finding{f("color", drift.Yielded), f("size", drift.Yielded)}, want: "ConfigMap ns/cm: no drift left, its field(s) are now yielded to operator by the conflict policy"},
+		"one of two yielded": {now: []drift.Finding{f("color", drift.Yielded)}, want: "ConfigMap ns/cm matches Git again"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var a DriftAlerts
+			a.Events(drift.Delta{App: "web", Revision: "r1", New: []drift.Finding{f("color", drift.TakenOver), f("size", drift.TakenOver)}})
+			evs := a.Events(drift.Delta{App: "web", Revision: "r1", New: tc.now, Resolved: []drift.Finding{f("color", drift.TakenOver), f("size", drift.TakenOver)}})
+			if len(evs) != 1 || !evs[0].Resolved || evs[0].Summary != tc.want {
+				t.Fatalf("events %+v, want one resolved with summary %q", evs, tc.want)
+			}
+		})
+	}
+}
