@@ -19,10 +19,16 @@ import (
 // GitSource (in the rig's namespace).
 func (r *rig) createAppIn(ns, name, path string) {
 	r.t.Helper()
+	r.createAppWith(ns, name, path, "")
+}
+
+// createAppWith is createAppIn with extra fields of the spec (", manager: x").
+func (r *rig) createAppWith(ns, name, path, extra string) {
+	r.t.Helper()
 	u := object(r.t, fmt.Sprintf(`
 kind: App
 metadata: {name: %s}
-spec: {sourceRef: {kind: GitSource, name: repo, namespace: %s}, path: %s}`, name, r.ns, path))
+spec: {sourceRef: {kind: GitSource, name: repo, namespace: %s}, path: %s%s}`, name, r.ns, path, extra))
 	u.SetAPIVersion(v1alpha1.GroupVersion.String())
 	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 		r.t.Fatal(err)
@@ -91,8 +97,16 @@ func TestCollidingAppNames(t *testing.T) {
 			return c != nil && c.Status == metav1.ConditionFalse
 		})
 		c := ready(app)
-		if c.Reason != string(v1alpha1.ReasonNameCollision) || !strings.Contains(c.Message, "is also App "+victim+"'s, which holds it") || !strings.Contains(c.Message, "rename it") {
-			t.Errorf("intruder's Ready = %s: %s; want NameCollision naming App %s and what to do", c.Reason, c.Message, victim)
+		if c.Reason != string(v1alpha1.ReasonNameCollision) || !strings.Contains(c.Message, "an App of another namespace") || !strings.Contains(c.Message, "rename it") {
+			t.Errorf("intruder's Ready = %s: %s; want NameCollision saying an App of another namespace holds the name and what to do", c.Reason, c.Message)
+		}
+		for _, m := range r.eventMessagesIn(intruderNS, "b-web") {
+			if strings.Contains(m, victim) {
+				t.Errorf("an Event of the intruder names the victim App %s (another team's): %s", victim, m)
+			}
+		}
+		if strings.Contains(c.Message, victim) {
+			t.Errorf("intruder's Ready message names the victim App %s (another team's): %s", victim, c.Message)
 		}
 		if _, err := cs.CoreV1().ConfigMaps(intruderNS).Get(context.Background(), "api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the intruder's ConfigMap api: %v, want NotFound", err)
@@ -133,6 +147,20 @@ func TestCollidingAppNames(t *testing.T) {
 	if after := r.parentSecret(name); !cmp.Equal(before.Data, after.Data) {
 		t.Errorf("the intruder's deletion changed the victim's inventory")
 	}
+}
+
+// eventMessagesIn are the messages of the Events of App ns/name.
+func (r *rig) eventMessagesIn(ns, name string) []string {
+	r.t.Helper()
+	evs, err := env.Clientset(r.t).CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs.Items {
+		out = append(out, e.Message)
+	}
+	return out
 }
 
 // readyAt is the condition of an App Ready at revision.

@@ -67,17 +67,37 @@ func (n *Names) claimManagers(key string, managers []string) error {
 	defer n.mu.Unlock()
 	n.dropManagers(key)
 	for _, m := range managers {
-		if app, ok := n.fileManagers[m]; ok {
-			return fmt.Errorf("App %s: field manager %q is also app %q's in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m, app)
+		if _, ok := n.fileManagers[m]; ok {
+			return fmt.Errorf("App %s: field manager %q is also the manager of an app in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m)
 		}
 		if other, ok := n.managers[m]; ok && other != key {
-			return fmt.Errorf("App %s: field manager %q is also App %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, other)
+			return fmt.Errorf("App %s: field manager %q is also %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, holderFor(key, other))
 		}
 	}
 	for _, m := range managers {
 		n.managers[m] = key
 	}
 	return nil
+}
+
+// holderFor names the App key holder to the App key claimant: by its
+// key in the claimant's own namespace, and only as "an App of another
+// namespace" otherwise. The refusal reaches the claimant's status and
+// Events, which its namespace's team reads; another team's App names
+// are not theirs to learn (docs/security.md, App objects).
+func holderFor(claimant, holder string) string {
+	if sameNamespace(claimant, holder) {
+		return "App " + holder
+	}
+	return "an App of another namespace"
+}
+
+// sameNamespace reports whether the App keys a and b (namespace/name)
+// are of one namespace.
+func sameNamespace(a, b string) bool {
+	nsA, _, _ := strings.Cut(a, "/")
+	nsB, _, _ := strings.Cut(b, "/")
+	return nsA == nsB
 }
 
 // dropManagers gives up the managers the App key holds (n.mu held).
@@ -132,6 +152,9 @@ func (n *Names) claim(name, key string, contenders []contender) error {
 	if winner != key {
 		if n.owner[name] == key {
 			delete(n.owner, name)
+		}
+		if !sameNamespace(key, winner) {
+			return fmt.Errorf("App %s: its app name %q (<namespace>-<name>) is also that of an App of another namespace, which holds it (%s); this App is not run and writes nothing: rename it (another name or namespace)", key, name, why)
 		}
 		return fmt.Errorf("App %s: its app name %q (<namespace>-<name>) is also App %s's, which holds it (%s); this App is not run and writes nothing: rename it (another name or namespace), or delete App %s", key, name, winner, why, winner)
 	}
@@ -229,6 +252,36 @@ func (c *Controller) ownedByAnother(name string, err error) bool {
 	}
 	return true
 }
+
+// ownerRefusal is err as the App key's status and Events show it when
+// the inventory of its app name belongs to another App
+// (inventory.OwnerError): unchanged when that App is of key's
+// namespace, else a refusal that does not name it (holderFor).
+func ownerRefusal(key string, err error) error {
+	var oe *inventory.OwnerError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	holder, ok := strings.CutPrefix(oe.Owner, "App ")
+	if ok && sameNamespace(key, holder) {
+		return err
+	}
+	return &ownerRefusalError{key: key, err: oe}
+}
+
+// ownerRefusalError is an inventory.OwnerError told to an App of
+// another namespace than the owner's: Error leaves the owner out,
+// Unwrap keeps it for the code that acts on it.
+type ownerRefusalError struct {
+	key string
+	err *inventory.OwnerError
+}
+
+func (e *ownerRefusalError) Error() string {
+	return fmt.Sprintf("App %s: the inventory of its app name %s (Secret %s) belongs to an App of another namespace: this App may not write it or prune from it and is not run; rename it (another name or namespace)", e.key, e.err.App, e.err.Parent)
+}
+
+func (e *ownerRefusalError) Unwrap() error { return e.err }
 
 // enqueueNamesakes queues the other Apps of the app name of the App key,
 // which is gone: one of them may hold the name now.

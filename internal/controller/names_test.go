@@ -25,13 +25,15 @@ func TestClaimManagers(t *testing.T) {
 		managers []string
 		want     string // fragment of the error; "" for none
 	}{
-		{"team-b/x", []string{"syncd-team-b-x", "syncd-web"}, `field manager "syncd-web" is also app "web"'s in the syncd config file`},
-		{"team-b/x", []string{"syncd-images"}, `field manager "syncd-images" is also App team-a/api's`},
+		{"team-b/x", []string{"syncd-team-b-x", "syncd-web"}, `field manager "syncd-web" is also the manager of an app in the syncd config file`},
+		// Another namespace's App is not named to the claimant.
+		{"team-b/x", []string{"syncd-images"}, `field manager "syncd-images" is also an App of another namespace's`},
+		{"team-a/y", []string{"syncd-images"}, `field manager "syncd-images" is also App team-a/api's`},
 		// team-a/api re-claims without syncd-images: the name is free again.
 		{"team-a/api", []string{"syncd-team-a-api"}, ""},
 		{"team-b/x", []string{"syncd-images"}, ""},
 		// A refused claim leaves the App holding nothing.
-		{"team-b/x", []string{"syncd-team-a-api"}, `is also App team-a/api's`},
+		{"team-b/x", []string{"syncd-team-a-api"}, `is also an App of another namespace's`},
 		{"team-c/y", []string{"syncd-images"}, ""},
 	}
 	for i, s := range steps {
@@ -67,6 +69,37 @@ func TestAppTakingAnotherAppsManager(t *testing.T) {
 	}
 	if v, err := r.configMapValue("api"); err == nil {
 		t.Errorf("the intruder's ConfigMap api was applied (value %q)", v)
+	}
+	r.waitReady("owner", r.sha)
+}
+
+// TestAppTakingAnotherTenantsManager: an App of another namespace whose
+// spec.manager is a team's App's default manager is refused
+// (NameCollision), and neither its status nor its Events name the other
+// team's App: a team learns no other team's App names through syncd.
+func TestAppTakingAnotherTenantsManager(t *testing.T) {
+	r := newRigWith(t, "1h", Options{Tenancy: Tenancy{CrossNamespaceSources: true}})
+	r.app("owner", "web", "")
+	r.waitReady("owner", r.sha)
+	intruderNS := env.Namespace(t)
+	victim := r.ns + "/owner"
+	r.createAppWith(intruderNS, "api", "api", ", manager: syncd-"+AppName(r.ns, "owner"))
+	app := r.waitAppIn(intruderNS, "api", "refused", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	c := ready(app)
+	if c.Reason != string(v1alpha1.ReasonNameCollision) || !strings.Contains(c.Message, "an App of another namespace") || strings.Contains(c.Message, victim) {
+		t.Errorf("intruder's Ready = %s: %s; want NameCollision that does not name App %s", c.Reason, c.Message, victim)
+	}
+	eventually(t, "the intruder's Event", func() (bool, string) {
+		msgs := r.eventMessagesIn(intruderNS, "api")
+		return len(msgs) > 0, "no Event yet"
+	})
+	for _, m := range r.eventMessagesIn(intruderNS, "api") {
+		if strings.Contains(m, victim) {
+			t.Errorf("an Event of the intruder names App %s (another team's): %s", victim, m)
+		}
 	}
 	r.waitReady("owner", r.sha)
 }
@@ -111,8 +144,8 @@ func TestClaimNameStable(t *testing.T) {
 			if got[tc.want] != "holds" {
 				t.Errorf("%s: %s, want it to hold the name", tc.want, got[tc.want])
 			}
-			if !strings.Contains(got[loser], "is also App "+tc.want+"'s, which holds it") || !strings.Contains(got[loser], "rename it") {
-				t.Errorf("%s: %s, want a refusal naming App %s and what to do", loser, got[loser], tc.want)
+			if !strings.Contains(got[loser], "is also that of an App of another namespace, which holds it") || !strings.Contains(got[loser], "rename it") || strings.Contains(got[loser], tc.want) {
+				t.Errorf("%s: %s, want a refusal saying an App of another namespace holds it, not naming %s, and what to do", loser, got[loser], tc.want)
 			}
 		})
 	}

@@ -152,7 +152,7 @@ func (c *Controller) run(ctx context.Context, key string, app *v1alpha1.App, ar 
 	}
 	at.Reason = reconcile.ReasonOf(out, err)
 	if c.ownedByAnother(cfgApp.Name, err) {
-		at.Reason = v1alpha1.ReasonNameCollision
+		at.Reason, at.Err = v1alpha1.ReasonNameCollision, ownerRefusal(key, err)
 		return at, requeueAfterInvalid
 	}
 	if err != nil {
