@@ -62,22 +62,47 @@ func (n *Names) SetFileManagers(managers map[string]string) {
 // claimManagers takes the field managers an App applies as, in place of
 // those it held before; an error names the app that holds one, and then
 // the App keeps none.
-func (n *Names) claimManagers(key string, managers []string) error {
+//
+// An App's derived default manager, syncd-<namespace>-<name>, is its own
+// whoever asked for it first: an App of another name that holds it
+// through spec.manager or a split's manager loses it (and every manager
+// it held) to the App it derives from, which is returned as evicted to
+// be reconciled again (it is then refused). Otherwise a team could
+// squat the default managers of another namespace's future Apps and
+// keep them from running.
+func (n *Names) claimManagers(key string, managers []string) (evicted string, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.dropManagers(key)
 	for _, m := range managers {
 		if _, ok := n.fileManagers[m]; ok {
-			return fmt.Errorf("App %s: field manager %q is also the manager of an app in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m)
+			return "", fmt.Errorf("App %s: field manager %q is also the manager of an app in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m)
 		}
-		if other, ok := n.managers[m]; ok && other != key {
-			return fmt.Errorf("App %s: field manager %q is also %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, holderFor(key, other))
+		other, ok := n.managers[m]
+		if !ok || other == key {
+			continue
 		}
+		if m == derivedManager(key) && m != derivedManager(other) {
+			evicted = other
+			continue
+		}
+		return "", fmt.Errorf("App %s: field manager %q is also %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, holderFor(key, other))
+	}
+	if evicted != "" {
+		n.dropManagers(evicted)
 	}
 	for _, m := range managers {
 		n.managers[m] = key
 	}
-	return nil
+	return evicted, nil
+}
+
+// derivedManager is the default field manager of the App key
+// (namespace/name): syncd-<app name>, whether or not it sets
+// spec.manager.
+func derivedManager(key string) string {
+	ns, name, _ := strings.Cut(key, "/")
+	return "syncd-" + AppName(ns, name)
 }
 
 // holderFor names the App key holder to the App key claimant: by its

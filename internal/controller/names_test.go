@@ -17,7 +17,7 @@ import (
 func TestClaimManagers(t *testing.T) {
 	n := NewNames()
 	n.SetFileManagers(map[string]string{"syncd-web": "web"})
-	if err := n.claimManagers("team-a/api", []string{"syncd-team-a-api", "syncd-images"}); err != nil {
+	if _, err := n.claimManagers("team-a/api", []string{"syncd-team-a-api", "syncd-images"}); err != nil {
 		t.Fatalf("first claim: %v", err)
 	}
 	steps := []struct {
@@ -37,7 +37,7 @@ func TestClaimManagers(t *testing.T) {
 		{"team-c/y", []string{"syncd-images"}, ""},
 	}
 	for i, s := range steps {
-		err := n.claimManagers(s.key, s.managers)
+		_, err := n.claimManagers(s.key, s.managers)
 		switch {
 		case s.want == "" && err != nil:
 			t.Errorf("step %d: %s claims %v: %v", i, s.key, s.managers, err)
@@ -46,8 +46,30 @@ func TestClaimManagers(t *testing.T) {
 		}
 	}
 	n.release("team-c/y")
-	if err := n.claimManagers("team-d/z", []string{"syncd-images"}); err != nil {
+	if _, err := n.claimManagers("team-d/z", []string{"syncd-images"}); err != nil {
 		t.Errorf("after release: %v", err)
+	}
+}
+
+// TestClaimDerivedManager: an App's derived default manager
+// (syncd-<namespace>-<name>) is its own whichever claims first: an App
+// that took it by spec.manager loses it, with every manager it held, and
+// is returned to be reconciled again; it cannot take it back.
+func TestClaimDerivedManager(t *testing.T) {
+	n := NewNames()
+	if evicted, err := n.claimManagers("team-a/squat", []string{"syncd-team-b-api", "syncd-squat-extra"}); err != nil || evicted != "" {
+		t.Fatalf("squatter's first claim: evicted %q, %v", evicted, err)
+	}
+	evicted, err := n.claimManagers("team-b/api", []string{"syncd-team-b-api"})
+	if err != nil || evicted != "team-a/squat" {
+		t.Fatalf("team-b/api claims its own default manager: evicted %q, %v; want team-a/squat evicted", evicted, err)
+	}
+	_, err = n.claimManagers("team-a/squat", []string{"syncd-team-b-api", "syncd-squat-extra"})
+	if err == nil || !strings.Contains(err.Error(), `field manager "syncd-team-b-api" is also an App of another namespace's`) {
+		t.Errorf("squatter claims again: %v, want a refusal", err)
+	}
+	if _, err := n.claimManagers("team-c/other", []string{"syncd-squat-extra"}); err != nil {
+		t.Errorf("the squatter's other manager is still held: %v", err)
 	}
 }
 
@@ -102,6 +124,26 @@ func TestAppTakingAnotherTenantsManager(t *testing.T) {
 		}
 	}
 	r.waitReady("owner", r.sha)
+}
+
+// TestAppSquattingAnotherTenantsDefaultManager: an App of another
+// namespace that took the default manager of an App not yet created
+// (spec.manager: syncd-<ns>-<name>) does not keep that App from running:
+// once it exists, it is Ready and the squatter is refused.
+func TestAppSquattingAnotherTenantsDefaultManager(t *testing.T) {
+	r := newRigWith(t, "1h", Options{Tenancy: Tenancy{CrossNamespaceSources: true}})
+	squatterNS := env.Namespace(t)
+	r.createAppWith(squatterNS, "squat", "api", ", manager: syncd-"+AppName(r.ns, "later"))
+	r.waitAppIn(squatterNS, "squat", "Ready", readyAt(r.sha))
+	r.app("later", "web", "")
+	r.waitReady("later", r.sha)
+	app := r.waitAppIn(squatterNS, "squat", "refused", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(v1alpha1.ReasonNameCollision)
+	})
+	if c := ready(app); strings.Contains(c.Message, r.ns+"/later") {
+		t.Errorf("squatter's Ready message names App %s/later: %s", r.ns, c.Message)
+	}
 }
 
 // TestClaimNameStable: of two Apps whose app names collide, the same one

@@ -196,7 +196,11 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
-	if err := c.opts.Names.claimManagers(key, cfg.Apps[0].Managers()); err != nil {
+	evicted, err := c.opts.Names.claimManagers(key, cfg.Apps[0].Managers())
+	if evicted != "" {
+		c.enqueueKey(evicted) // it held this App's default manager: refused now
+	}
+	if err != nil {
 		return nil, v1alpha1.ReasonNameCollision, err
 	}
 	ar, err := c.runnerFor(key, app, cfg)
