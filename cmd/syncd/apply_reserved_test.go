@@ -42,6 +42,8 @@ var (
 	gvrConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	gvrSecrets    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	gvrCRBs       = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	gvrCRs        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	gvrCRDs       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 // syncdManagerCRB is manifests/' ClusterRoleBinding, with extra subjects.
@@ -117,6 +119,41 @@ func ownCases() map[string]ownCase {
 				return syncdManagerCRB(r.sys, "- kind: User\n  apiGroup: rbac.authorization.k8s.io\n  name: mallory\n")
 			},
 			printed:  func(ownRig) string { return "rbac.authorization.k8s.io/ClusterRoleBinding syncd-manager" },
+			liftable: true,
+		},
+		// Deleting or editing a CRD of syncd's group deletes every App
+		// (or drops the admission rules); widgets.syncd.dev stands for
+		// apps.syncd.dev, which the other tests of the package use.
+		"a CRD of syncd's API group": {
+			gvr:  gvrCRDs,
+			name: "widgets.syncd.dev",
+			ns:   func(ownRig) string { return "" },
+			setup: func(t *testing.T, r ownRig) {
+				t.Cleanup(func() {
+					_ = r.dyn.Resource(gvrCRDs).Delete(context.Background(), "widgets.syncd.dev", metav1.DeleteOptions{})
+				})
+			},
+			manifest: func(ownRig) string {
+				return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.syncd.dev}\nspec:\n  group: syncd.dev\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n"
+			},
+			printed:  func(ownRig) string { return "apiextensions.k8s.io/CustomResourceDefinition widgets.syncd.dev" },
+			liftable: true,
+		},
+		// Its rules would be aggregated into syncd-manager: syncd's own
+		// rights.
+		"a ClusterRole aggregated into syncd-manager": {
+			gvr:  gvrCRs,
+			name: "team-extra-rights",
+			ns:   func(ownRig) string { return "" },
+			setup: func(t *testing.T, r ownRig) {
+				t.Cleanup(func() {
+					_ = r.dyn.Resource(gvrCRs).Delete(context.Background(), "team-extra-rights", metav1.DeleteOptions{})
+				})
+			},
+			manifest: func(ownRig) string {
+				return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: team-extra-rights\n  labels: {syncd.dev/aggregate-to-manager: \"true\"}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n"
+			},
+			printed:  func(ownRig) string { return "rbac.authorization.k8s.io/ClusterRole team-extra-rights" },
 			liftable: true,
 		},
 	}

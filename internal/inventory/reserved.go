@@ -39,6 +39,11 @@ const (
 	// RuleRBAC: a ClusterRole or ClusterRoleBinding named syncd or
 	// syncd-*, or a binding granting such a ClusterRole.
 	RuleRBAC ReservedRule = "rbac"
+	// RuleCRD: a CustomResourceDefinition of syncd's API group
+	// (apps.syncd.dev, gitsources.syncd.dev, ...): deleting one deletes
+	// every object of its kind in the cluster, and editing one removes
+	// the admission rules (no file URL, ...) the controller relies on.
+	RuleCRD ReservedRule = "crd"
 	// RuleLabel: an object labelled app.kubernetes.io/name: syncd or
 	// app.kubernetes.io/part-of: syncd (syncd's install labels all of its
 	// objects so).
@@ -112,6 +117,14 @@ const (
 
 const rbacGroup = "rbac.authorization.k8s.io"
 
+// syncdGroup is the API group of syncd's custom resources (App,
+// GitSource, ...); its CRDs are named <plural>.syncd.dev.
+const syncdGroup = "syncd.dev"
+
+// labelAggregateToManager on a ClusterRole adds its rules to syncd's
+// aggregated ClusterRole syncd-manager (manifests/manager-clusterrole.yaml).
+const labelAggregateToManager = "syncd.dev/aggregate-to-manager"
+
 // SyncdOwn decides whether t is one of syncd's own objects, returning the
 // rule and what makes it so; "" when it is not. It covers:
 //   - ApplySet parents: a core Secret named syncd-applyset-* (an app's
@@ -122,8 +135,11 @@ const rbacGroup = "rbac.authorization.k8s.io"
 //     credentials, inventory Secrets, Leases, syncd's Deployment, RBAC)
 //     and those Namespace objects;
 //   - ClusterRoles and ClusterRoleBindings named "syncd" or "syncd-*"
-//     (all of manifests/'s), and any RoleBinding or ClusterRoleBinding
-//     granting such a ClusterRole (it would hand out syncd's powers);
+//     (all of manifests/'s), any RoleBinding or ClusterRoleBinding
+//     granting such a ClusterRole (it would hand out syncd's powers), and
+//     any ClusterRole labelled syncd.dev/aggregate-to-manager (its rules
+//     would become syncd's);
+//   - the CustomResourceDefinitions of group syncd.dev (syncd's own API);
 //   - objects labelled app.kubernetes.io/name: syncd or
 //     app.kubernetes.io/part-of: syncd.
 //
@@ -131,7 +147,8 @@ const rbacGroup = "rbac.authorization.k8s.io"
 // objects of syncd's install outside those namespaces that are not named
 // syncd* and whose manifest does not carry the labels (the decision reads
 // what the app declares, not the live object, before an apply), nor
-// webhook configurations, CRDs or priority classes (syncd installs none).
+// webhook configurations, other groups' CRDs or priority classes (syncd
+// installs none).
 func (r Reserved) SyncdOwn(t Target) (ReservedRule, string) {
 	ref := t.Ref
 	switch {
@@ -153,6 +170,12 @@ func (r Reserved) SyncdOwn(t Target) (ReservedRule, string) {
 	}
 	if ref.Group == rbacGroup && (ref.Kind == "RoleBinding" || ref.Kind == "ClusterRoleBinding") && syncdName(t.RoleRef) {
 		return RuleRBAC, fmt.Sprintf("it grants syncd's ClusterRole %s", t.RoleRef)
+	}
+	if ref.Group == rbacGroup && ref.Kind == "ClusterRole" && t.Labels[labelAggregateToManager] != "" {
+		return RuleRBAC, fmt.Sprintf("it is labelled %s: its rules would be added to syncd's ClusterRole syncd-manager", labelAggregateToManager)
+	}
+	if ref.Group == "apiextensions.k8s.io" && ref.Kind == "CustomResourceDefinition" && strings.HasSuffix(ref.Name, "."+syncdGroup) {
+		return RuleCRD, fmt.Sprintf("a CustomResourceDefinition of group %s is syncd's own API: deleting it deletes every object of its kind", syncdGroup)
 	}
 	for _, k := range []string{labelName, labelPartOf} {
 		if t.Labels[k] == ToolName {

@@ -81,6 +81,28 @@ func TestSyncdOwn(t *testing.T) {
 			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x.example.com, labels: {app.kubernetes.io/name: syncd}}\n",
 			want:     RuleLabel,
 		},
+		"syncd's App CRD": {
+			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: apps.syncd.dev}\n",
+			want:     RuleCRD,
+		},
+		"syncd's GitSource CRD": {
+			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gitsources.syncd.dev}\n",
+			want:     RuleCRD,
+		},
+		"a CRD of another group ending in syncd.dev's letters": {
+			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: apps.notsyncd.dev}\n",
+		},
+		"a ClusterRole aggregated into syncd-manager": {
+			manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: team-a-extra, labels: {syncd.dev/aggregate-to-manager: \"true\"}}\n",
+			want:     RuleRBAC,
+		},
+		"a Role with the aggregation label is the app's own": {
+			manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r, namespace: team-a, labels: {syncd.dev/aggregate-to-manager: \"true\"}}\n",
+		},
+		"installer: syncd's App CRD": {
+			manifest:  "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: apps.syncd.dev}\n",
+			installer: true,
+		},
 		"an app's ConfigMap": {
 			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: syncd-config, namespace: team-a}\n",
 		},
