@@ -250,8 +250,10 @@ func (c *Controller) runnerFor(key string, app *v1alpha1.App, cfg *config.Config
 	opts := c.opts.Runner
 	opts.CacheDir = dir
 	opts.Owner = ownerOf(key)
-	// substituteFrom names ConfigMaps and Secrets of the App's namespace.
+	// substituteFrom names ConfigMaps and Secrets of the App's namespace,
+	// read as the App's service account: its team wrote the names.
 	opts.Namespace = app.Namespace
+	opts.VariablesAsTenant = true
 	opts.Targets = c.targetsFor(key, app.Namespace)
 	r, err := reconcile.New(cfg, c.opts.Cluster, opts)
 	if err != nil {

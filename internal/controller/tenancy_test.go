@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 )
@@ -125,5 +127,74 @@ func TestDefaultServiceAccount(t *testing.T) {
 	}
 	if !managers["syncd-"+AppName(r.ns, "web")] {
 		t.Errorf("ConfigMap web managers = %v, want syncd-%s", managers, AppName(r.ns, "web"))
+	}
+}
+
+// TestSubstituteFromReadAsServiceAccount: an App with serviceAccountName
+// reads its substituteFrom Secret as that account. An account that may
+// write ConfigMaps but not read Secrets cannot copy a Secret of its
+// namespace into a ConfigMap through syncd's identity: the App is
+// refused naming the account and what to do, and nothing is applied;
+// once the account may read the Secret, the value is applied.
+func TestSubstituteFromReadAsServiceAccount(t *testing.T) {
+	r := newRig(t, "1h")
+	ctx := context.Background()
+	saCfg, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmRights := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
+	if err := env.Grant(ctx, r.ns, "deployer", r.ns, []rbacv1.PolicyRule{cmRights}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := r.repo.Commit("substituted", map[string][]byte{"web/cm.yaml": []byte(configMap("web", "${TOKEN}"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "platform-only-token-value"
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "platform-token"}, StringData: map[string]string{"TOKEN": token}}
+	if _, err := env.Clientset(t).CoreV1().Secrets(r.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.app("web", "web", ", serviceAccountName: deployer, substituteFrom: [{kind: Secret, name: platform-token}], sensitive: [{kinds: [ConfigMap], paths: [.data.value]}]")
+	denied := r.waitApp("web", "refused", func(a *v1alpha1.App) bool {
+		c := ready(a)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	c := ready(denied)
+	for _, s := range []string{"substituteFrom[0] (Secret " + r.ns + "/platform-token)", "read as system:serviceaccount:" + r.ns + ":deployer", "grant that account get on it"} {
+		if !strings.Contains(c.Message, s) {
+			t.Errorf("Ready = %s: %s; want it to say %q", c.Reason, c.Message, s)
+		}
+	}
+	if v, err := r.configMapValue("web"); err == nil {
+		t.Errorf("ConfigMap web was applied with the Secret's value (%q) though the App's service account may not read it", v)
+	}
+	cs := env.Clientset(t)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-token"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"platform-token"}, Verbs: []string{"get"}}}}
+	if _, err := cs.RbacV1().Roles(r.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-token"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-platform-token"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: r.ns, Name: "deployer"}}}
+	if _, err := cs.RbacV1().RoleBindings(r.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asSA, err := kubernetes.NewForConfig(saCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the service account may read the Secret", func() (bool, string) {
+		_, err := asSA.CoreV1().Secrets(r.ns).Get(ctx, "platform-token", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"granted"}}}`)
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady("web", next)
+	if v, err := r.configMapValue("web"); err != nil || v != token {
+		t.Errorf("ConfigMap web after the grant: %v (value equal: %v), want the Secret's value", err, v == token)
 	}
 }

@@ -50,6 +50,13 @@ type Options struct {
 	// Namespace is syncd's own namespace, where apps' substituteFrom
 	// ConfigMaps and Secrets are read; empty: an app naming one fails.
 	Namespace string
+	// VariablesAsTenant reads substituteFrom's ConfigMaps and Secrets as
+	// the app's identity (its serviceAccountName, package identity)
+	// instead of syncd's. The App controller sets it: an App's team
+	// writes its substituteFrom, and must not read through syncd a
+	// Secret its service account may not. A file app's substituteFrom is
+	// the operator's and is read as syncd (false).
+	VariablesAsTenant bool
 	// Targets makes the clients and inventories of apps with a cluster
 	// section (remote clusters); nil: such apps fail, naming their
 	// cluster. The caller closes it.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/config"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/planner"
 )
 
@@ -27,8 +28,36 @@ import (
 // removed; its other newlines stay (Flux removes them all, which breaks a
 // multi-line value such as a certificate). Only files the config names and ConfigMaps and Secrets in
 // syncd's namespace are read, never the app's repository.
+//
+// With Options.VariablesAsTenant the ConfigMaps and Secrets are read as
+// the app's service account (when it has one), never as syncd.
 func (r *Runner) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
-	return variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace, unread: errNoNamespace}.substitution(ctx, app)
+	vs := variableSources{dynamic: r.cluster.Dynamic, namespace: r.opts.Namespace, unread: errNoNamespace}
+	if r.opts.VariablesAsTenant && readsCluster(app) {
+		ten := TenantOf(app)
+		if user := identity.User(ten); user != "" {
+			cfg, err := identity.Config(r.cluster.Config, ten)
+			if err != nil {
+				return nil, err
+			}
+			if vs.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+				return nil, fmt.Errorf("app %s: substituteFrom: client as %s: %w", app.Name, user, err)
+			}
+			vs.reader = user
+		}
+	}
+	return vs.substitution(ctx, app)
+}
+
+// readsCluster reports whether an app's substituteFrom names a ConfigMap
+// or a Secret (not only files).
+func readsCluster(app config.App) bool {
+	for _, src := range app.SubstituteFrom {
+		if src.File == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoNamespace is why a Runner without syncd's namespace cannot read a
@@ -56,6 +85,9 @@ type variableSources struct {
 	// unread is the error of a ConfigMap or Secret without a cluster or a
 	// namespace to read it in.
 	unread error
+	// reader is the user dynamic reads as when it is not syncd (an App's
+	// service account), for the error of a forbidden read.
+	reader string
 }
 
 func (vs variableSources) substitution(ctx context.Context, app config.App) (*planner.Substitution, error) {
@@ -125,6 +157,9 @@ func (vs variableSources) variablesFrom(ctx context.Context, src config.Substitu
 	obj, err := vs.dynamic.Resource(sourceResource(src.Kind)).Namespace(vs.namespace).Get(ctx, src.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) && src.Optional {
 		return nil, nil
+	}
+	if apierrors.IsForbidden(err) && vs.reader != "" {
+		return nil, fmt.Errorf("read as %s: %w: an App's substituteFrom is read as its serviceAccountName; grant that account get on it, or remove the entry", vs.reader, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
