@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/identity"
 )
 
 // SecretReader reads the data of a Secret.
@@ -42,10 +43,16 @@ type MissingSecretError struct {
 	// "OCISource ns/name" or "App ns/name".
 	Object      string
 	Secret, Key string
-	Err         error
+	// Reader is the user the Secret was read as when not syncd (an
+	// App's service account).
+	Reader string
+	Err    error
 }
 
 func (e *MissingSecretError) Error() string {
+	if e.Reader != "" && apierrors.IsForbidden(e.Err) {
+		return fmt.Sprintf("%s: Secret %s cannot be read as %s, the App's service account, which reads the Secrets of its own namespace that the App and its source name: grant it get on Secret %s (a Role and RoleBinding), or name a Secret it may read", e.Object, e.Secret, e.Reader, e.Secret)
+	}
 	if e.Key != "" {
 		return fmt.Sprintf("%s: Secret %s has no key %q; add it (docs/apps.md lists the keys)", e.Object, e.Secret, e.Key)
 	}
@@ -61,6 +68,38 @@ func (e *MissingSecretError) Unwrap() error { return e.Err }
 type credentialWriter struct {
 	secrets SecretReader
 	dir     string
+	// reader is the user secrets reads as when it is not syncd (an App's
+	// service account), for errors.
+	reader string
+}
+
+// credentialsFor is the credentialWriter of the Secrets an App reads in
+// namespace ns (its source's, or its own for spec.decryption). An App
+// with a service account (serviceAccountName, or the operator's default)
+// reads the Secrets of its own namespace as that account: whoever may
+// create Apps and sources there names them, and through syncd's identity
+// they would send any Secret with a token key to a Git server of their
+// choosing, or decrypt with keys they may not read. A source of another
+// namespace (allowed by --allow-cross-namespace-sources, which shares its
+// credentials) is read as syncd, as is every Secret of an App without a
+// service account (it runs as syncd).
+func (c *Controller) credentialsFor(app *v1alpha1.App, ns string) (credentialWriter, error) {
+	w := c.creds
+	ten := identity.Tenant{App: app.Namespace + "/" + app.Name, Namespace: app.Namespace, ServiceAccount: app.Spec.ServiceAccountName}
+	user := identity.User(ten)
+	if user == "" || ns != app.Namespace {
+		return w, nil
+	}
+	cfg, err := identity.Config(c.opts.Cluster.Config, ten)
+	if err != nil {
+		return w, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return w, fmt.Errorf("App %s: a client as %s: %w", ten.App, user, err)
+	}
+	w.secrets, w.reader = ClientSecrets{Client: cs}, user
+	return w, nil
 }
 
 // write reads the source's Secrets and writes the keys its kind uses; a
@@ -151,7 +190,7 @@ func (w credentialWriter) read(ctx context.Context, src Source, name string) (ma
 		if apierrors.IsNotFound(err) {
 			err = fmt.Errorf("not found")
 		}
-		return nil, &MissingSecretError{Object: src.String(), Secret: name, Err: err}
+		return nil, &MissingSecretError{Object: src.String(), Secret: name, Reader: w.reader, Err: err}
 	}
 	return data, nil
 }
@@ -234,7 +273,7 @@ func (w credentialWriter) writeDecryptionKeys(ctx context.Context, app *v1alpha1
 		if apierrors.IsNotFound(err) {
 			err = fmt.Errorf("not found")
 		}
-		return "", &MissingSecretError{Object: object, Secret: name, Err: err}
+		return "", &MissingSecretError{Object: object, Secret: name, Reader: w.reader, Err: err}
 	}
 	if len(data) == 0 {
 		return "", &MissingSecretError{Object: object, Secret: name, Err: fmt.Errorf("it has no keys (it should hold age identities or armored OpenPGP private keys)")}

@@ -185,11 +185,19 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
 	c.watchReferencesOf(app, src)
-	creds, err := c.creds.write(ctx, src)
+	w, err := c.credentialsFor(app, src.Meta().Namespace)
+	if err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
+	creds, err := w.write(ctx, src)
 	if err != nil {
 		return nil, v1alpha1.ReasonSecretNotFound, err
 	}
-	if creds.DecryptionKeysFile, err = c.creds.writeDecryptionKeys(ctx, app); err != nil {
+	w, err = c.credentialsFor(app, app.Namespace)
+	if err != nil {
+		return nil, v1alpha1.ReasonInvalidSpec, err
+	}
+	if creds.DecryptionKeysFile, err = w.writeDecryptionKeys(ctx, app); err != nil {
 		return nil, v1alpha1.ReasonSecretNotFound, err
 	}
 	cfg, err := TranslateSource(app, src, creds)

@@ -198,3 +198,81 @@ func TestSubstituteFromReadAsServiceAccount(t *testing.T) {
 		t.Errorf("ConfigMap web after the grant: %v (value equal: %v), want the Secret's value", err, v == token)
 	}
 }
+
+// TestSourceSecretsReadAsServiceAccount: an App with serviceAccountName
+// reads its GitSource's secretRef and its decryption Secret as that
+// account. An account that may not read a Secret of its namespace cannot
+// have syncd send it to a Git server of the team's choosing (as a token)
+// or decrypt with it: each App is refused (SecretNotFound) naming the
+// account and what to grant, before any request to the Git server; once
+// the account may read the Secret, the App with the GitSource is Ready.
+func TestSourceSecretsReadAsServiceAccount(t *testing.T) {
+	r := newRig(t, "1h")
+	ctx := context.Background()
+	saCfg, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmRights := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
+	if err := env.Grant(ctx, r.ns, "deployer", r.ns, []rbacv1.PolicyRule{cmRights}); err != nil {
+		t.Fatal(err)
+	}
+	cs := env.Clientset(t)
+	for name, data := range map[string]map[string]string{"platform-api": {"token": "platform-api-token-value"}, "platform-keys": {"keys": "AGE-SECRET-KEY-NOT-THE-TEAMS"}} {
+		if _, err := cs.CoreV1().Secrets(r.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: data}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.create("gitsources", fmt.Sprintf(`
+kind: GitSource
+metadata: {name: private}
+spec: {url: %q, branch: main, interval: 1h, secretRef: {name: platform-api}}`, r.repo.URL))
+	requests := r.srv.Requests()
+	r.create("apps", `
+kind: App
+metadata: {name: web}
+spec: {sourceRef: {kind: GitSource, name: private}, path: web, serviceAccountName: deployer}`)
+	r.create("apps", `
+kind: App
+metadata: {name: api}
+spec: {sourceRef: {kind: GitSource, name: repo}, path: api, serviceAccountName: deployer, decryption: {provider: sops, secretRef: {name: platform-keys}}}`)
+	for app, secret := range map[string]string{"web": "platform-api", "api": "platform-keys"} {
+		refused := r.waitApp(app, "refused", func(a *v1alpha1.App) bool {
+			c := ready(a)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(v1alpha1.ReasonSecretNotFound)
+		})
+		c := ready(refused)
+		for _, s := range []string{"Secret " + secret + " cannot be read as system:serviceaccount:" + r.ns + ":deployer", "grant it get on Secret " + secret} {
+			if !strings.Contains(c.Message, s) {
+				t.Errorf("App %s: Ready = %s: %s; want it to say %q", app, c.Reason, c.Message, s)
+			}
+		}
+	}
+	if got := r.srv.Requests(); got != requests {
+		t.Errorf("the Git server had %d requests while the Apps were refused, want none", got-requests)
+	}
+
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-api"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"platform-api"}, Verbs: []string{"get"}}}}
+	if _, err := cs.RbacV1().Roles(r.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-api"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-platform-api"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: r.ns, Name: "deployer"}}}
+	if _, err := cs.RbacV1().RoleBindings(r.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asSA, err := kubernetes.NewForConfig(saCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the service account may read the Secret", func() (bool, string) {
+		_, err := asSA.CoreV1().Secrets(r.ns).Get(ctx, "platform-api", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"granted"}}}`)
+	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady("web", r.sha)
+}
