@@ -3,12 +3,14 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
@@ -61,40 +63,56 @@ func (n *Names) SetFileManagers(managers map[string]string) {
 
 // claimManagers takes the field managers an App applies as, in place of
 // those it held before; an error names the app that holds one, and then
-// the App keeps none.
+// the App keeps none. contenders are, for each of managers, the Apps
+// that declare it or derive it (key's own among them, Controller.
+// managerContenders).
 //
-// An App's derived default manager, syncd-<namespace>-<name>, is its own
-// whoever asked for it first: an App of another name that holds it
-// through spec.manager or a split's manager loses it (and every manager
-// it held) to the App it derives from, which is returned as evicted to
-// be reconciled again (it is then refused). Otherwise a team could
-// squat the default managers of another namespace's future Apps and
-// keep them from running.
-func (n *Names) claimManagers(key string, managers []string) (evicted string, err error) {
+// Which App holds a manager does not depend on the order of the claims
+// (managerHolder): the App whose derived default manager,
+// syncd-<namespace>-<name>, it is, else the oldest. So a team cannot
+// squat another namespace's default managers, even of Apps not created
+// yet, and a restart keeps the same holder. An App that held a manager
+// another now holds loses every manager it held and is returned as
+// evicted, to be reconciled again (it is then refused).
+func (n *Names) claimManagers(key string, managers []string, contenders map[string][]contender) (evicted []string, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.dropManagers(key)
 	for _, m := range managers {
 		if _, ok := n.fileManagers[m]; ok {
-			return "", fmt.Errorf("App %s: field manager %q is also the manager of an app in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m)
+			return nil, fmt.Errorf("App %s: field manager %q is also the manager of an app in the syncd config file; the App would take that app's fields: set spec.manager (or the split's manager) to a name of its own", key, m)
 		}
-		other, ok := n.managers[m]
-		if !ok || other == key {
-			continue
+		if holder := managerHolder(m, key, contenders[m]); holder != key {
+			return nil, fmt.Errorf("App %s: field manager %q is also %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, holderFor(key, holder))
 		}
-		if m == derivedManager(key) && m != derivedManager(other) {
-			evicted = other
-			continue
-		}
-		return "", fmt.Errorf("App %s: field manager %q is also %s's; the two would take each other's fields: set spec.manager (or the split's manager) to a name of its own", key, m, holderFor(key, other))
-	}
-	if evicted != "" {
-		n.dropManagers(evicted)
 	}
 	for _, m := range managers {
+		if other, ok := n.managers[m]; ok && other != key && !slices.Contains(evicted, other) {
+			evicted = append(evicted, other)
+			n.dropManagers(other)
+		}
 		n.managers[m] = key
 	}
 	return evicted, nil
+}
+
+// managerHolder is the App that holds manager m among the contenders
+// and key: the one m is the derived default manager of, else the oldest
+// (creation time, then key).
+func managerHolder(m, key string, contenders []contender) string {
+	if len(contenders) == 0 {
+		return key
+	}
+	best := contenders[0]
+	for _, c := range contenders {
+		if derivedManager(c.key) == m {
+			return c.key
+		}
+		if c.created.Before(best.created) || c.created.Equal(best.created) && c.key < best.key {
+			best = c
+		}
+	}
+	return best.key
 }
 
 // derivedManager is the default field manager of the App key
@@ -240,6 +258,55 @@ func (c *Controller) claimName(app *v1alpha1.App) error {
 		}
 	}
 	return c.opts.Names.claim(name, key, contenders)
+}
+
+// managerContenders are, for each of managers (the App key's), every
+// App the informer holds that declares it (spec.manager, else its derived
+// default, and spec.split[].manager) or derives it, with self (the App
+// key, created then) among them.
+func (c *Controller) managerContenders(key string, created time.Time, managers []string) map[string][]contender {
+	out := map[string][]contender{}
+	for _, m := range managers {
+		out[m] = []contender{{key: key, created: created}}
+	}
+	objs, err := c.apps.List(everything)
+	if err != nil {
+		return out
+	}
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		k := u.GetNamespace() + "/" + u.GetName()
+		if k == key {
+			continue
+		}
+		for _, m := range declaredManagers(u) {
+			if _, ok := out[m]; ok {
+				out[m] = append(out[m], contender{key: k, created: u.GetCreationTimestamp().Time})
+			}
+		}
+	}
+	return out
+}
+
+// declaredManagers are the managers an App's spec declares or derives:
+// its derived default, spec.manager and spec.split[].manager.
+func declaredManagers(u *unstructured.Unstructured) []string {
+	out := []string{derivedManager(u.GetNamespace() + "/" + u.GetName())}
+	if m, _, _ := unstructured.NestedString(u.Object, "spec", "manager"); m != "" {
+		out = append(out, m)
+	}
+	split, _, _ := unstructured.NestedSlice(u.Object, "spec", "split")
+	for _, s := range split {
+		if e, ok := s.(map[string]any); ok {
+			if m, ok := e["manager"].(string); ok && m != "" {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // namesakes are the Apps the informer holds whose app name is name.

@@ -2,42 +2,71 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
 )
 
+// world is a set of Apps for the offline claims: key → creation time
+// and the managers it declares.
+type world map[string]struct {
+	created  time.Time
+	managers []string
+}
+
+// contenders are, for each of managers, the Apps of w declaring or
+// deriving it, as Controller.managerContenders reads them.
+func (w world) contenders(managers []string) map[string][]contender {
+	out := map[string][]contender{}
+	for _, m := range managers {
+		for key, a := range w {
+			if slices.Contains(a.managers, m) || derivedManager(key) == m {
+				out[m] = append(out[m], contender{key: key, created: a.created})
+			}
+		}
+	}
+	return out
+}
+
 // TestClaimManagers: an App may not apply as a file app's manager or
-// another App's; a refused App holds none, and a released one frees its
-// managers.
+// another App's. Which App holds a manager does not depend on the order
+// of the claims: the App it is the derived default of, else the oldest;
+// another namespace's App is not named.
 func TestClaimManagers(t *testing.T) {
-	n := NewNames()
-	n.SetFileManagers(map[string]string{"syncd-web": "web"})
-	if _, err := n.claimManagers("team-a/api", []string{"syncd-team-a-api", "syncd-images"}); err != nil {
-		t.Fatalf("first claim: %v", err)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := world{
+		"team-a/api":   {t0, []string{"syncd-team-a-api", "syncd-images"}},
+		"team-a/y":     {t0.Add(time.Hour), []string{"syncd-images"}},
+		"team-b/x":     {t0.Add(2 * time.Hour), []string{"syncd-images", "syncd-web", "syncd-team-a-api"}},
+		"team-c/squat": {t0, []string{"syncd-team-d-later"}},
+		"team-d/later": {t0.Add(time.Hour), []string{"syncd-team-d-later"}},
 	}
 	steps := []struct {
 		key      string
 		managers []string
 		want     string // fragment of the error; "" for none
 	}{
-		{"team-b/x", []string{"syncd-team-b-x", "syncd-web"}, `field manager "syncd-web" is also the manager of an app in the syncd config file`},
-		// Another namespace's App is not named to the claimant.
-		{"team-b/x", []string{"syncd-images"}, `field manager "syncd-images" is also an App of another namespace's`},
-		{"team-a/y", []string{"syncd-images"}, `field manager "syncd-images" is also App team-a/api's`},
-		// team-a/api re-claims without syncd-images: the name is free again.
-		{"team-a/api", []string{"syncd-team-a-api"}, ""},
-		{"team-b/x", []string{"syncd-images"}, ""},
-		// A refused claim leaves the App holding nothing.
-		{"team-b/x", []string{"syncd-team-a-api"}, `is also an App of another namespace's`},
-		{"team-c/y", []string{"syncd-images"}, ""},
+		{key: "team-b/x", managers: []string{"syncd-team-b-x", "syncd-web"}, want: `field manager "syncd-web" is also the manager of an app in the syncd config file`},
+		// The newest claims first: still refused, the oldest holds it.
+		{key: "team-b/x", managers: []string{"syncd-images"}, want: `field manager "syncd-images" is also an App of another namespace's`},
+		{key: "team-a/y", managers: []string{"syncd-images"}, want: `field manager "syncd-images" is also App team-a/api's`},
+		{key: "team-a/api", managers: []string{"syncd-team-a-api", "syncd-images"}},
+		{key: "team-b/x", managers: []string{"syncd-team-a-api"}, want: `is also an App of another namespace's`},
+		// A squatter of another namespace's derived manager is refused,
+		// older and first to claim though it is.
+		{key: "team-c/squat", managers: []string{"syncd-team-d-later"}, want: `is also an App of another namespace's`},
+		{key: "team-d/later", managers: []string{"syncd-team-d-later"}},
 	}
+	n := NewNames()
+	n.SetFileManagers(map[string]string{"syncd-web": "web"})
 	for i, s := range steps {
-		_, err := n.claimManagers(s.key, s.managers)
+		_, err := n.claimManagers(s.key, s.managers, w.contenders(s.managers))
 		switch {
 		case s.want == "" && err != nil:
 			t.Errorf("step %d: %s claims %v: %v", i, s.key, s.managers, err)
@@ -45,30 +74,32 @@ func TestClaimManagers(t *testing.T) {
 			t.Errorf("step %d: %s claims %v: error %v, want one containing %q", i, s.key, s.managers, err, s.want)
 		}
 	}
-	n.release("team-c/y")
-	if _, err := n.claimManagers("team-d/z", []string{"syncd-images"}); err != nil {
-		t.Errorf("after release: %v", err)
-	}
 }
 
-// TestClaimDerivedManager: an App's derived default manager
-// (syncd-<namespace>-<name>) is its own whichever claims first: an App
-// that took it by spec.manager loses it, with every manager it held, and
-// is returned to be reconciled again; it cannot take it back.
-func TestClaimDerivedManager(t *testing.T) {
+// TestClaimManagersEvicts: an App that holds a manager because its
+// holder had not claimed yet (before it existed, or a restart that
+// reconciles Apps in another order) loses it, with every manager it
+// held, when the holder claims; the evicted App's next claim is refused.
+func TestClaimManagersEvicts(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := world{
+		"team-a/squat": {t0, []string{"syncd-team-b-api", "syncd-squat-extra"}},
+		"team-b/api":   {t0.Add(time.Hour), []string{"syncd-team-b-api"}},
+	}
+	squat := []string{"syncd-team-b-api", "syncd-squat-extra"}
 	n := NewNames()
-	if evicted, err := n.claimManagers("team-a/squat", []string{"syncd-team-b-api", "syncd-squat-extra"}); err != nil || evicted != "" {
-		t.Fatalf("squatter's first claim: evicted %q, %v", evicted, err)
+	before := world{"team-a/squat": w["team-a/squat"]} // team-b/api not created yet
+	if _, err := n.claimManagers("team-a/squat", squat, before.contenders(squat)); err != nil {
+		t.Fatal(err)
 	}
-	evicted, err := n.claimManagers("team-b/api", []string{"syncd-team-b-api"})
-	if err != nil || evicted != "team-a/squat" {
-		t.Fatalf("team-b/api claims its own default manager: evicted %q, %v; want team-a/squat evicted", evicted, err)
+	evicted, err := n.claimManagers("team-b/api", []string{"syncd-team-b-api"}, w.contenders([]string{"syncd-team-b-api"}))
+	if err != nil || !cmp.Equal(evicted, []string{"team-a/squat"}) {
+		t.Fatalf("team-b/api claims its derived manager: evicted %v, %v; want [team-a/squat]", evicted, err)
 	}
-	_, err = n.claimManagers("team-a/squat", []string{"syncd-team-b-api", "syncd-squat-extra"})
-	if err == nil || !strings.Contains(err.Error(), `field manager "syncd-team-b-api" is also an App of another namespace's`) {
-		t.Errorf("squatter claims again: %v, want a refusal", err)
+	if _, err := n.claimManagers("team-a/squat", squat, w.contenders(squat)); err == nil {
+		t.Errorf("the evicted squatter's next claim succeeded")
 	}
-	if _, err := n.claimManagers("team-c/other", []string{"syncd-squat-extra"}); err != nil {
+	if _, err := n.claimManagers("team-c/other", []string{"syncd-squat-extra"}, nil); err != nil {
 		t.Errorf("the squatter's other manager is still held: %v", err)
 	}
 }
@@ -191,4 +222,43 @@ func TestClaimNameStable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestManagerHolderStableAcrossRestart: of two Apps of different
+// namespaces with the same spec.manager, the older holds it: before and
+// after a restart in which the newer claims it first (the restarted
+// controller's first claim, whatever the order of reconciles).
+func TestManagerHolderStableAcrossRestart(t *testing.T) {
+	tenancy := Options{Tenancy: Tenancy{CrossNamespaceSources: true}}
+	r := newRigWith(t, "1h", tenancy)
+	r.app("older", "web", ", manager: shared-manager")
+	r.waitReady("older", r.sha)
+	newerNS := env.Namespace(t)
+	r.createAppWith(newerNS, "newer", "api", ", manager: shared-manager")
+	refused := func() {
+		t.Helper()
+		app := r.waitAppIn(newerNS, "newer", "refused", func(a *v1alpha1.App) bool {
+			c := ready(a)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(v1alpha1.ReasonNameCollision)
+		})
+		if c := ready(app); !strings.Contains(c.Message, `field manager "shared-manager" is also an App of another namespace's`) {
+			t.Errorf("newer's Ready = %s: %s", c.Reason, c.Message)
+		}
+		r.waitReady("older", r.sha)
+	}
+	refused()
+
+	r.stop()
+	names := NewNames()
+	if _, err := names.claimManagers(newerNS+"/newer", []string{"shared-manager"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	restarted := tenancy
+	restarted.Names = names
+	c, _ := r.startIn(r.invNS, restarted)
+	eventually(t, "both Apps reconciled by the restarted controller", func() (bool, string) {
+		o, n := c.Reconciles(r.ns, "older"), c.Reconciles(newerNS, "newer")
+		return o > 0 && n > 0, fmt.Sprintf("older %d, newer %d", o, n)
+	})
+	refused()
 }

@@ -204,9 +204,10 @@ func (c *Controller) prepare(ctx context.Context, key string, app *v1alpha1.App)
 	if err != nil {
 		return nil, v1alpha1.ReasonInvalidSpec, err
 	}
-	evicted, err := c.opts.Names.claimManagers(key, cfg.Apps[0].Managers())
-	if evicted != "" {
-		c.enqueueKey(evicted) // it held this App's default manager: refused now
+	managers := cfg.Apps[0].Managers()
+	evicted, err := c.opts.Names.claimManagers(key, managers, c.managerContenders(key, app.CreationTimestamp.Time, managers))
+	for _, k := range evicted {
+		c.enqueueKey(k) // it held a manager this App holds: refused now
 	}
 	if err != nil {
 		return nil, v1alpha1.ReasonNameCollision, err
