@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -56,6 +57,9 @@ func newInventory(ctx context.Context, cl *cluster, f *inventoryFlags, reg prome
 		return nil, err
 	}
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, f.namespace, metav1.GetOptions{}); err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, fmt.Errorf("inventory namespace %q: %w (the apps' inventory Secrets there are syncd's, which a tenant may not read, docs/security.md#tenants: run this with the operator's credentials, or set --inventory-namespace if the daemon uses another)", f.namespace, err)
+		}
 		return nil, fmt.Errorf("inventory namespace %q: %w (create it, e.g. kubectl create namespace %s, or set --inventory-namespace)", f.namespace, err, f.namespace)
 	}
 	md, err := metadata.NewForConfig(cl.config)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 )
 
 // TestTenantCLI: for an app with serviceAccountName that may create but
@@ -74,5 +75,30 @@ func TestTenantCLI(t *testing.T) {
 		if strings.Contains(r.stdout+r.stderr, "other-tenants-secret-value") {
 			t.Errorf("drift -o %s shows the unreadable object's value:\n%s", format, r.stdout)
 		}
+	}
+}
+
+// TestTreeAsTenantNamesTheInventory: syncd tree run by a tenant who may
+// read its Apps but not syncd's inventory namespace says the
+// inventories are syncd's and whose credentials to use, not to create a
+// namespace that exists.
+func TestTreeAsTenantNamesTheInventory(t *testing.T) {
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freshAppCRDs(t, dyn)
+	ns := env.Namespace(t)
+	if _, err := env.ServiceAccountConfig(ctx, ns, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Grant(ctx, ns, "viewer", ns, []rbacv1.PolicyRule{{APIGroups: []string{"syncd.dev"}, Resources: []string{"apps"}, Verbs: []string{"get", "list"}}}); err != nil {
+		t.Fatal(err)
+	}
+	createObjects(t, dyn, ns, sourceJSON, appJSON("web"))
+	res := syncd(t, "tree", "app", "web", "-n", ns, "--inventory-namespace", invNamespace(t), "--as", "system:serviceaccount:"+ns+":viewer")
+	if res.code != exitError || !strings.Contains(res.stderr, "a tenant may not read") || strings.Contains(res.stderr, "create it") {
+		t.Errorf("tree as a tenant: exit %d, want %d and a message saying the inventories are syncd's:\n%s%s", res.code, exitError, res.stdout, res.stderr)
 	}
 }

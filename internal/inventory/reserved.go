@@ -72,6 +72,9 @@ type ReservedError struct {
 	Origin string // "file#doc" of the manifest; empty for a live object
 	Rule   ReservedRule
 	Why    string // what makes it syncd's own
+	// AppObject says the app is an App object (inventory.App.Owner is
+	// set), which cannot set installsSyncd: the error does not offer it.
+	AppObject bool
 }
 
 // Error names the object, why it is syncd's own and what to do.
@@ -81,7 +84,11 @@ func (e *ReservedError) Error() string {
 		b.WriteString(e.Origin + ": ")
 	}
 	fmt.Fprintf(&b, "%s is syncd's own object (%s): no app may create, change or delete it; remove it from app %s's manifests", e.Object, e.Why, e.App)
-	if e.Rule != RuleInventory {
+	switch {
+	case e.Rule == RuleInventory:
+	case e.AppObject:
+		b.WriteString(" (an App object cannot install syncd; only an app of the syncd config file with installsSyncd: true may)")
+	default:
 		fmt.Fprintf(&b, ", or, if app %s installs syncd itself, set installsSyncd: true on it in the syncd config", e.App)
 	}
 	return b.String()
@@ -221,7 +228,7 @@ func (r Reserved) Refuse(app App, plan *planner.Plan) error {
 		t := TargetOf(obj.Desired)
 		t.InstallsSyncd = app.InstallsSyncd
 		if rule, why := r.SyncdOwn(t); rule != "" {
-			errs = append(errs, &ReservedError{App: app.Name, Object: obj.Ref, Origin: obj.Origin, Rule: rule, Why: why})
+			errs = append(errs, &ReservedError{App: app.Name, Object: obj.Ref, Origin: obj.Origin, Rule: rule, Why: why, AppObject: app.Owner != ""})
 		}
 	}
 	if len(errs) == 0 {

@@ -191,6 +191,11 @@ func TestRefuse(t *testing.T) {
 			t.Errorf("error does not say %q:\n%s", s, msg)
 		}
 	}
+	// An App object cannot set installsSyncd: its refusal does not offer it.
+	objErr := res.Refuse(App{Name: "team-a-web", Owner: "App team-a/web"}, &planner.Plan{Objects: plan.Objects[1:2]})
+	if objErr == nil || strings.Contains(objErr.Error(), "set installsSyncd") || !strings.Contains(objErr.Error(), "an App object cannot install syncd") {
+		t.Errorf("Refuse for an App object: %v; want a refusal without the installsSyncd hint", objErr)
+	}
 	if err := res.Refuse(App{Name: "syncd", InstallsSyncd: true}, &planner.Plan{Objects: plan.Objects[:2]}); err != nil {
 		t.Errorf("Refuse for the app that installs syncd: %v", err)
 	}

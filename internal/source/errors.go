@@ -216,7 +216,7 @@ func classify(err error) (kind Kind, hint string, ok bool) {
 		return KindHostKey, "add the server's host key to git.auth.knownHostsFile (ssh-keyscan) after checking its fingerprint", true
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
 		strings.Contains(msg, "unable to authenticate"):
-		return KindAuth, "check the credentials in git.auth (tokenFile / sshKeyFile) and their access to the repository", true
+		return KindAuth, "check the credentials (git.auth's tokenFile / sshKeyFile in the syncd config, or the GitSource's secretRef) and their access to the repository", true
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return KindRepositoryNotFound, "check git.url and that the credentials can see the repository", true
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr), errors.As(err, &urlErr),
