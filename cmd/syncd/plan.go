@@ -193,7 +193,11 @@ func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFla
 	defer inv.Stop()
 	targets := f.kube.remoteTargets(cl, &invOpts)
 	defer targets.Close()
-	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets, Progress: progress.progress()})
+	opts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets, Progress: progress.progress()}
+	if target.variablesNS != "" { // an App object: its namespace, as its service account
+		opts.Namespace, opts.VariablesAsTenant = target.variablesNS, true
+	}
+	runner, err := reconcile.New(cfg, reconcile.Cluster{Dynamic: cl.dynamic, Mapper: cl.mapper, Config: cl.config}, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -155,3 +155,35 @@ func TestPlanAppObjectErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanAppObjectSubstitutesFromItsNamespace: syncd plan of an App
+// reads its substituteFrom ConfigMap in the App's namespace, as the
+// controller does, not in syncd's (where a ConfigMap of that name holds
+// another value).
+func TestPlanAppObjectSubstitutesFromItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	dyn := appDynamic(t)
+	freshAppCRDs(t, dyn)
+	ns, sys := env.Namespace(t), env.Namespace(t)
+	t.Setenv("POD_NAMESPACE", sys)
+	for where, value := range map[string]string{ns: "from-the-apps-namespace", sys: "from-syncds-namespace"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "vars", Namespace: where}, Data: map[string]string{"GREETING": value}}
+		if _, err := env.Clientset(t).CoreV1().ConfigMaps(where).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkout := writeFiles(t, map[string]string{"web/cm.yaml": cmYAML("web", "  value: ${GREETING}\n")})
+	dir := writeFiles(t, map[string]string{"app.yaml": `apiVersion: syncd.dev/v1alpha1
+kind: App
+metadata:
+  name: web
+spec:
+  sourceRef: {kind: GitSource, name: repo}
+  path: web
+  substituteFrom: [{kind: ConfigMap, name: vars}]
+`})
+	r := syncd(t, "plan", "--app-file", filepath.Join(dir, "app.yaml"), "-n", ns, "--path", filepath.Join(checkout, "web"), "--inventory-namespace", invNamespace(t), "--cache-dir", t.TempDir())
+	if r.code != exitChanges || !strings.Contains(r.stdout, "from-the-apps-namespace") || strings.Contains(r.stdout, "from-syncds-namespace") {
+		t.Errorf("plan --app-file: code %d, want %d and the value of the App's namespace's ConfigMap:\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
+	}
+}

@@ -25,6 +25,11 @@ import (
 type planTarget struct {
 	cfg *config.Config
 	app string
+	// variablesNS is where substituteFrom's ConfigMaps and Secrets are
+	// read: syncd's namespace for a file app (""), the App's own for an
+	// App object, as the controller reads them (as the App's service
+	// account, when it has one).
+	variablesNS string
 	// cleanup removes what building the target wrote (credential files).
 	cleanup func()
 }
@@ -62,7 +67,7 @@ func objectTarget(ctx context.Context, cl *cluster, app *v1alpha1.App, src *v1al
 			return nil, err
 		}
 	}
-	t := &planTarget{app: controller.AppName(app.Namespace, app.Name), cleanup: func() {}}
+	t := &planTarget{app: controller.AppName(app.Namespace, app.Name), variablesNS: app.Namespace, cleanup: func() {}}
 	creds, err := planCredentials(ctx, cl, app, src, t)
 	if err != nil {
 		t.cleanup()
