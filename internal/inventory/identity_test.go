@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,25 @@ func TestTenantWatchesAsItself(t *testing.T) {
 			}
 		})
 	}
+	// Without get, the read before the apply is refused: the error names
+	// the object and what to do.
+	t.Run("no get", func(t *testing.T) {
+		ctx := context.Background()
+		f := newFixture(t, config.App{}, Options{Config: env.Config, SyncTimeout: 3 * time.Second})
+		if _, err := env.ServiceAccountConfig(ctx, f.ns, "deployer"); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Grant(ctx, f.ns, "deployer", f.ns, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "patch"}}}); err != nil {
+			t.Fatal(err)
+		}
+		f.app.ServiceAccountName = "deployer"
+		_, _, err := f.sync(ctx, f.plan(f.cm("a")))
+		for _, s := range []string{"ConfigMap " + f.ns + "/a: read before apply", "forbidden", "remove it from the app's manifests"} {
+			if err == nil || !strings.Contains(err.Error(), s) {
+				t.Errorf("sync without get: %v, want an error saying %q", err, s)
+			}
+		}
+	})
 	t.Run("no config", func(t *testing.T) {
 		f := newFixture(t, config.App{}, Options{})
 		f.app.ServiceAccountName = "deployer"

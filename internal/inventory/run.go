@@ -309,7 +309,7 @@ func (r *Run) prefetch(ctx context.Context, lists map[watchKey]map[string]aheadI
 					pom, err = nil, nil
 				}
 				if err != nil {
-					return fmt.Errorf("%s: read before apply: %w", obj.Ref, err)
+					return readBeforeApplyError(obj, err)
 				}
 				r.remember(obj, pom)
 				return nil
@@ -317,6 +317,21 @@ func (r *Run) prefetch(ctx context.Context, lists map[watchKey]map[string]aheadI
 		}
 	}
 	return eg.Wait()
+}
+
+// readBeforeApplyError is the error of the read before obj's apply: its
+// manifest (file#document) and the object, and, when the app's identity
+// may not read it (a tenant's account, or syncd's narrowed RBAC), what
+// to do about it.
+func readBeforeApplyError(obj *planner.Object, err error) error {
+	where := obj.Ref.String()
+	if obj.Origin != "" {
+		where = obj.Origin + ": " + where
+	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("%s: read before apply: %w: grant the user the error names get, list, watch, create and patch on it, or remove it from the app's manifests (an app with serviceAccountName writes only what its account may)", where, err)
+	}
+	return fmt.Errorf("%s: read before apply: %w", where, err)
 }
 
 // list reads every object of one resource and namespace (metadata only,
