@@ -128,6 +128,14 @@ const rbacGroup = "rbac.authorization.k8s.io"
 // GitSource, ...); its CRDs are named <plural>.syncd.dev.
 const syncdGroup = "syncd.dev"
 
+// crdGroup is the API group of the CustomResourceDefinition named name
+// (<plural>.<group>): widgets.e2e.syncd.dev is of group e2e.syncd.dev,
+// not syncd's.
+func crdGroup(name string) string {
+	_, group, _ := strings.Cut(name, ".")
+	return group
+}
+
 // labelAggregateToManager on a ClusterRole adds its rules to syncd's
 // aggregated ClusterRole syncd-manager (manifests/manager-clusterrole.yaml).
 const labelAggregateToManager = "syncd.dev/aggregate-to-manager"
@@ -181,7 +189,7 @@ func (r Reserved) SyncdOwn(t Target) (ReservedRule, string) {
 	if ref.Group == rbacGroup && ref.Kind == "ClusterRole" && t.Labels[labelAggregateToManager] != "" {
 		return RuleRBAC, fmt.Sprintf("it is labelled %s: its rules would be added to syncd's ClusterRole syncd-manager", labelAggregateToManager)
 	}
-	if ref.Group == "apiextensions.k8s.io" && ref.Kind == "CustomResourceDefinition" && strings.HasSuffix(ref.Name, "."+syncdGroup) {
+	if ref.Group == "apiextensions.k8s.io" && ref.Kind == "CustomResourceDefinition" && crdGroup(ref.Name) == syncdGroup {
 		return RuleCRD, fmt.Sprintf("a CustomResourceDefinition of group %s is syncd's own API: deleting it deletes every object of its kind", syncdGroup)
 	}
 	for _, k := range []string{labelName, labelPartOf} {

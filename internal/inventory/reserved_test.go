@@ -92,6 +92,9 @@ func TestSyncdOwn(t *testing.T) {
 		"a CRD of another group ending in syncd.dev's letters": {
 			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: apps.notsyncd.dev}\n",
 		},
+		"a CRD of a group under syncd.dev (another API, not syncd's)": {
+			manifest: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.warn.e2e.syncd.dev}\n",
+		},
 		"a ClusterRole aggregated into syncd-manager": {
 			manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: team-a-extra, labels: {syncd.dev/aggregate-to-manager: \"true\"}}\n",
 			want:     RuleRBAC,
