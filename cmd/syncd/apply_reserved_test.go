@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
@@ -129,9 +131,12 @@ func ownCases() map[string]ownCase {
 			name: "widgets.syncd.dev",
 			ns:   func(ownRig) string { return "" },
 			setup: func(t *testing.T, r ownRig) {
-				t.Cleanup(func() {
-					_ = r.dyn.Resource(gvrCRDs).Delete(context.Background(), "widgets.syncd.dev", metav1.DeleteOptions{})
-				})
+				// A CRD's deletion ends after the API server removed
+				// its objects: a case that starts while the previous
+				// test's CRD is still going would see it vanish as if
+				// the command had written it.
+				deleteCRD(t, r, "widgets.syncd.dev")
+				t.Cleanup(func() { deleteCRD(t, r, "widgets.syncd.dev") })
 			},
 			manifest: func(ownRig) string {
 				return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.syncd.dev}\nspec:\n  group: syncd.dev\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n"
@@ -224,6 +229,24 @@ func written(t *testing.T, r ownRig, tc ownCase, before string) []string {
 		out = append(out, "the inventory Secret of app web")
 	}
 	return out
+}
+
+// deleteCRD deletes the CustomResourceDefinition name, if any, and waits
+// until it is gone.
+func deleteCRD(t *testing.T, r ownRig, name string) {
+	t.Helper()
+	ctx := context.Background()
+	ri := r.dyn.Resource(gvrCRDs)
+	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("CustomResourceDefinition %s not gone: %v", name, err)
+	}
 }
 
 func createManifest(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, manifest string) {
