@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"syncd.dev/syncd/internal/api/v1alpha1"
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/inventory"
 )
 
@@ -120,7 +121,7 @@ func managerHolder(m, key string, contenders []contender) string {
 // spec.manager.
 func derivedManager(key string) string {
 	ns, name, _ := strings.Cut(key, "/")
-	return "syncd-" + AppName(ns, name)
+	return config.App{Name: AppName(ns, name)}.DefaultManager()
 }
 
 // holderFor names the App key holder to the App key claimant: by its

@@ -231,17 +231,20 @@ func TestClaimNameStable(t *testing.T) {
 func TestManagerHolderStableAcrossRestart(t *testing.T) {
 	tenancy := Options{Tenancy: Tenancy{CrossNamespaceSources: true}}
 	r := newRigWith(t, "1h", tenancy)
-	r.app("older", "web", ", manager: shared-manager")
+	// The manager is the test's own: Apps an earlier run of this test left
+	// in terminating namespaces (their controller stopped) still contend.
+	manager := "shared-" + r.ns
+	r.app("older", "web", ", manager: "+manager)
 	r.waitReady("older", r.sha)
 	newerNS := env.Namespace(t)
-	r.createAppWith(newerNS, "newer", "api", ", manager: shared-manager")
+	r.createAppWith(newerNS, "newer", "api", ", manager: "+manager)
 	refused := func() {
 		t.Helper()
 		app := r.waitAppIn(newerNS, "newer", "refused", func(a *v1alpha1.App) bool {
 			c := ready(a)
 			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(v1alpha1.ReasonNameCollision)
 		})
-		if c := ready(app); !strings.Contains(c.Message, `field manager "shared-manager" is also an App of another namespace's`) {
+		if c := ready(app); !strings.Contains(c.Message, `field manager "`+manager+`" is also an App of another namespace's`) {
 			t.Errorf("newer's Ready = %s: %s", c.Reason, c.Message)
 		}
 		r.waitReady("older", r.sha)
@@ -250,7 +253,7 @@ func TestManagerHolderStableAcrossRestart(t *testing.T) {
 
 	r.stop()
 	names := NewNames()
-	if _, err := names.claimManagers(newerNS+"/newer", []string{"shared-manager"}, nil); err != nil {
+	if _, err := names.claimManagers(newerNS+"/newer", []string{manager}, nil); err != nil {
 		t.Fatal(err)
 	}
 	restarted := tenancy
