@@ -347,6 +347,12 @@ func checkWebhook(t *testing.T, body []byte) string {
 	if len(m.Fields) > 100 || len(body) > 1<<20 {
 		problem("%d fields in %d bytes, want at most 100 fields and 1 MiB", len(m.Fields), len(body))
 	}
+	for what, text := range map[string]string{"app": m.App, "revision": m.Revision, "summary": m.Summary,
+		"object.apiVersion": m.Object.APIVersion, "object.kind": m.Object.Kind, "object.namespace": m.Object.Namespace, "object.name": m.Object.Name} {
+		if chars(text) > 2048 {
+			problem("%s has %d characters, want at most 2048", what, chars(text))
+		}
+	}
 	for _, f := range m.Fields {
 		if chars(f.Desired) > 2048 || chars(f.Live) > 2048 || chars(f.Path) > 2048 {
 			problem("field %.40q has a text over 2048 characters", f.Path)
@@ -370,7 +376,7 @@ func hugeEvent() Event {
 		Type:     EventConflict,
 		App:      "app-" + strings.Repeat("x", 300),
 		Revision: strings.Repeat("f", 400),
-		Object:   ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "ns-" + long(40), Name: "name-" + long(60)},
+		Object:   ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "ns-" + long(40), Name: "name-" + long(600)},
 		Summary:  long(5000),
 		Time:     t0,
 	}

@@ -26,9 +26,9 @@ const (
 // a version never change meaning.
 const WebhookVersion = "syncd.dev/alert/v1"
 
-// Webhook payload limits: longer values and summaries are cut with "…",
-// and fields beyond the first webhookFieldsMax are counted in
-// FieldsOmitted, so that one event cannot post megabytes.
+// Webhook payload limits: longer texts (values, summaries, names) are
+// cut with "…", and fields beyond the first webhookFieldsMax are counted
+// in FieldsOmitted, so that one event cannot post megabytes.
 const (
 	webhookTextMax   = 2048
 	webhookFieldsMax = 100
@@ -100,17 +100,12 @@ func renderWebhook(m message) ([]byte, error) {
 		Type:        ev.Type,
 		State:       m.state(),
 		Fingerprint: m.fingerprint,
-		App:         ev.App,
-		Revision:    ev.Revision,
-		Object: WebhookObject{
-			APIVersion: ev.Object.APIVersion,
-			Kind:       ev.Object.Kind,
-			Namespace:  ev.Object.Namespace,
-			Name:       ev.Object.Name,
-		},
-		Summary: fit(ev.Summary, webhookTextMax, nil),
-		Fields:  make([]WebhookField, 0, min(len(ev.Fields), webhookFieldsMax)),
-		Time:    ev.Time.UTC(),
+		App:         fit(ev.App, webhookTextMax, nil),
+		Revision:    fit(ev.Revision, webhookTextMax, nil),
+		Object:      webhookObject(ev.Object),
+		Summary:     fit(ev.Summary, webhookTextMax, nil),
+		Fields:      make([]WebhookField, 0, min(len(ev.Fields), webhookFieldsMax)),
+		Time:        ev.Time.UTC(),
 	}
 	for i, f := range ev.Fields {
 		if i == webhookFieldsMax {
@@ -134,6 +129,18 @@ func renderWebhook(m message) ([]byte, error) {
 		p.Fields = append(p.Fields, wf)
 	}
 	return marshal(p)
+}
+
+// webhookObject names o within the payload's text limit: an object that
+// failed to apply may carry a name from Git the API server refused for
+// its length.
+func webhookObject(o ObjectRef) WebhookObject {
+	return WebhookObject{
+		APIVersion: fit(o.APIVersion, webhookTextMax, nil),
+		Kind:       fit(o.Kind, webhookTextMax, nil),
+		Namespace:  fit(o.Namespace, webhookTextMax, nil),
+		Name:       fit(o.Name, webhookTextMax, nil),
+	}
 }
 
 // Sign returns the X-Syncd-Signature value for body signed at ts (Unix
