@@ -189,7 +189,7 @@ type Daemon struct {
 	reconcilers map[string]*reconcile.Reconciler
 	ready       bool
 	scheduler   *source.Scheduler
-	sources     map[string]string // name → URL of the scheduled sources
+	sources     []config.Source // the scheduled sources, in config order
 	cfgErr      string
 	// runner is the running generation's (nil before the first): its
 	// compiled apps give their redaction rules (Sensitive).
@@ -318,17 +318,14 @@ func (d *Daemon) Trigger(sourceName string) error {
 	return s.Trigger(sourceName)
 }
 
-// Sources returns the names and URLs of the running config's scheduled
-// sources, for matching webhook payloads. It reflects the config in force,
-// not the file on disk (which may hold a rejected or not yet loaded one).
-func (d *Daemon) Sources() map[string]string {
+// Sources returns the running config's scheduled sources, in config
+// order, for matching webhook payloads: each with its URL and the
+// revision it follows. It reflects the config in force, not the file on
+// disk (which may hold a rejected or not yet loaded one).
+func (d *Daemon) Sources() []config.Source {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[string]string, len(d.sources))
-	for k, v := range d.sources {
-		out[k] = v
-	}
-	return out
+	return slices.Clone(d.sources)
 }
 
 // Run runs until ctx ends. It returns an error only when the first config
@@ -490,7 +487,7 @@ func (d *Daemon) runGeneration(ctx context.Context, cfg *config.Config, started 
 		d.cannotRun(started, err)
 		return
 	}
-	d.publish(sched, sourceURLs(cfg, polled))
+	d.publish(sched, polledSources(cfg, polled))
 	d.mu.Lock()
 	d.runner = runner
 	d.mu.Unlock()
@@ -635,25 +632,25 @@ func (d *Daemon) newScheduler(cfg *config.Config, runner *reconcile.Runner, deps
 	})
 }
 
-// sourceURLs returns the URL of every source apps in this shard render
-// from or read values from, by source name.
-func sourceURLs(cfg *config.Config, polled pollTargets) map[string]string {
-	urls := map[string]string{}
+// polledSources returns every source apps in this shard render from or
+// read values from, in config order.
+func polledSources(cfg *config.Config, polled pollTargets) []config.Source {
+	var out []config.Source
 	for _, sc := range cfg.Sources {
 		if len(polled.of(sc.Name)) > 0 {
-			urls[sc.Name] = sc.URL()
+			out = append(out, sc)
 		}
 	}
-	return urls
+	return out
 }
 
 // publish makes the generation's scheduler and sources the ones Trigger
 // and Sources see, and marks the daemon ready.
-func (d *Daemon) publish(sched *source.Scheduler, urls map[string]string) {
+func (d *Daemon) publish(sched *source.Scheduler, sources []config.Source) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.scheduler = sched
-	d.sources = urls
+	d.sources = sources
 	d.ready = true
 }
 

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/reconcile/reconciletest"
@@ -42,6 +43,17 @@ apps:
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// followed is what Sources() says of each source, by name: its URL and
+// what it follows (branch, tag, semver or commit, and its value).
+func followed(srcs []config.Source) map[string]string {
+	out := map[string]string{}
+	for _, s := range srcs {
+		kind, value := s.Git.Ref()
+		out[s.Name] = s.URL() + " " + kind + " " + value
+	}
+	return out
 }
 
 // cluster is the test control plane's reconcile.Cluster.
@@ -92,7 +104,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		return color() == "blue" && d.Ready(), fmt.Sprintf("color=%s ready=%v status=%+v", color(), d.Ready(), status())
 	})
 
-	if diff := cmp.Diff(map[string]string{"repo": "file://" + repo.Dir}, d.Sources()); diff != "" {
+	if diff := cmp.Diff(map[string]string{"repo": "file://" + repo.Dir + " branch main"}, followed(d.Sources())); diff != "" {
 		t.Errorf("Sources() (-want +got):\n%s", diff)
 	}
 
@@ -127,7 +139,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		return strings.Contains(e, "nowhere"), "configError=" + e
 	})
 	// Webhooks still match the sources of the config in force.
-	if _, ok := d.Sources()["repo"]; !ok {
+	if _, ok := followed(d.Sources())["repo"]; !ok {
 		t.Errorf("after a rejected config, Sources() = %v, want the running config's repo", d.Sources())
 	}
 	repo.Commit("fixed", map[string]string{"app/cm.yaml": reconciletest.ConfigMap(ns, "red")})

@@ -24,9 +24,10 @@ func FuzzHandler(f *testing.F) {
 	}
 	const secret = "fuzz-secret"
 	sources := map[string]string{"app": "https://git.example/org/app.git", "other": "ssh://git@git.example:2222/org/other"}
+	listed := sourcesOf(onBranch("app", sources["app"], "main"), onBranch("other", sources["other"], "main"))
 	f.Fuzz(func(t *testing.T, body []byte, sig string) {
 		rec := &recorder{}
-		h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, func() map[string]string { return sources }, rec, nil)
+		h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, listed, rec, nil)
 		send := func(sig string) int {
 			req := httptest.NewRequest(http.MethodPost, "/webhook/github", strings.NewReader(string(body)))
 			req.Header.Set("X-GitHub-Event", "push")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/prom"
 )
 
@@ -47,8 +48,9 @@ type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
 	Secret func() ([]byte, error)
-	// Sources returns source name → Git URL of the running config.
-	Sources func() map[string]string
+	// Sources returns the sources of the running config: each with its
+	// name, its URL and, for a Git source, the revision it follows.
+	Sources func() []config.Source
 	Trigger Triggerer
 	// MaxBody bounds the payload in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
@@ -58,7 +60,7 @@ type Handler struct {
 }
 
 // NewHandler returns a Handler whose counters are registered on reg.
-func NewHandler(secret func() ([]byte, error), sources func() map[string]string, t Triggerer, reg prometheus.Registerer) *Handler {
+func NewHandler(secret func() ([]byte, error), sources func() []config.Source, t Triggerer, reg prometheus.Registerer) *Handler {
 	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
 		received: prom.CounterVec("syncd_webhook_requests_total",
 			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, replayed, unauthorized, too_large, bad_request, not_found).",
@@ -181,11 +183,11 @@ func resultFor(status int) string {
 // their names.
 func (h *Handler) trigger(urls []string) []string {
 	var triggered []string
-	for name, u := range h.Sources() {
+	for _, src := range h.Sources() {
 		for _, pushed := range urls {
-			if SameRepository(u, pushed) {
-				if h.Trigger.Trigger(name) == nil {
-					triggered = append(triggered, name)
+			if SameRepository(src.URL(), pushed) {
+				if h.Trigger.Trigger(src.Name) == nil {
+					triggered = append(triggered, src.Name)
 				}
 				break
 			}

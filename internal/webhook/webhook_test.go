@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"syncd.dev/syncd/internal/config"
 )
 
 type recorder struct{ triggered []string }
@@ -20,6 +22,21 @@ type recorder struct{ triggered []string }
 func (r *recorder) Trigger(name string) error {
 	r.triggered = append(r.triggered, name)
 	return nil
+}
+
+// sourcesOf returns a Handler's Sources callback listing srcs.
+func sourcesOf(srcs ...config.Source) func() []config.Source {
+	return func() []config.Source { return srcs }
+}
+
+// gitSource is a Git source of url following ref.
+func gitSource(name, url string, ref config.GitRef) config.Source {
+	return config.Source{Name: name, Git: config.GitSource{URL: url, GitRef: ref}}
+}
+
+// onBranch is a Git source of url following branch.
+func onBranch(name, url, branch string) config.Source {
+	return gitSource(name, url, config.GitRef{Branch: branch})
 }
 
 // sign computes the GitHub/Gitea signature independently of verify.
@@ -54,9 +71,10 @@ func TestHandler(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{}
 			reg := prometheus.NewRegistry()
-			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, func() map[string]string {
-				return map[string]string{"app": "ssh://git@git.example.com/org/app", "cfg": "https://gitlab.example.com/team/cfg"}
-			}, rec, reg)
+			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, sourcesOf(
+				onBranch("app", "ssh://git@git.example.com/org/app", "main"),
+				onBranch("cfg", "https://gitlab.example.com/team/cfg", "main"),
+			), rec, reg)
 			req := httptest.NewRequest(http.MethodPost, "/webhook/"+tc.provider, strings.NewReader(tc.body))
 			for k, v := range tc.headers {
 				req.Header.Set(k, v)
@@ -137,7 +155,7 @@ func TestHandlerReadsBodyLast(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{}
-			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, func() map[string]string { return nil }, rec, prometheus.NewRegistry())
+			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, sourcesOf(), rec, prometheus.NewRegistry())
 			h.MaxBody = limit
 			body := &countingBody{left: tc.size}
 			req := httptest.NewRequest(http.MethodPost, "/webhook/"+tc.provider, body)
@@ -166,7 +184,7 @@ func TestHandlerReadsBodyLast(t *testing.T) {
 // TestHandlerUnknownProvider: a path a stranger chose answers 404 and is
 // counted under provider "unknown", not as a label value of its own.
 func TestHandlerUnknownProvider(t *testing.T) {
-	h := NewHandler(func() ([]byte, error) { return []byte("s"), nil }, func() map[string]string { return nil }, &recorder{}, prometheus.NewRegistry())
+	h := NewHandler(func() ([]byte, error) { return []byte("s"), nil }, sourcesOf(), &recorder{}, prometheus.NewRegistry())
 	for _, p := range []string{"bitbucket", "x1", "x2"} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/webhook/"+p, strings.NewReader("{}")))
