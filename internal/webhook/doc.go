@@ -1,6 +1,8 @@
 // Package webhook receives Git push events from GitHub, GitLab and Gitea,
 // verifies each provider's signature or token, and asks for an immediate
-// poll of every source whose repository the push names.
+// poll of every source whose repository the push names. GitHub's ping and
+// any other event (pull or merge requests, issues, …) are verified the
+// same way, answered 200 and poll nothing.
 //
 // It guarantees that a request without a configured secret and a present,
 // well-formed signature header (or the right GitLab token) is refused with

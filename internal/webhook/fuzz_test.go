@@ -47,10 +47,11 @@ func FuzzHandler(f *testing.F) {
 		if len(rec.triggered) == 0 {
 			return
 		}
-		urls, err := repositoryURLs(body)
+		p, err := parsePayload(body)
 		if err != nil {
-			t.Fatalf("triggered %v from a payload without repository URLs: %v", rec.triggered, err)
+			t.Fatalf("triggered %v from a payload that is not JSON: %v", rec.triggered, err)
 		}
+		urls := p.repositoryURLs()
 		for _, name := range rec.triggered {
 			named := false
 			for _, u := range urls {

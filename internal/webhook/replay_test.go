@@ -119,7 +119,7 @@ func TestHandlerReplays(t *testing.T) {
 			if len(rec.triggered) != tc.triggered {
 				t.Errorf("%d polls, want %d", len(rec.triggered), tc.triggered)
 			}
-			if got := testutil.ToFloat64(h.received.WithLabelValues(tc.provider, resultReplayed)); got != tc.replayed {
+			if got := testutil.ToFloat64(h.received.WithLabelValues(tc.provider, string(resultReplayed))); got != tc.replayed {
 				t.Errorf("syncd_webhook_requests_total{result=replayed} = %v, want %v", got, tc.replayed)
 			}
 			if !strings.Contains(replayAnswer, tc.wantReplay) {

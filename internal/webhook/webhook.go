@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,8 +41,11 @@ type Triggerer interface {
 // Order of checks: method, provider, a configured secret and a well-formed
 // signature header (or the GitLab token) — none of which reads the body —
 // then the body, up to MaxBody (413 past it), then the HMAC over the body
-// (401), then the JSON (400), and last whether the delivery was already
-// received within the replay window (200, nothing polled).
+// (401), then the JSON (400 when it is not a JSON object, or a push names
+// no repository), and last whether the delivery was already received
+// within the replay window (200, nothing polled). Only then does the event
+// count: a push polls the sources of its repository; GitHub's ping and any
+// other event are answered 200 and poll nothing.
 type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
@@ -63,7 +65,7 @@ type Handler struct {
 func NewHandler(secret func() ([]byte, error), sources func() []config.Source, t Triggerer, reg prometheus.Registerer) *Handler {
 	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
 		received: prom.CounterVec("syncd_webhook_requests_total",
-			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, replayed, unauthorized, too_large, bad_request, not_found).",
+			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, ping, not_push, replayed, unauthorized, too_large, bad_request, not_found).",
 			"provider", "result"),
 		replays: newReplayGuard(DefaultReplayWindow, DefaultReplayCapacity, time.Now)}
 	if reg != nil {
@@ -72,15 +74,24 @@ func NewHandler(secret func() ([]byte, error), sources func() []config.Source, t
 	return h
 }
 
+// result is an outcome counted in syncd_webhook_requests_total.
+type result string
+
 // Results counted in syncd_webhook_requests_total.
 const (
-	resultTriggered    = "triggered"
-	resultIgnored      = "ignored"
-	resultReplayed     = "replayed"
-	resultUnauthorized = "unauthorized"
-	resultTooLarge     = "too_large"
-	resultBadRequest   = "bad_request"
-	resultNotFound     = "not_found"
+	// resultTriggered: a push polled at least one source.
+	resultTriggered result = "triggered"
+	// resultIgnored: a push that concerns no source.
+	resultIgnored result = "ignored"
+	// resultPing: GitHub's ping, answered 200.
+	resultPing result = "ping"
+	// resultNotPush: an event other than a push or a ping, answered 200.
+	resultNotPush      result = "not_push"
+	resultReplayed     result = "replayed"
+	resultUnauthorized result = "unauthorized"
+	resultTooLarge     result = "too_large"
+	resultBadRequest   result = "bad_request"
+	resultNotFound     result = "not_found"
 )
 
 // ServeHTTP implements http.Handler.
@@ -113,27 +124,56 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
-	urls, err := repositoryURLs(body)
+	d, err := parseDelivery(provider, r.Header, body)
 	if err != nil {
 		h.count(provider, resultBadRequest)
-		http.Error(w, "not a push payload: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	if !h.replays.first(deliveryKeys(provider, r.Header, body, !check.tokenChecked)) {
-		h.count(provider, resultReplayed)
-		h.answerReplay(w)
+		// 200, not an error: GitLab disables a hook that keeps failing,
+		// and a retry of a delivery that was received is no failure.
+		h.reply(w, provider, answer{result: resultReplayed, code: http.StatusOK,
+			text: fmt.Sprintf("delivery already received within the last %s: not polled again", h.replays.window)})
 		return
 	}
-	h.answer(w, provider, h.trigger(urls))
+	h.reply(w, provider, h.serve(d))
 }
 
-// answerReplay answers a delivery already received: 200, not an error,
-// since GitLab disables a hook that keeps failing and a retry of a
-// delivery that was received is no failure; nothing is polled.
-func (h *Handler) answerReplay(w http.ResponseWriter) {
+// answer is what a verified delivery is told, and how it is counted.
+type answer struct {
+	result result
+	code   int
+	text   string
+}
+
+// serve acts on a verified, first delivery: a push polls the sources it
+// concerns; a ping or another event polls nothing. Neither of the two is
+// an error: 200, since GitHub marks a hook whose ping failed as failing,
+// and GitLab disables a hook that keeps failing.
+func (h *Handler) serve(d parsed) answer {
+	switch d.event.kind {
+	case pingEvent:
+		return answer{result: resultPing, code: http.StatusOK,
+			text: "ping received: this hook is set up; pushes poll the sources of the pushed repository"}
+	case otherEvent:
+		return answer{result: resultNotPush, code: http.StatusOK,
+			text: fmt.Sprintf("ignored: %s events do not trigger a poll", quoted(d.event.name))}
+	}
+	triggered := h.trigger(d.urls)
+	if len(triggered) == 0 {
+		return answer{result: resultIgnored, code: http.StatusAccepted, text: "ignored: no source matches the pushed repository"}
+	}
+	return answer{result: resultTriggered, code: http.StatusAccepted, text: "polling " + strings.Join(triggered, ", ")}
+}
+
+// reply writes a as plain text and counts it.
+func (h *Handler) reply(w http.ResponseWriter, provider string, a answer) {
+	h.count(provider, a.result)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, "delivery already received within the last %s: not polled again\n", h.replays.window)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(a.code)
+	fmt.Fprintln(w, a.text)
 }
 
 func (h *Handler) maxBody() int64 {
@@ -172,7 +212,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int,
 	return body, 0, nil
 }
 
-func resultFor(status int) string {
+func resultFor(status int) result {
 	if status == http.StatusRequestEntityTooLarge {
 		return resultTooLarge
 	}
@@ -196,20 +236,9 @@ func (h *Handler) trigger(urls []string) []string {
 	return triggered
 }
 
-func (h *Handler) answer(w http.ResponseWriter, provider string, triggered []string) {
-	w.WriteHeader(http.StatusAccepted)
-	if len(triggered) == 0 {
-		h.count(provider, resultIgnored)
-		fmt.Fprintln(w, "no source matches the pushed repository")
-		return
-	}
-	h.count(provider, resultTriggered)
-	fmt.Fprintf(w, "polling %s\n", strings.Join(triggered, ", "))
-}
-
-func (h *Handler) count(provider, result string) {
+func (h *Handler) count(provider string, r result) {
 	if h.received != nil {
-		h.received.WithLabelValues(provider, result).Inc()
+		h.received.WithLabelValues(provider, string(r)).Inc()
 	}
 }
 
@@ -275,31 +304,6 @@ func (s signature) verify(body []byte) error {
 		return errors.New("signature does not match")
 	}
 	return nil
-}
-
-// repositoryURLs returns every URL a push payload gives for its repository
-// (GitHub/Gitea: repository.clone_url, ssh_url, html_url; GitLab:
-// project.git_http_url, git_ssh_url, web_url, repository.*).
-func repositoryURLs(body []byte) ([]string, error) {
-	var p struct {
-		Repository map[string]any `json:"repository"`
-		Project    map[string]any `json:"project"`
-	}
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range []map[string]any{p.Repository, p.Project} {
-		for _, k := range []string{"clone_url", "ssh_url", "html_url", "git_url", "git_http_url", "git_ssh_url", "web_url", "url", "homepage"} {
-			if s, ok := m[k].(string); ok && s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no repository URL in the payload")
-	}
-	return out, nil
 }
 
 // SameRepository reports whether two Git URLs name the same repository:
