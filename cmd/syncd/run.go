@@ -99,8 +99,11 @@ user may get the non-resource URL /ui; without it the address must be a
 loopback one (reach it with kubectl port-forward).
 
 HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
-(push events; signature or token checked against --webhook-secret-file
-before more than the header is trusted, bodies over 1 MiB refused).
+(signature or token checked against --webhook-secret-file before more than
+the header is trusted, bodies over 1 MiB refused). A push polls the sources
+of its repository that follow the pushed branch or tag (any tag for a
+semver source); GitHub's ping and other events are answered 200 and poll
+nothing (docs/operations.md).
 
 --once runs every app of --config once, in dependency order, as syncd
 apply --config does (progress on stderr; --quiet: none), and exits with

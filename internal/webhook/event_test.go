@@ -72,9 +72,9 @@ func TestHandlerEvents(t *testing.T) {
 		want     []string
 	}{
 		"github ping": {provider: "github", body: githubPing, headers: githubHeaders("ping", githubPing),
-			wantCode: 200, wantBody: "ping received: this hook is set up; pushes poll the sources of the pushed repository\n", result: "ping"},
+			wantCode: 200, wantBody: "ping received: this hook is set up; pushes poll the sources that follow the pushed branch or tag\n", result: "ping"},
 		"github ping of an organization hook, no repository": {provider: "github", body: githubOrgPing, headers: githubHeaders("ping", githubOrgPing),
-			wantCode: 200, wantBody: "ping received: this hook is set up; pushes poll the sources of the pushed repository\n", result: "ping"},
+			wantCode: 200, wantBody: "ping received: this hook is set up; pushes poll the sources that follow the pushed branch or tag\n", result: "ping"},
 		"github ping, bad signature": {provider: "github", body: githubPing,
 			headers: map[string]string{"X-GitHub-Event": "ping", "X-Hub-Signature-256": "sha256=" + sign("wrong", githubPing)}, wantCode: 401, result: "unauthorized"},
 		"github ping, unsigned": {provider: "github", body: githubPing, headers: map[string]string{"X-GitHub-Event": "ping"}, wantCode: 401, result: "unauthorized"},

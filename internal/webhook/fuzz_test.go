@@ -3,17 +3,23 @@ package webhook
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"syncd.dev/syncd/internal/config"
 )
 
 // FuzzHandler sends arbitrary push payloads to the handler, once with a
 // signature the fuzzer chose and once signed with the secret. Neither may
 // panic; an unsigned payload never triggers a poll; a signed one triggers
-// only sources one of its repository URLs names.
+// only sources one of its repository URLs names and that follow its ref.
 func FuzzHandler(f *testing.F) {
 	for _, seed := range []struct{ body, sig string }{
 		{`{"repository":{"clone_url":"https://git.example/org/app.git"}}`, "sha256=00"},
+		{`{"ref":"refs/heads/main","repository":{"clone_url":"https://git.example/org/app.git"}}`, ""},
+		{`{"ref":"refs/tags/v1.0.0","repository":{"clone_url":"https://git.example/org/app.git"}}`, ""},
+		{`{"ref":"refs/heads/dev","project":{"git_ssh_url":"git@git.example:org/other.git"}}`, ""},
 		{`{"project":{"git_ssh_url":"git@git.example:org/app.git"}}`, ""},
 		{`{"repository":{"html_url":"HTTPS://GIT.EXAMPLE/org/app/"}}`, "sha256=zz"},
 		{`{"repository":{"clone_url":"https://git.example/org/other.git"}}`, "sha1=ab"},
@@ -24,7 +30,7 @@ func FuzzHandler(f *testing.F) {
 	}
 	const secret = "fuzz-secret"
 	sources := map[string]string{"app": "https://git.example/org/app.git", "other": "ssh://git@git.example:2222/org/other"}
-	listed := sourcesOf(onBranch("app", sources["app"], "main"), onBranch("other", sources["other"], "main"))
+	listed := sourcesOf(onBranch("app", sources["app"], "main"), gitSource("other", sources["other"], config.GitRef{Semver: "^1"}))
 	f.Fuzz(func(t *testing.T, body []byte, sig string) {
 		rec := &recorder{}
 		h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, listed, rec, nil)
@@ -51,7 +57,12 @@ func FuzzHandler(f *testing.F) {
 		if err != nil {
 			t.Fatalf("triggered %v from a payload that is not JSON: %v", rec.triggered, err)
 		}
-		urls := p.repositoryURLs()
+		urls, ref := p.repositoryURLs(), parseRef(p.str("ref"))
+		for _, src := range listed() {
+			if slices.Contains(rec.triggered, src.Name) && !ref.moves(src.Git) {
+				t.Fatalf("triggered source %s, which does not follow %q", src.Name, ref.full)
+			}
+		}
 		for _, name := range rec.triggered {
 			named := false
 			for _, u := range urls {

@@ -65,8 +65,10 @@ func (p payload) repositoryURLs() []string {
 // parsed is what a verified delivery asks of syncd.
 type parsed struct {
 	event event
-	// urls are the pushed repository's URLs; set for a push only.
+	// urls are the pushed repository's URLs and ref the ref it moved;
+	// set for a push only.
 	urls []string
+	ref  pushedRef
 }
 
 // errNoRepository is a push that names no repository URL.
@@ -87,6 +89,7 @@ func parseDelivery(provider string, hdr http.Header, body []byte) (parsed, error
 	if d.urls = p.repositoryURLs(); len(d.urls) == 0 {
 		return parsed{}, errNoRepository
 	}
+	d.ref = parseRef(p.str("ref"))
 	return d, nil
 }
 

@@ -36,7 +36,7 @@ func (c *fakeClock) now() time.Time { return c.t }
 func TestHandlerReplays(t *testing.T) {
 	const secret = "s3cret"
 	push := func(after string) string {
-		return `{"after":"` + after + `","repository":{"clone_url":"https://git.example.com/org/app.git"}}`
+		return `{"ref":"refs/heads/main","after":"` + after + `","repository":{"clone_url":"https://git.example.com/org/app.git"}}`
 	}
 	github := func(body, id string) map[string]string {
 		return map[string]string{"X-Hub-Signature-256": "sha256=" + sign(secret, body), "X-GitHub-Delivery": id}

@@ -44,8 +44,9 @@ type Triggerer interface {
 // (401), then the JSON (400 when it is not a JSON object, or a push names
 // no repository), and last whether the delivery was already received
 // within the replay window (200, nothing polled). Only then does the event
-// count: a push polls the sources of its repository; GitHub's ping and any
-// other event are answered 200 and poll nothing.
+// count: a push polls the sources of its repository that follow the
+// pushed branch or tag; GitHub's ping and any other event are answered
+// 200 and poll nothing.
 type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
@@ -81,7 +82,8 @@ type result string
 const (
 	// resultTriggered: a push polled at least one source.
 	resultTriggered result = "triggered"
-	// resultIgnored: a push that concerns no source.
+	// resultIgnored: a push that concerns no source: none of its
+	// repository, or none following the pushed branch or tag.
 	resultIgnored result = "ignored"
 	// resultPing: GitHub's ping, answered 200.
 	resultPing result = "ping"
@@ -155,16 +157,34 @@ func (h *Handler) serve(d parsed) answer {
 	switch d.event.kind {
 	case pingEvent:
 		return answer{result: resultPing, code: http.StatusOK,
-			text: "ping received: this hook is set up; pushes poll the sources of the pushed repository"}
+			text: "ping received: this hook is set up; pushes poll the sources that follow the pushed branch or tag"}
 	case otherEvent:
 		return answer{result: resultNotPush, code: http.StatusOK,
 			text: fmt.Sprintf("ignored: %s events do not trigger a poll", quoted(d.event.name))}
 	}
-	triggered := h.trigger(d.urls)
-	if len(triggered) == 0 {
-		return answer{result: resultIgnored, code: http.StatusAccepted, text: "ignored: no source matches the pushed repository"}
+	return h.servePush(d)
+}
+
+// servePush polls the sources a push can move. Whether it polled or
+// not, a push is answered 202, as a standby replica answers it.
+func (h *Handler) servePush(d parsed) answer {
+	m := matchPush(h.Sources(), d.urls, d.ref)
+	switch {
+	case m.ofRepository == 0:
+		return ignoredPush("no source matches the pushed repository")
+	case len(m.poll) == 0:
+		return ignoredPush(fmt.Sprintf("no source follows %s of %s", quoted(d.ref.full), quoted(repositoryName(d.urls))))
 	}
-	return answer{result: resultTriggered, code: http.StatusAccepted, text: "polling " + strings.Join(triggered, ", ")}
+	polled := h.trigger(m.poll)
+	if len(polled) == 0 {
+		return ignoredPush("no source could be polled now; their next poll picks the push up")
+	}
+	return answer{result: resultTriggered, code: http.StatusAccepted, text: "polling " + strings.Join(polled, ", ")}
+}
+
+// ignoredPush is the answer to a push that polled nothing, and why.
+func ignoredPush(why string) answer {
+	return answer{result: resultIgnored, code: http.StatusAccepted, text: "ignored: " + why}
 }
 
 // reply writes a as plain text and counts it.
@@ -219,21 +239,15 @@ func resultFor(status int) result {
 	return resultBadRequest
 }
 
-// trigger polls every source whose repository the push names and returns
-// their names.
-func (h *Handler) trigger(urls []string) []string {
-	var triggered []string
-	for _, src := range h.Sources() {
-		for _, pushed := range urls {
-			if SameRepository(src.URL(), pushed) {
-				if h.Trigger.Trigger(src.Name) == nil {
-					triggered = append(triggered, src.Name)
-				}
-				break
-			}
+// trigger polls each named source now and returns those it could.
+func (h *Handler) trigger(names []string) []string {
+	var polled []string
+	for _, name := range names {
+		if h.Trigger.Trigger(name) == nil {
+			polled = append(polled, name)
 		}
 	}
-	return triggered
+	return polled
 }
 
 func (h *Handler) count(provider string, r result) {

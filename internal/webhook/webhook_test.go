@@ -49,7 +49,7 @@ func sign(secret, body string) string {
 func TestHandler(t *testing.T) {
 	const secret = "s3cret"
 	push := `{"ref":"refs/heads/main","repository":{"clone_url":"https://git.example.com/org/app.git","ssh_url":"git@git.example.com:org/app.git"}}`
-	gitlab := `{"object_kind":"push","project":{"git_http_url":"https://gitlab.example.com/team/cfg.git"}}`
+	gitlab := `{"object_kind":"push","ref":"refs/heads/main","project":{"git_http_url":"https://gitlab.example.com/team/cfg.git"}}`
 	tests := map[string]struct {
 		provider string
 		body     string
