@@ -1,8 +1,21 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"syncd.dev/syncd/internal/testenv/gitserver"
 )
 
 // guardWebhook is an admission webhook for ConfigMaps in namespaces
@@ -64,4 +77,173 @@ func TestWebhookWithoutEndpoints(t *testing.T) {
 	if strings.Contains(out, "fix the object in Git") {
 		t.Errorf("apply blames the object for a webhook that could not be called\n%s", r)
 	}
+}
+
+// pushNS is the namespace of the push webhook journey's app.
+const pushNS = "push-hooks"
+
+// pushSource is its source: it follows branch main.
+const pushSource = "push-hooks"
+
+// pushJourney is the push webhook journey's state.
+type pushJourney struct {
+	t    *testing.T
+	w    *workspace
+	repo *gitserver.Repo
+	d    *daemon
+	step func(string)
+}
+
+// TestJourneyPushWebhook: `syncd run` with push webhooks, as GitHub
+// drives it. The ping GitHub sends when the hook is created answers
+// 200 and polls nothing (a badly signed one is 401); a push of a branch
+// the source does not follow answers 202, says so, and polls nothing; a
+// push of the followed branch polls the source, which applies the new
+// commit. The source's polls are counted on /metrics: one at start, one
+// for the push of main, none for the others.
+func TestJourneyPushWebhook(t *testing.T) {
+	j := &pushJourney{t: t, w: newWorkspace(t), step: stepper(t)}
+	ensureNamespace(t, pushNS)
+	j.repo = gitserver.StartTest(t).NewTestRepo(t, "push-hooks")
+	first := j.commit("blue")
+	j.start()
+	j.d.waitApplied(pushNS+"-web", func(rev string) bool { return rev == first })
+	polls := j.polls()
+	j.step("first sync")
+
+	j.expect("ping", githubPing(j.repo.URL), pushSecret, http.StatusOK, "ping received: this hook is set up")
+	j.expect("ping", githubPing(j.repo.URL), "not-the-secret", http.StatusUnauthorized, "signature does not match")
+	j.step("ping")
+
+	feature := j.commitOn("feature", "red")
+	j.expect("push", githubPush(j.repo.URL, "refs/heads/feature", feature), pushSecret, http.StatusAccepted,
+		`ignored: no source follows "refs/heads/feature" of "`)
+	j.step("push of another branch")
+
+	next := j.commit("green")
+	j.expect("push", githubPush(j.repo.URL, "refs/heads/main", next), pushSecret, http.StatusAccepted, "polling "+pushSource)
+	j.d.waitApplied(pushNS+"-web", func(rev string) bool { return rev == next })
+	j.checkColor("green")
+	j.step("push of main applied")
+
+	// Polls of one source never overlap and run in order: had the ping
+	// or the push of feature polled, that poll would have ended before
+	// the one that applied main's commit.
+	if got := j.polls(); got != polls+1 {
+		t.Errorf("the source was polled %d times after the first sync, want 1 (the push of main only)", got-polls)
+	}
+	families := scrape(t, j.d.addr)
+	for res, want := range map[string]float64{"ping": 1, "unauthorized": 1, "ignored": 1, "triggered": 1} {
+		if got := value(families, "syncd_webhook_requests_total", map[string]string{"provider": "github", "result": res}); got != want {
+			t.Errorf("syncd_webhook_requests_total{provider=github,result=%s} = %v, want %v", res, got, want)
+		}
+	}
+	j.d.stop()
+	j.w.checkNoSecrets(pushSecret)
+}
+
+// commit commits the ConfigMap of color on main and returns its SHA.
+func (j *pushJourney) commit(color string) string {
+	j.t.Helper()
+	sha, err := j.repo.Commit("color "+color, map[string][]byte{
+		"app/settings.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {color: " + color + "}\n"),
+	})
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	return sha
+}
+
+// commitOn commits color on branch (made from main) and goes back to
+// main; it returns the branch's new SHA.
+func (j *pushJourney) commitOn(branch, color string) string {
+	j.t.Helper()
+	if out, err := j.repo.Git("checkout", "-q", "-b", branch); err != nil {
+		j.t.Fatalf("git checkout -b %s: %v\n%s", branch, err, out)
+	}
+	sha := j.commit(color)
+	if out, err := j.repo.Git("checkout", "-q", "main"); err != nil {
+		j.t.Fatalf("git checkout main: %v\n%s", err, out)
+	}
+	return sha
+}
+
+// start writes the config (one source following main, polled hourly so
+// every other poll comes from a push) and starts `syncd run` with push
+// webhooks.
+func (j *pushJourney) start() {
+	j.w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
+kind: Config
+sources:
+  - name: %s
+    git: {url: %s, branch: main, interval: 1h}
+apps:
+  - {name: %s-web, source: %s, path: app, namespace: %s}
+`, pushSource, j.repo.URL, pushNS, pushSource, pushNS))
+	secretFile := j.w.file("push-secret", pushSecret+"\n")
+	j.d = j.w.startDaemon("--webhook-listen", "127.0.0.1:0", "--webhook-secret-file", secretFile)
+}
+
+// polls is how many polls of the source /metrics counts.
+func (j *pushJourney) polls() uint64 {
+	j.t.Helper()
+	return count(scrape(j.t, j.d.addr), "syncd_source_fetch_duration_seconds", map[string]string{"source": pushSource})
+}
+
+// expect delivers a GitHub event signed with secret and checks the
+// answer's code and that it says want.
+func (j *pushJourney) expect(event string, body []byte, secret string, code int, want string) {
+	j.t.Helper()
+	got, answer := deliverGitHub(j.t, j.d.waitLogged("syncd started", "webhookListen"), event, body, secret)
+	j.w.record(answer)
+	if got != code || !strings.Contains(answer, want) {
+		j.t.Errorf("GitHub %s event: %d %q; want %d and %q", event, got, answer, code, want)
+	}
+}
+
+// checkColor checks the live ConfigMap's color.
+func (j *pushJourney) checkColor(want string) {
+	j.t.Helper()
+	cm, err := clientset(j.t).CoreV1().ConfigMaps(pushNS).Get(context.Background(), "settings", metav1.GetOptions{})
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	if got := cm.Data["color"]; got != want {
+		j.t.Errorf("ConfigMap %s/settings: color %q, want %q", pushNS, got, want)
+	}
+}
+
+// githubPing is the ping GitHub sends to a new repository hook.
+func githubPing(repoURL string) []byte {
+	return []byte(fmt.Sprintf(`{"zen":"Practicality beats purity.","hook_id":4242,"hook":{"type":"Repository","id":4242,"events":["push"],"config":{"content_type":"json"}},"repository":{"clone_url":%q}}`, repoURL))
+}
+
+// githubPush is a GitHub push event of ref to sha, with a timestamp so
+// that no two bodies are alike (the replay guard remembers bodies).
+func githubPush(repoURL, ref, sha string) []byte {
+	return []byte(fmt.Sprintf(`{"ref":%q,"after":%q,"repository":{"clone_url":%q},"head_commit":{"id":%q,"timestamp":%q}}`,
+		ref, sha, repoURL, sha, time.Now().UTC().Format(time.RFC3339Nano)))
+}
+
+// deliverGitHub posts a GitHub delivery of event to the webhook
+// listener at addr, signed with secret, and returns the answer.
+func deliverGitHub(t *testing.T, addr, event string, body []byte, secret string) (int, string) {
+	t.Helper()
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook/github", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("e2e-%s-%d", event, time.Now().UnixNano()))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := loopback.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(answer)
 }
