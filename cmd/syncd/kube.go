@@ -117,9 +117,10 @@ func (k *kubeFlags) checkTimeout() error {
 // inv is the template of the remote inventories (nil: none).
 func (k *kubeFlags) remoteTargets(cl *cluster, inv *inventory.Options) *reconcile.Targets {
 	return reconcile.NewTargets(reconcile.TargetsOptions{
-		Local:     cl.dynamic,
-		Namespace: syncdNamespace(),
-		Inventory: inv,
+		Local:       cl.dynamic,
+		LocalConfig: cl.config,
+		Namespace:   syncdNamespace(),
+		Inventory:   inv,
 
 		AllowKubeconfigProxy: k.allowKubeconfigProxy,
 		Configure: func(cfg *rest.Config) {

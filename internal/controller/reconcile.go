@@ -336,14 +336,16 @@ func (c *Controller) forget(key string) {
 
 // targetsFor returns the App's own remote targets (c.mu held): the
 // kubeconfig Secret of spec.cluster is read in the App's namespace, never
-// syncd's, and no App shares a target with another. They are kept
+// syncd's, as the App's service account when it has one (every read,
+// the prune on deletion's too: reconcile.Targets.ForAppObject), and no
+// App shares a target with another. They are kept
 // across Runner rebuilds (a changed kubeconfig makes a new target) and
 // closed when the App is forgotten.
 func (c *Controller) targetsFor(key, namespace string) *reconcile.Targets {
 	if ts := c.targets[key]; ts != nil {
 		return ts
 	}
-	ts := c.opts.Runner.Targets.InNamespace(namespace)
+	ts := c.opts.Runner.Targets.ForAppObject(namespace)
 	if ts != nil {
 		c.targets[key] = ts
 	}

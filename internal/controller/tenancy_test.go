@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -275,4 +276,51 @@ spec: {sourceRef: {kind: GitSource, name: repo}, path: api, serviceAccountName: 
 		t.Fatal(err)
 	}
 	r.waitReady("web", r.sha)
+}
+
+// grantSecret lets the service account sa of the rig's namespace get
+// Secret name (a Role with resourceNames and its RoleBinding) and waits
+// until it may; revoke takes the grant back and waits until it may not.
+func (r *rig) grantSecret(sa, name string) (revoke func()) {
+	r.t.Helper()
+	ctx := context.Background()
+	saCfg, err := env.ServiceAccountConfig(ctx, r.ns, sa)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	asSA, err := kubernetes.NewForConfig(saCfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cs := env.Clientset(r.t)
+	role := "read-" + name
+	_, err = cs.RbacV1().Roles(r.ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{name}, Verbs: []string{"get"}}}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		r.t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: r.ns, Name: sa}}}
+	if _, err := cs.RbacV1().RoleBindings(r.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		r.t.Fatal(err)
+	}
+	readable := func() error {
+		_, err := asSA.CoreV1().Secrets(r.ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	}
+	eventually(r.t, sa+" may read Secret "+name, func() (bool, string) {
+		err := readable()
+		return !apierrors.IsForbidden(err), fmt.Sprint(err)
+	})
+	return func() {
+		r.t.Helper()
+		if err := cs.RbacV1().RoleBindings(r.ns).Delete(ctx, role, metav1.DeleteOptions{}); err != nil {
+			r.t.Fatal(err)
+		}
+		eventually(r.t, sa+" may no longer read Secret "+name, func() (bool, string) {
+			err := readable()
+			return apierrors.IsForbidden(err), fmt.Sprint(err)
+		})
+	}
 }

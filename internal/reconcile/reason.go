@@ -14,6 +14,7 @@ import (
 //
 //	source poll failed                            SourceFailed
 //	remote cluster did not answer                 ClusterUnreachable
+//	App's account may not read its kubeconfig     SecretNotFound
 //	render, plan or refusal of syncd's objects    RenderFailed
 //	field conflicts blocked objects               FieldConflicts
 //	objects not healthy when the wait ended       HealthCheckFailed
@@ -31,6 +32,8 @@ func ReasonOf(out Outcome, err error) v1alpha1.Reason {
 		return v1alpha1.ReasonSourceFailed
 	case out.Stage == StageCluster:
 		return v1alpha1.ReasonClusterUnreachable
+	case errors.As(err, new(*SecretForbiddenError)):
+		return v1alpha1.ReasonSecretNotFound
 	case out.Stage == StageRender:
 		return v1alpha1.ReasonRenderFailed
 	case out.Result == ResultConflicts:

@@ -28,6 +28,7 @@ func TestReasonOf(t *testing.T) {
 		"applied":                {out: Outcome{Result: ResultOK, Rendered: rendered}, want: v1alpha1.ReasonSucceeded},
 		"source poll failed":     {out: Outcome{Result: ResultFailed, Stage: StageSource}, err: failed, want: v1alpha1.ReasonSourceFailed},
 		"cluster unreachable":    {out: Outcome{Result: ResultFailed, Stage: StageCluster}, err: failed, want: v1alpha1.ReasonClusterUnreachable},
+		"kubeconfig forbidden":   {out: Outcome{Result: ResultFailed, Stage: StageRender}, err: fmt.Errorf("app web: cluster.secretRef: %w", &SecretForbiddenError{Secret: "prod"}), want: v1alpha1.ReasonSecretNotFound},
 		"render failed":          {out: Outcome{Result: ResultFailed, Stage: StageRender}, err: failed, want: v1alpha1.ReasonRenderFailed},
 		"apply failed":           {out: Outcome{Result: ResultFailed, Stage: StageApply, Rendered: rendered}, err: failed, want: v1alpha1.ReasonApplyFailed},
 		"field conflicts":        {out: Outcome{Result: ResultConflicts, Stage: StageApply, Rendered: rendered}, err: failed, want: v1alpha1.ReasonConflicts},

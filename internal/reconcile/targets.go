@@ -22,6 +22,7 @@ import (
 
 	"syncd.dev/syncd/internal/config"
 	"syncd.dev/syncd/internal/egress"
+	"syncd.dev/syncd/internal/identity"
 	"syncd.dev/syncd/internal/inventory"
 )
 
@@ -30,6 +31,11 @@ type TargetsOptions struct {
 	// Local reads the Secrets holding kubeconfigs (cluster.secretRef) on
 	// syncd's own cluster; nil: an app naming one fails.
 	Local dynamic.Interface
+	// LocalConfig is Local's client config: the targets of App objects
+	// (ForAppObject) read the kubeconfig Secret of an app with a service
+	// account through a copy impersonating it. Nil: such an app fails;
+	// its Secret is never read as syncd.
+	LocalConfig *rest.Config
 	// Namespace is syncd's own namespace, where those Secrets are.
 	Namespace string
 	// Inventory, when set, are the options of the remote clusters'
@@ -48,6 +54,10 @@ type TargetsOptions struct {
 	// proxy-url (syncd's --allow-kubeconfig-proxy); false: refused, as
 	// whoever writes the Secret would choose where syncd connects.
 	AllowKubeconfigProxy bool
+
+	// secretsAsTenant reads the kubeconfig Secret of an app with a
+	// service account as that account (ForAppObject).
+	secretsAsTenant bool
 }
 
 // Targets makes and keeps the targets of remote clusters: one per
@@ -75,17 +85,21 @@ func NewTargets(opts TargetsOptions) *Targets {
 	return &Targets{opts: opts, byName: map[string]keptTarget{}}
 }
 
-// InNamespace returns an empty set of targets made with the same options
-// that reads the Secrets of cluster.secretRef in namespace instead of
-// syncd's: an App object's kubeconfig is in the App's own namespace, and
-// its cluster names are its own (they share no target with another
-// App's). Nil stays nil.
-func (ts *Targets) InNamespace(namespace string) *Targets {
+// ForAppObject returns an empty set of targets made with the same
+// options for the apps of one App object of namespace: they read the
+// Secret of cluster.secretRef in namespace instead of syncd's, and, for
+// an app with a service account (serviceAccountName, or the default
+// one), as that account (impersonating it through LocalConfig), never
+// as syncd: the App's team names the Secret, and through syncd's
+// identity it would reach a Secret its own account may not read. Its
+// cluster names are its own (no target is shared with another App's).
+// Nil stays nil.
+func (ts *Targets) ForAppObject(namespace string) *Targets {
 	if ts == nil {
 		return nil
 	}
 	opts := ts.opts
-	opts.Namespace = namespace
+	opts.Namespace, opts.secretsAsTenant = namespace, true
 	return NewTargets(opts)
 }
 
@@ -216,22 +230,58 @@ func (ts *Targets) read(ctx context.Context, app config.App) (kubeconfig, error)
 	if ts.opts.Local == nil || ts.opts.Namespace == "" {
 		return kubeconfig{}, fmt.Errorf("app %s: cluster.secretRef: this command does not read Secrets of syncd's namespace: use cluster.kubeconfigFile", app.Name)
 	}
-	data, err := ts.secretValue(ctx, ref)
+	r, err := ts.secretReader(app)
+	if err != nil {
+		return kubeconfig{}, err
+	}
+	data, err := r.value(ctx, ref)
 	if err != nil {
 		return kubeconfig{}, fmt.Errorf("app %s: cluster.secretRef (%s): %w", app.Name, where, err)
 	}
 	return kubeconfig{data: data, where: where, fromSecret: true, allowProxy: ts.opts.AllowKubeconfigProxy}, nil
 }
 
+// secretReader is whom an app's kubeconfig Secret is read as: its
+// service account when the targets are an App object's and it has one,
+// else syncd (Local).
+func (ts *Targets) secretReader(app config.App) (secretReader, error) {
+	r := secretReader{client: ts.opts.Local, namespace: ts.opts.Namespace}
+	ten := TenantOf(app)
+	user := identity.User(ten)
+	if !ts.opts.secretsAsTenant || user == "" {
+		return r, nil
+	}
+	cfg, err := identity.Config(ts.opts.LocalConfig, ten)
+	if err != nil {
+		return r, fmt.Errorf("app %s: cluster.secretRef: %w", app.Name, err)
+	}
+	if r.client, err = dynamic.NewForConfig(cfg); err != nil {
+		return r, fmt.Errorf("app %s: cluster.secretRef: a client as %s: %w", app.Name, user, err)
+	}
+	r.user = user
+	return r, nil
+}
+
 var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
-// secretValue returns one key of a Secret in syncd's namespace, decoded.
-func (ts *Targets) secretValue(ctx context.Context, ref *config.SecretKeyRef) ([]byte, error) {
-	u, err := ts.opts.Local.Resource(secretsResource).Namespace(ts.opts.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("not found: create it, e.g. kubectl -n %s create secret generic %s --from-file=%s=KUBECONFIG", ts.opts.Namespace, ref.Name, ref.KeyOrDefault())
-	}
-	if err != nil {
+// secretReader reads kubeconfig Secrets of one namespace.
+type secretReader struct {
+	client    dynamic.Interface
+	namespace string
+	// user is whom client reads as when it is not syncd (an App's
+	// service account).
+	user string
+}
+
+// value returns one key of a Secret, decoded.
+func (r secretReader) value(ctx context.Context, ref *config.SecretKeyRef) ([]byte, error) {
+	u, err := r.client.Resource(secretsResource).Namespace(r.namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsForbidden(err) && r.user != "":
+		return nil, &SecretForbiddenError{Namespace: r.namespace, Secret: ref.Name, User: r.user, Err: err}
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("not found: create it, e.g. kubectl -n %s create secret generic %s --from-file=%s=KUBECONFIG", r.namespace, ref.Name, ref.KeyOrDefault())
+	case err != nil:
 		return nil, err
 	}
 	enc, found, _ := unstructured.NestedString(u.Object, "data", ref.KeyOrDefault())
@@ -244,3 +294,21 @@ func (ts *Targets) secretValue(ctx context.Context, ref *config.SecretKeyRef) ([
 	}
 	return data, nil
 }
+
+// SecretForbiddenError is a kubeconfig Secret (cluster.secretRef) that
+// an App's service account may not read: the App's run stops before
+// anything is sent, applied or pruned. It says what to grant, never
+// anything of the Secret but its name.
+type SecretForbiddenError struct {
+	Namespace, Secret string
+	// User is the service account the Secret was read as.
+	User string
+	Err  error
+}
+
+func (e *SecretForbiddenError) Error() string {
+	return fmt.Sprintf("cannot be read as %s, the App's service account, which reads the kubeconfig Secret of spec.cluster: grant it get on Secret %s (a Role in namespace %s with resourceNames [%s] and a RoleBinding to the account), or name a Secret it may read; nothing is applied or pruned on the cluster until then",
+		e.User, e.Secret, e.Namespace, e.Secret)
+}
+
+func (e *SecretForbiddenError) Unwrap() error { return e.Err }

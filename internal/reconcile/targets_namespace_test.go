@@ -14,12 +14,12 @@ import (
 	"syncd.dev/syncd/internal/reconcile"
 )
 
-// TestTargetsInNamespace: the targets InNamespace makes read a
+// TestTargetsForAppObject: the targets ForAppObject makes read a
 // cluster.secretRef Secret in the namespace given (an App's), never in
 // syncd's, even when syncd's holds a Secret of that name. (Only reading
 // the Secret is checked here, so a fake client serves it; remote
 // clusters themselves are tested against real API servers.)
-func TestTargetsInNamespace(t *testing.T) {
+func TestTargetsForAppObject(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestTargetsInNamespace(t *testing.T) {
 	t.Cleanup(ts.Close)
 	app := config.App{Name: "team-a-web", Cluster: &config.ClusterSpec{SecretRef: &config.SecretKeyRef{Name: "prod"}}}
 
-	_, err := ts.InNamespace("team-a").Resolve(context.Background(), app)
+	_, err := ts.ForAppObject("team-a").Resolve(context.Background(), app)
 	want := "app team-a-web: cluster.secretRef (Secret team-a/prod key value): not found: create it, e.g. kubectl -n team-a create secret generic prod"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Resolve in namespace team-a = %v\nwant an error containing %q", err, want)
@@ -45,7 +45,7 @@ func TestTargetsInNamespace(t *testing.T) {
 		t.Errorf("the error carries the Secret's value: %v", err)
 	}
 	var nilTargets *reconcile.Targets
-	if got := nilTargets.InNamespace("team-a"); got != nil {
-		t.Errorf("nil Targets InNamespace = %v, want nil", got)
+	if got := nilTargets.ForAppObject("team-a"); got != nil {
+		t.Errorf("nil Targets ForAppObject = %v, want nil", got)
 	}
 }

@@ -185,7 +185,11 @@ func (a *appJourney) startDaemon() *daemon {
 // declare creates the team's namespace, the token Secret, the GitSource
 // and the App with kubectl, as docs/apps.md shows. The App is deleted
 // (pruned) at cleanup while the daemon still runs.
-func (a *appJourney) declare() {
+func (a *appJourney) declare() { a.declareWith("") }
+
+// declareWith is declare with more lines of the App's spec (YAML,
+// indented by two spaces).
+func (a *appJourney) declareWith(spec string) {
 	ensureNamespace(a.t, a.ns)
 	tokenFile := a.w.file("team-a-token", a.token)
 	mustKubectl(a.t, "-n", a.ns, "create", "secret", "generic", "team-repo-token", "--from-file=token="+tokenFile)
@@ -206,7 +210,7 @@ metadata:
 spec:
   sourceRef: {kind: GitSource, name: team-repo}
   path: apps/web
-`, a.repo.URL, a.name))
+%s`, a.repo.URL, a.name, spec))
 	mustKubectl(a.t, "-n", a.ns, "apply", "-f", manifest)
 	a.t.Cleanup(a.cleanUp)
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // TestJourneyTenantCannotReadAnotherClone: team B's App runs under
@@ -67,6 +70,65 @@ apps:
 	b.step("team B's App deleted, pruned")
 	d.stop()
 	b.w.checkNoSecrets(b.token)
+}
+
+// TestJourneyTenantKubeconfig: under `syncd run`, team C's App runs as
+// its service account deployer and applies through the kubeconfig of
+// its spec.cluster, a Secret of its namespace (here the admin
+// kubeconfig of the same cluster). While deployer may not read that
+// Secret, the App is SecretNotFound naming the account, the Secret and
+// what to grant, and nothing of it is applied; a RoleBinding granting
+// get on the Secret lets it apply (a change of the Secret retries at
+// once), and deleting it prunes. Neither the kubeconfig's token nor the
+// Git token is ever printed.
+func TestJourneyTenantKubeconfig(t *testing.T) {
+	c := &appJourney{t: t, w: newWorkspace(t), cl: newCluster(t), ns: "tenant-c", name: "web",
+		token: "gts-e2e-Kc3tR8vW1yZ6qH2m", step: stepper(t)}
+	sha := c.serveRepo()
+	d := c.startDaemon()
+	ensureNamespace(t, c.ns)
+	deployer := "--serviceaccount=" + c.ns + ":deployer"
+	for _, args := range [][]string{
+		{"create", "serviceaccount", "deployer"},
+		{"create", "role", "deployer", "--verb=get,list,watch,create,update,patch,delete", "--resource=deployments.apps,services,configmaps"},
+		{"create", "role", "deployer-git", "--verb=get", "--resource=secrets", "--resource-name=team-repo-token"},
+		{"create", "rolebinding", "deployer", "--role=deployer", deployer},
+		{"create", "rolebinding", "deployer-git", "--role=deployer-git", deployer},
+		{"create", "secret", "generic", "cluster-kubeconfig", "--from-file=value=" + env.Kubeconfig},
+	} {
+		mustKubectl(t, append([]string{"-n", c.ns}, args...)...)
+	}
+	c.declareWith("  serviceAccountName: deployer\n  cluster: {name: remote, context: testenv, kubeConfig: {secretRef: {name: cluster-kubeconfig}}}\n")
+	c.step("declare, start")
+
+	var msg string
+	waitFor(t, "App refused: deployer may not read the kubeconfig", time.Minute, func() (bool, string) {
+		out, _ := kubectl("-n", c.ns, "get", "app/"+c.name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}`)
+		msg = string(out)
+		return strings.HasPrefix(msg, "SecretNotFound: "), msg
+	})
+	for _, s := range []string{"Secret " + c.ns + "/cluster-kubeconfig", "cannot be read as system:serviceaccount:" + c.ns + ":deployer", "grant it get on Secret cluster-kubeconfig"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("Ready of the refused App: %s\nwant it to say %q", msg, s)
+		}
+	}
+	for _, ref := range c.objects() {
+		if _, err := c.cl.get(ref); !apierrors.IsNotFound(err) {
+			t.Errorf("%s of the refused App: %v; want it not applied", ref, err)
+		}
+	}
+	c.step("refused, nothing applied")
+
+	mustKubectl(t, "-n", c.ns, "create", "role", "read-kubeconfig", "--verb=get", "--resource=secrets", "--resource-name=cluster-kubeconfig")
+	mustKubectl(t, "-n", c.ns, "create", "rolebinding", "read-kubeconfig", "--role=read-kubeconfig", deployer)
+	mustKubectl(t, "-n", c.ns, "annotate", "secret/cluster-kubeconfig", "example.com/granted=true")
+	c.waitReady(sha)
+	c.step("granted, applied")
+
+	c.deleteApp()
+	c.step("delete prunes")
+	d.stop()
+	c.w.checkNoSecrets(c.token, env.Config.BearerToken)
 }
 
 // onlyClone is the one Git clone below root (a directory holding HEAD
