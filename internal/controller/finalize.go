@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -36,6 +37,11 @@ func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 		c.forget(key)
 		return nil
 	}
+	if len(appSecrets(app)) > 0 {
+		// A Secret created or edited (a kubeconfig) retries the prune at
+		// once, also when this process never ran the App before.
+		c.watchSecrets(app.Namespace)
+	}
 	switch err := c.claimName(app); {
 	case err != nil:
 		// The inventory of that name is another app's: pruning it would
@@ -43,7 +49,7 @@ func (c *Controller) finalize(ctx context.Context, app *v1alpha1.App) error {
 		c.log.Info("App deleted without pruning: its app name belongs to another app", "app", key, "reason", err.Error())
 	case app.Spec.PruneEnabled() && c.opts.Runner.Inventory != nil:
 		if err := c.pruneAll(ctx, app); err != nil {
-			return err
+			return c.deletionWaits(ctx, app, err)
 		}
 	}
 	if err := c.setFinalizers(ctx, app, withoutFinalizer(app.Finalizers)); err != nil {
@@ -62,7 +68,7 @@ func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
 	key := app.Namespace + "/" + app.Name
 	runs, err := c.opts.Tenancy.withDefaults(app)
 	if err != nil {
-		return fmt.Errorf("App %s: prune on deletion (the App stays until it succeeds; edit or remove its finalizer %s): %w", key, v1alpha1.Finalizer, err)
+		return fmt.Errorf("App %s: prune on deletion: %w", key, err)
 	}
 	a := appOf(runs, "")
 	if a.DetectOnly() {
@@ -92,10 +98,40 @@ func (c *Controller) pruneAll(ctx context.Context, app *v1alpha1.App) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("App %s: prune on deletion (the App stays until it succeeds): %w", key, err)
+		return fmt.Errorf("App %s: prune on deletion: %w", key, err)
 	}
 	c.log.Info("App's objects pruned on deletion", "app", key, "prune", rep.String())
 	return nil
+}
+
+// deletionWaits reports a deleted App whose prune failed, and returns
+// the error to retry with backoff: the App keeps its finalizer, so it
+// stays, and nothing is pruned, until a retry succeeds (a Secret it
+// names changing retries at once). Its status says why (Ready=False,
+// Stalled=True), as do a Warning Event and the log, so a deletion never
+// hangs without a word; one that should not wait loses its finalizer by
+// hand.
+func (c *Controller) deletionWaits(ctx context.Context, app *v1alpha1.App, err error) error {
+	key := app.Namespace + "/" + app.Name
+	err = fmt.Errorf("%w; the App stays, with its finalizer %s, and its prune is retried until it succeeds (to delete the App and leave its objects, remove the finalizer)", err, v1alpha1.Finalizer)
+	at := attempt{Reason: deletionReason(err), Err: err}
+	now := metav1.NewTime(c.opts.Clock.Now())
+	if werr := c.status.write(ctx, app.Namespace, app.Name, statusOf(app.Status, app.Generation, at, now)); werr != nil {
+		c.log.Warn("the status of a deleted App whose prune failed could not be written", "app", key, "error", werr)
+	}
+	c.events.attempt(app, at)
+	c.log.Error("App deleted, its prune failed; the App stays until it succeeds", "app", key, "reason", string(at.Reason), "error", message(err))
+	return err
+}
+
+// deletionReason is the reason a deleted App's prune failed:
+// SecretNotFound when its service account may not read the kubeconfig
+// of its spec.cluster (as a reconcile would say), else PruneFailed.
+func deletionReason(err error) v1alpha1.Reason {
+	if errors.As(err, new(*reconcile.SecretForbiddenError)) {
+		return v1alpha1.ReasonSecretNotFound
+	}
+	return v1alpha1.ReasonPruneFailed
 }
 
 func withoutFinalizer(fs []string) []string {

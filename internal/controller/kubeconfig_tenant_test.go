@@ -24,7 +24,10 @@ import (
 // kubeconfig). An account that may not read the Secret gets the App
 // refused (SecretNotFound) naming the account, the Secret and what to
 // grant, never the kubeconfig's content, and nothing is applied or
-// written on the cluster; granted, the App applies.
+// written on the cluster; granted, the App applies. Deleted while the
+// grant is taken back, the App stays with its finalizer, its objects
+// are not pruned, and its status and a Warning Event say why and what
+// to do; granted again, the prune runs and the App goes.
 func TestKubeconfigReadAsServiceAccount(t *testing.T) {
 	local, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -77,10 +80,38 @@ func TestKubeconfigReadAsServiceAccount(t *testing.T) {
 		t.Errorf("Secrets in the cluster's inventory namespace %s: %d (%v); want none written", remoteInv, len(secrets.Items), err)
 	}
 
-	r.grantSecret("deployer", "cluster-kubeconfig")
+	revoke := r.grantSecret("deployer", "cluster-kubeconfig")
 	r.patchApp("web", `{"metadata":{"annotations":{"`+v1alpha1.RequestedAtAnnotation+`":"granted"}}}`)
 	r.waitReady("web", r.sha)
 	if v, err := r.configMapValue("web"); err != nil || v != "1" {
 		t.Fatalf("ConfigMap web after the grant = %q, %v; want 1", v, err)
+	}
+
+	revoke()
+	if err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	app := refusedSaying("deleted, its prune refused", append(refusal, "the App stays, with its finalizer "+v1alpha1.Finalizer, "remove the finalizer")...)
+	if app.DeletionTimestamp == nil {
+		t.Errorf("App web has no deletionTimestamp; want it deleted and kept by its finalizer")
+	}
+	r.waitEvent("web", string(v1alpha1.ReasonSecretNotFound), "remove the finalizer")
+	if v, err := r.configMapValue("web"); err != nil || v != "1" {
+		t.Errorf("ConfigMap web while the deleted App's account may not read its kubeconfig = %q, %v; want it kept (1)", v, err)
+	}
+
+	r.grantSecret("deployer", "cluster-kubeconfig")
+	// A change of the Secret retries the prune at once (the grant itself
+	// is seen at the next retry of the backoff).
+	patch := []byte(`{"metadata":{"annotations":{"touched":"after-the-grant"}}}`)
+	if _, err := env.Clientset(t).CoreV1().Secrets(r.ns).Patch(ctx, "cluster-kubeconfig", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "App web gone", func() (bool, string) {
+		_, _, err := r.get("web")
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if v, err := r.configMapValue("web"); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap web after the deleted App's prune = %q, %v; want it pruned", v, err)
 	}
 }
