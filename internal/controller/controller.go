@@ -173,7 +173,7 @@ func New(opts Options) (*Controller, error) {
 		workqueue.TypedRateLimitingQueueConfig[sourceKey]{Name: "sources"})
 	c.factory = dynamicinformer.NewDynamicSharedInformerFactory(opts.Cluster.Dynamic, 0)
 	apps := c.factory.ForResource(v1alpha1.AppResource)
-	if err := handle(apps.Informer(), c.enqueue, c.appUpdated); err != nil {
+	if err := handle(apps.Informer(), c.appChanged, c.appUpdated); err != nil {
 		return nil, err
 	}
 	c.apps = apps.Lister()
@@ -275,9 +275,17 @@ func (c *Controller) enqueueKey(key string) {
 	c.queue.Add(key)
 }
 
-// appUpdated queues an App whose spec, deletion or metadata changed; the
-// controller's own status writes do not queue it again, but queue the
-// Apps that depend on it when they change its readiness.
+// appChanged is the add and delete handler of Apps: it queues the App
+// and the check of its source (recheckSourceOf).
+func (c *Controller) appChanged(obj any) {
+	c.enqueue(obj)
+	c.recheckSourceOf(obj)
+}
+
+// appUpdated queues an App whose spec, deletion or metadata changed, and
+// the checks of the sources it used and uses; the controller's own
+// status writes do not queue it again, but queue the Apps that depend
+// on it when they change its readiness.
 func (c *Controller) appUpdated(oldObj, newObj any) {
 	o, ok1 := oldObj.(*unstructured.Unstructured)
 	n, ok2 := newObj.(*unstructured.Unstructured)
@@ -288,6 +296,27 @@ func (c *Controller) appUpdated(oldObj, newObj any) {
 		return
 	}
 	c.enqueue(newObj)
+	c.recheckSourceOf(oldObj)
+	c.recheckSourceOf(newObj)
+}
+
+// recheckSourceOf queues the check of the source an App references: the
+// check reads the source's Secrets as the Apps using it do
+// (sourceReaders), so an App that appears, goes, or changes its source
+// or service account changes it.
+func (c *Controller) recheckSourceOf(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	app, err := appFrom(u)
+	if err != nil || c.sourceListers[app.Spec.SourceRef.Kind] == nil {
+		return
+	}
+	c.sourceQueue.Add(sourceKey{Kind: app.Spec.SourceRef.Kind, Namespace: sourceNamespace(app), Name: app.Spec.SourceRef.Name})
 }
 
 // specChanged reports whether an update is more than a status write.

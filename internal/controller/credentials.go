@@ -44,14 +44,20 @@ type MissingSecretError struct {
 	Object      string
 	Secret, Key string
 	// Reader is the user the Secret was read as when not syncd (an
-	// App's service account).
-	Reader string
-	Err    error
+	// App's service account), and Whose says whose account it is, in
+	// words (default: the App's, which reads the Secrets it and its
+	// source name).
+	Reader, Whose string
+	Err           error
 }
 
 func (e *MissingSecretError) Error() string {
 	if e.Reader != "" && apierrors.IsForbidden(e.Err) {
-		return fmt.Sprintf("%s: Secret %s cannot be read as %s, the App's service account, which reads the Secrets of its own namespace that the App and its source name: grant it get on Secret %s (a Role and RoleBinding), or name a Secret it may read", e.Object, e.Secret, e.Reader, e.Secret)
+		whose := e.Whose
+		if whose == "" {
+			whose = "the App's service account, which reads the Secrets of its own namespace that the App and its source name"
+		}
+		return fmt.Sprintf("%s: Secret %s cannot be read as %s, %s: grant it get on Secret %s (a Role and RoleBinding), or name a Secret it may read", e.Object, e.Secret, e.Reader, whose, e.Secret)
 	}
 	if e.Key != "" {
 		return fmt.Sprintf("%s: Secret %s has no key %q; add it (docs/apps.md lists the keys)", e.Object, e.Secret, e.Key)
@@ -69,8 +75,9 @@ type credentialWriter struct {
 	secrets SecretReader
 	dir     string
 	// reader is the user secrets reads as when it is not syncd (an App's
-	// service account), for errors.
-	reader string
+	// service account), and whose says whose account it is, for errors
+	// (MissingSecretError.Whose).
+	reader, whose string
 }
 
 // credentialsFor is the credentialWriter of the Secrets an App reads in
@@ -84,10 +91,18 @@ type credentialWriter struct {
 // credentials) is read as syncd, as is every Secret of an App without a
 // service account (it runs as syncd).
 func (c *Controller) credentialsFor(app *v1alpha1.App, ns string) (credentialWriter, error) {
+	if ns != app.Namespace {
+		return c.creds, nil
+	}
+	return c.credentialsAs(identity.Tenant{App: app.Namespace + "/" + app.Name, Namespace: app.Namespace, ServiceAccount: app.Spec.ServiceAccountName})
+}
+
+// credentialsAs is the credentialWriter that reads as ten: its service
+// account by impersonation, or syncd for a tenant without one.
+func (c *Controller) credentialsAs(ten identity.Tenant) (credentialWriter, error) {
 	w := c.creds
-	ten := identity.Tenant{App: app.Namespace + "/" + app.Name, Namespace: app.Namespace, ServiceAccount: app.Spec.ServiceAccountName}
 	user := identity.User(ten)
-	if user == "" || ns != app.Namespace {
+	if user == "" {
 		return w, nil
 	}
 	cfg, err := identity.Config(c.opts.Cluster.Config, ten)
@@ -190,7 +205,7 @@ func (w credentialWriter) read(ctx context.Context, src Source, name string) (ma
 		if apierrors.IsNotFound(err) {
 			err = fmt.Errorf("not found")
 		}
-		return nil, &MissingSecretError{Object: src.String(), Secret: name, Reader: w.reader, Err: err}
+		return nil, &MissingSecretError{Object: src.String(), Secret: name, Reader: w.reader, Whose: w.whose, Err: err}
 	}
 	return data, nil
 }
