@@ -31,10 +31,11 @@
 // Runner.Target is the one place that decides which cluster an app talks
 // to: syncd's own for an app without a cluster section, else a Target
 // that Targets made from the app's kubeconfig (a file, or a Secret in
-// syncd's namespace, loaded with clientcmd) with that cluster's clients,
-// RESTMapper, discovery, impersonation and inventory; the applier, the
-// prune, the preview, the drift reads and the app's drift watcher all
-// take their clients from it. A remote cluster is asked for its version
+// syncd's namespace; an App object's is in its own namespace, read as
+// its service account: Targets.ForAppObject; loaded with clientcmd)
+// with that cluster's clients, RESTMapper, discovery, impersonation and
+// inventory; the applier, the prune, the preview, the drift reads and
+// the app's drift watcher all take their clients from it. A remote cluster is asked for its version
 // before each run: one that does not answer fails only its apps
 // (UnreachableError), before anything is sent or pruned. It does not
 // guarantee that a cluster answering that probe stays up for the run: the
