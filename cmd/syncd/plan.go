@@ -192,6 +192,9 @@ func planReport(ctx context.Context, cl *cluster, target *planTarget, f *planFla
 	}
 	defer inv.Stop()
 	targets := f.kube.remoteTargets(cl, &invOpts)
+	if target.variablesNS != "" { // an App object: its spec.cluster's Secret in its namespace, as the controller reads it
+		targets = targets.ForAppObject(target.variablesNS)
+	}
 	defer targets.Close()
 	opts := reconcile.Options{CacheDir: f.cacheDir, Concurrency: f.concurrency, Reserved: reserved, Inventory: inv, Namespace: syncdNamespace(), Targets: targets, Progress: progress.progress()}
 	if target.variablesNS != "" { // an App object: its namespace, as its service account

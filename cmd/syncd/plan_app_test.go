@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,5 +186,42 @@ spec:
 	r := syncd(t, "plan", "--app-file", filepath.Join(dir, "app.yaml"), "-n", ns, "--path", filepath.Join(checkout, "web"), "--inventory-namespace", invNamespace(t), "--cache-dir", t.TempDir())
 	if r.code != exitChanges || !strings.Contains(r.stdout, "from-the-apps-namespace") || strings.Contains(r.stdout, "from-syncds-namespace") {
 		t.Errorf("plan --app-file: code %d, want %d and the value of the App's namespace's ConfigMap:\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
+	}
+}
+
+// TestPlanAppObjectReadsItsClusterKubeconfigInItsNamespace: syncd plan
+// of an App of spec.cluster reads the kubeconfig Secret in the App's
+// namespace, as the controller does, not in syncd's (where a Secret of
+// that name names a cluster that does not answer).
+func TestPlanAppObjectReadsItsClusterKubeconfigInItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	dyn := appDynamic(t)
+	freshAppCRDs(t, dyn)
+	ns, sys := env.Namespace(t), env.Namespace(t)
+	t.Setenv("POD_NAMESPACE", sys)
+	good, err := os.ReadFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := strings.ReplaceAll(string(good), env.Config.Host, "https://127.0.0.1:1")
+	for where, kubeconfig := range map[string]string{ns: string(good), sys: dead} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cluster-kubeconfig", Namespace: where}, Data: map[string][]byte{"value": []byte(kubeconfig)}}
+		if _, err := env.Clientset(t).CoreV1().Secrets(where).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkout := writeFiles(t, map[string]string{"web/cm.yaml": cmYAML("web", "  value: remote\n")})
+	dir := writeFiles(t, map[string]string{"app.yaml": fmt.Sprintf(`apiVersion: syncd.dev/v1alpha1
+kind: App
+metadata:
+  name: web
+spec:
+  sourceRef: {kind: GitSource, name: repo}
+  path: web
+  cluster: {name: remote, context: testenv, inventoryNamespace: %s, kubeConfig: {secretRef: {name: cluster-kubeconfig}}}
+`, invNamespace(t))})
+	r := syncd(t, "plan", "--app-file", filepath.Join(dir, "app.yaml"), "-n", ns, "--path", filepath.Join(checkout, "web"), "--inventory-namespace", invNamespace(t), "--cache-dir", t.TempDir())
+	if r.code != exitChanges || !strings.Contains(r.stdout, "remote") {
+		t.Errorf("plan --app-file: code %d, want %d and the ConfigMap planned on the cluster of the App's namespace's kubeconfig:\n%s%s", r.code, exitChanges, r.stdout, r.stderr)
 	}
 }
