@@ -40,7 +40,7 @@ func registeredMetrics(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	daemon.NewMetrics(rec)
-	webhook.NewHandler(nil, nil, nil, rec)
+	webhook.NewHandler(nil, nil, rec)
 	n, err := alert.New(nil, alert.Options{Registerer: rec})
 	if err != nil {
 		t.Fatal(err)

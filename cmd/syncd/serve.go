@@ -250,7 +250,7 @@ func webhookRoutes(d *daemon.Daemon, reg *prometheus.Registry, f *runFlags) http
 		return []byte(strings.TrimSpace(string(b))), err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/webhook/", webhook.NewHandler(secret, d.Sources, d, reg))
+	mux.Handle("/webhook/", webhook.NewHandler(secret, []webhook.Poller{d}, reg))
 	return mux
 }
 

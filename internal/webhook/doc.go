@@ -2,7 +2,10 @@
 // verifies each provider's signature or token, and asks for an immediate
 // poll of the Git sources whose repository the push names and whose
 // revision the pushed ref can move (their branch; their tag; any tag for
-// a semver range; never a pinned commit). GitHub's ping and any other
+// a semver range; never a pinned commit). The sources are listed and
+// polled by Pollers, one per driver (the config file's sources, the
+// GitSources of App objects), all matched by the same rule; a replica
+// that runs no source (a standby) lists none. GitHub's ping and any other
 // event (pull or merge requests, issues, …) are verified the same way,
 // answered 200 and poll nothing.
 //

@@ -113,11 +113,11 @@ func TestHandlerEvents(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recorder{}
-			h := NewHandler(func() ([]byte, error) { return []byte(eventSecret), nil }, sourcesOf(
+			rec := pollerOf(
 				onBranch("app", "https://git.example.com/org/app", "main"),
 				onBranch("cfg", "https://gitlab.example.com/team/cfg", "main"),
-			), rec, prometheus.NewRegistry())
+			)
+			h := NewHandler(func() ([]byte, error) { return []byte(eventSecret), nil }, []Poller{rec}, prometheus.NewRegistry())
 			w := post(h, tc.provider, tc.body, tc.headers)
 			if w.Code != tc.wantCode {
 				t.Fatalf("code %d, want %d: %s", w.Code, tc.wantCode, w.Body)

@@ -30,10 +30,10 @@ func FuzzHandler(f *testing.F) {
 	}
 	const secret = "fuzz-secret"
 	sources := map[string]string{"app": "https://git.example/org/app.git", "other": "ssh://git@git.example:2222/org/other"}
-	listed := sourcesOf(onBranch("app", sources["app"], "main"), gitSource("other", sources["other"], config.GitRef{Semver: "^1"}))
+	listed := []config.Source{onBranch("app", sources["app"], "main"), gitSource("other", sources["other"], config.GitRef{Semver: "^1"})}
 	f.Fuzz(func(t *testing.T, body []byte, sig string) {
-		rec := &recorder{}
-		h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, listed, rec, nil)
+		rec := pollerOf(listed...)
+		h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, []Poller{rec}, nil)
 		send := func(sig string) int {
 			req := httptest.NewRequest(http.MethodPost, "/webhook/github", strings.NewReader(string(body)))
 			req.Header.Set("X-GitHub-Event", "push")
@@ -58,7 +58,7 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("triggered %v from a payload that is not JSON: %v", rec.triggered, err)
 		}
 		urls, ref := p.repositoryURLs(), parseRef(p.str("ref"))
-		for _, src := range listed() {
+		for _, src := range listed {
 			if slices.Contains(rec.triggered, src.Name) && !ref.moves(src.Git) {
 				t.Fatalf("triggered source %s, which does not follow %q", src.Name, ref.full)
 			}

@@ -71,6 +71,36 @@ func matchPush(sources []config.Source, urls []string, ref pushedRef) pushMatch 
 	return m
 }
 
+// pushPlan is what a push concerns among the sources of every poller.
+type pushPlan struct {
+	// ofRepository counts the Git sources of the pushed repository.
+	ofRepository int
+	// poll are those of them whose revision the push can move, each
+	// with the poller that listed it, in the pollers' order.
+	poll []pollTarget
+}
+
+// pollTarget is a source to poll and the poller that runs it.
+type pollTarget struct {
+	poller Poller
+	source string
+}
+
+// planPush matches a push with each poller's sources, by the one rule
+// of matchPush: the counts add up, and each source to poll keeps the
+// poller that listed it (two pollers may list a name alike).
+func planPush(pollers []Poller, urls []string, ref pushedRef) pushPlan {
+	var p pushPlan
+	for _, pl := range pollers {
+		m := matchPush(pl.Sources(), urls, ref)
+		p.ofRepository += m.ofRepository
+		for _, name := range m.poll {
+			p.poll = append(p.poll, pollTarget{poller: pl, source: name})
+		}
+	}
+	return p
+}
+
 // namedByAny reports whether any of urls names the repository of u.
 func namedByAny(u string, urls []string) bool {
 	for _, pushed := range urls {

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -125,8 +127,8 @@ func TestHandlerPushRefs(t *testing.T) {
 			case "gitea":
 				headers = giteaHeaders("push", tc.body)
 			}
-			rec := &recorder{}
-			h := NewHandler(func() ([]byte, error) { return []byte(eventSecret), nil }, sourcesOf(tc.sources...), rec, prometheus.NewRegistry())
+			rec := pollerOf(tc.sources...)
+			h := NewHandler(func() ([]byte, error) { return []byte(eventSecret), nil }, []Poller{rec}, prometheus.NewRegistry())
 			w := post(h, tc.provider, tc.body, headers)
 			if w.Code != tc.wantCode {
 				t.Fatalf("code %d, want %d: %s", w.Code, tc.wantCode, w.Body)
@@ -142,6 +144,78 @@ func TestHandlerPushRefs(t *testing.T) {
 			}
 			if got := testutil.ToFloat64(h.received.WithLabelValues(tc.provider, tc.result)); got != 1 {
 				t.Errorf("syncd_webhook_requests_total{provider=%q,result=%q} = %v, want 1", tc.provider, tc.result, got)
+			}
+		})
+	}
+}
+
+// TestHandlerPollers: a push is matched with the sources of every
+// poller (the daemon's, the App controller's) by the same rule, and each
+// source is polled through the poller that listed it; a push that
+// polls only one poller's sources counts as triggered, and a poller
+// that lists nothing (a standby) adds nothing.
+func TestHandlerPollers(t *testing.T) {
+	push := func(ref string) string {
+		return `{"ref":"` + ref + `","repository":{"clone_url":"https://git.example.com/org/app.git"}}`
+	}
+	const gitSourceName = "GitSource team-a/app"
+	tests := map[string]struct {
+		file, objects []config.Source
+		refuse        bool // the objects' poller cannot poll now
+		ref           string
+		wantBody      string
+		result        string
+		wantFile      []string
+		wantObjects   []string
+	}{
+		"both follow the pushed branch": {
+			file: []config.Source{onBranch("app", appRepo, "main")}, objects: []config.Source{onBranch(gitSourceName, appRepo, "main")},
+			ref: "refs/heads/main", wantBody: "polling app, " + gitSourceName + "\n", result: "triggered",
+			wantFile: []string{"app"}, wantObjects: []string{gitSourceName}},
+		"only the GitSource follows the pushed branch": {
+			file: []config.Source{onBranch("app", appRepo, "main")}, objects: []config.Source{onBranch(gitSourceName, appRepo, "release")},
+			ref: "refs/heads/release", wantBody: "polling " + gitSourceName + "\n", result: "triggered", wantObjects: []string{gitSourceName}},
+		"only GitSources, a new tag for a semver one": {
+			objects: []config.Source{onBranch(gitSourceName, appRepo, "main"), gitSource("GitSource team-b/releases", appRepo, config.GitRef{Semver: "^1"})},
+			ref:     "refs/tags/v1.1.0", wantBody: "polling GitSource team-b/releases\n", result: "triggered", wantObjects: []string{"GitSource team-b/releases"}},
+		"a name both pollers list is polled by each": {
+			file: []config.Source{onBranch("app", appRepo, "main")}, objects: []config.Source{onBranch("app", appRepo, "main")},
+			ref: "refs/heads/main", wantBody: "polling app, app\n", result: "triggered", wantFile: []string{"app"}, wantObjects: []string{"app"}},
+		"the GitSource follows another branch": {
+			objects: []config.Source{onBranch(gitSourceName, appRepo, "main")},
+			ref:     "refs/heads/feature", wantBody: `ignored: no source follows "refs/heads/feature" of "git.example.com/org/app"` + "\n", result: "ignored"},
+		"a standby: neither poller lists a source": {
+			ref: "refs/heads/main", wantBody: "ignored: no source matches the pushed repository\n", result: "ignored"},
+		"the GitSources' poller cannot poll now": {
+			objects: []config.Source{onBranch(gitSourceName, appRepo, "main")}, refuse: true,
+			ref: "refs/heads/main", wantBody: "ignored: no source could be polled now; their next poll picks the push up\n", result: "ignored"},
+		"the GitSources' poller cannot poll now, the file's can": {
+			file: []config.Source{onBranch("app", appRepo, "main")}, objects: []config.Source{onBranch(gitSourceName, appRepo, "main")}, refuse: true,
+			ref: "refs/heads/main", wantBody: "polling app\n", result: "triggered", wantFile: []string{"app"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			file, objects := pollerOf(tc.file...), pollerOf(tc.objects...)
+			if tc.refuse {
+				objects.refuse = errors.New("not running")
+			}
+			h := NewHandler(func() ([]byte, error) { return []byte(eventSecret), nil }, []Poller{file, objects}, prometheus.NewRegistry())
+			body := push(tc.ref)
+			w := post(h, "github", body, githubHeaders("push", body))
+			if w.Code != http.StatusAccepted {
+				t.Fatalf("code %d, want 202: %s", w.Code, w.Body)
+			}
+			if diff := cmp.Diff(tc.wantBody, w.Body.String()); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFile, file.triggered); diff != "" {
+				t.Errorf("the file's sources polled (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantObjects, objects.triggered); diff != "" {
+				t.Errorf("the GitSources polled (-want +got):\n%s", diff)
+			}
+			if got := testutil.ToFloat64(h.received.WithLabelValues("github", tc.result)); got != 1 {
+				t.Errorf("syncd_webhook_requests_total{provider=github,result=%q} = %v, want 1", tc.result, got)
 			}
 		})
 	}

@@ -94,8 +94,8 @@ func TestHandlerReplays(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recorder{}
-			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, sourcesOf(onBranch("app", "https://git.example.com/org/app", "main")), rec, prometheus.NewRegistry())
+			rec := pollerOf(onBranch("app", "https://git.example.com/org/app", "main"))
+			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, []Poller{rec}, prometheus.NewRegistry())
 			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			h.replays = newReplayGuard(DefaultReplayWindow, orDefault(tc.capacity, DefaultReplayCapacity), clock.now)
 			var codes, want []int

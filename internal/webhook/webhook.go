@@ -31,8 +31,17 @@ import (
 // receiver type, container registries included, at 3 MiB.)
 const DefaultMaxBody = 1 << 20
 
-// Triggerer polls a source now.
-type Triggerer interface {
+// Poller is one driver's part of the sources a push may poll: the
+// daemon's (the config file's sources) or the App controller's (the
+// GitSources its running Apps use). It lists only what this replica
+// runs: a standby, or a shard that runs none of a source's apps, lists
+// nothing, so a push it receives polls nothing.
+type Poller interface {
+	// Sources returns the sources the poller runs now, each with a name
+	// unique among them, its URL and, for a Git source, the revision it
+	// follows. The names are shown in the answer: never a URL.
+	Sources() []config.Source
+	// Trigger polls the named source now.
 	Trigger(source string) error
 }
 
@@ -51,10 +60,11 @@ type Handler struct {
 	// Secret returns the shared secret (re-read on each request so a
 	// rotated secret works).
 	Secret func() ([]byte, error)
-	// Sources returns the sources of the running config: each with its
-	// name, its URL and, for a Git source, the revision it follows.
-	Sources func() []config.Source
-	Trigger Triggerer
+	// Pollers list and poll the sources a push may concern; every
+	// poller's sources are matched with the push by the same rule
+	// (matchPush), and a source is polled through the poller that
+	// listed it.
+	Pollers []Poller
 	// MaxBody bounds the payload in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
 
@@ -63,8 +73,8 @@ type Handler struct {
 }
 
 // NewHandler returns a Handler whose counters are registered on reg.
-func NewHandler(secret func() ([]byte, error), sources func() []config.Source, t Triggerer, reg prometheus.Registerer) *Handler {
-	h := &Handler{Secret: secret, Sources: sources, Trigger: t,
+func NewHandler(secret func() ([]byte, error), pollers []Poller, reg prometheus.Registerer) *Handler {
+	h := &Handler{Secret: secret, Pollers: pollers,
 		received: prom.CounterVec("syncd_webhook_requests_total",
 			"Push webhook requests by provider (github, gitlab, gitea, unknown) and result (triggered, ignored, ping, not_push, replayed, unauthorized, too_large, bad_request, not_found).",
 			"provider", "result"),
@@ -168,14 +178,14 @@ func (h *Handler) serve(d parsed) answer {
 // servePush polls the sources a push can move. Whether it polled or
 // not, a push is answered 202, as a standby replica answers it.
 func (h *Handler) servePush(d parsed) answer {
-	m := matchPush(h.Sources(), d.urls, d.ref)
+	p := planPush(h.Pollers, d.urls, d.ref)
 	switch {
-	case m.ofRepository == 0:
+	case p.ofRepository == 0:
 		return ignoredPush("no source matches the pushed repository")
-	case len(m.poll) == 0:
+	case len(p.poll) == 0:
 		return ignoredPush(fmt.Sprintf("no source follows %s of %s", quoted(d.ref.full), quoted(repositoryName(d.urls))))
 	}
-	polled := h.trigger(m.poll)
+	polled := trigger(p.poll)
 	if len(polled) == 0 {
 		return ignoredPush("no source could be polled now; their next poll picks the push up")
 	}
@@ -239,12 +249,13 @@ func resultFor(status int) result {
 	return resultBadRequest
 }
 
-// trigger polls each named source now and returns those it could.
-func (h *Handler) trigger(names []string) []string {
+// trigger polls each target now, through its poller, and returns the
+// names of those it could.
+func trigger(targets []pollTarget) []string {
 	var polled []string
-	for _, name := range names {
-		if h.Trigger.Trigger(name) == nil {
-			polled = append(polled, name)
+	for _, t := range targets {
+		if t.poller.Trigger(t.source) == nil {
+			polled = append(polled, t.source)
 		}
 	}
 	return polled

@@ -17,16 +17,29 @@ import (
 	"syncd.dev/syncd/internal/config"
 )
 
-type recorder struct{ triggered []string }
-
-func (r *recorder) Trigger(name string) error {
-	r.triggered = append(r.triggered, name)
-	return nil
+// recorder is a Poller of sources that records what it is asked to
+// poll.
+type recorder struct {
+	sources   []config.Source
+	triggered []string
+	// refuse, when set, is every Trigger's error (a poller that cannot
+	// poll now).
+	refuse error
 }
 
-// sourcesOf returns a Handler's Sources callback listing srcs.
-func sourcesOf(srcs ...config.Source) func() []config.Source {
-	return func() []config.Source { return srcs }
+var _ Poller = (*recorder)(nil)
+
+// pollerOf is a recorder of srcs.
+func pollerOf(srcs ...config.Source) *recorder { return &recorder{sources: srcs} }
+
+func (r *recorder) Sources() []config.Source { return r.sources }
+
+func (r *recorder) Trigger(name string) error {
+	if r.refuse != nil {
+		return r.refuse
+	}
+	r.triggered = append(r.triggered, name)
+	return nil
 }
 
 // gitSource is a Git source of url following ref.
@@ -69,12 +82,11 @@ func TestHandler(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recorder{}
-			reg := prometheus.NewRegistry()
-			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, sourcesOf(
+			rec := pollerOf(
 				onBranch("app", "ssh://git@git.example.com/org/app", "main"),
 				onBranch("cfg", "https://gitlab.example.com/team/cfg", "main"),
-			), rec, reg)
+			)
+			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, []Poller{rec}, prometheus.NewRegistry())
 			req := httptest.NewRequest(http.MethodPost, "/webhook/"+tc.provider, strings.NewReader(tc.body))
 			for k, v := range tc.headers {
 				req.Header.Set(k, v)
@@ -154,8 +166,8 @@ func TestHandlerReadsBodyLast(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recorder{}
-			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, sourcesOf(), rec, prometheus.NewRegistry())
+			rec := pollerOf()
+			h := NewHandler(func() ([]byte, error) { return []byte(secret), nil }, []Poller{rec}, prometheus.NewRegistry())
 			h.MaxBody = limit
 			body := &countingBody{left: tc.size}
 			req := httptest.NewRequest(http.MethodPost, "/webhook/"+tc.provider, body)
@@ -184,7 +196,7 @@ func TestHandlerReadsBodyLast(t *testing.T) {
 // TestHandlerUnknownProvider: a path a stranger chose answers 404 and is
 // counted under provider "unknown", not as a label value of its own.
 func TestHandlerUnknownProvider(t *testing.T) {
-	h := NewHandler(func() ([]byte, error) { return []byte("s"), nil }, sourcesOf(), &recorder{}, prometheus.NewRegistry())
+	h := NewHandler(func() ([]byte, error) { return []byte("s"), nil }, []Poller{pollerOf()}, prometheus.NewRegistry())
 	for _, p := range []string{"bitbucket", "x1", "x2"} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/webhook/"+p, strings.NewReader("{}")))
