@@ -30,6 +30,12 @@
 // Events are recorded on Apps; an App whose name collides with a file
 // app or another App is refused (names.go) and never prunes.
 //
+// A push webhook (package webhook) polls a GitSource through the
+// controller's Sources and Trigger (push.go): they list the GitSources
+// that the Apps this replica runs use, and queue those Apps at once, as
+// if the source's interval had come due; a GitSource no such App uses is
+// not listed, and a controller that does not run lists none.
+//
 // Each App has the file daemon's drift watcher (drift.go), pointed at
 // the plan it last applied (rendered, in drift mode detect); a suspended
 // App keeps it. The Secrets GitSources and Apps name are watched by
