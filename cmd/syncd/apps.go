@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +26,7 @@ import (
 	"syncd.dev/syncd/internal/controller"
 	"syncd.dev/syncd/internal/daemon"
 	"syncd.dev/syncd/internal/reconcile"
+	"syncd.dev/syncd/internal/webhook"
 )
 
 // appFlags are syncd run's tenancy settings for App objects.
@@ -170,7 +173,8 @@ func waitForAppCRDs(ctx context.Context, cl *cluster, log *slog.Logger) error {
 
 // withAppController runs the App controller beside run (the file
 // daemon) when there is one: both stop when ctx ends or either fails.
-func withAppController(newCtrl func(context.Context) (*controller.Controller, error), run func(context.Context) error) func(context.Context) error {
+// While it runs, apps holds it for the push webhooks.
+func withAppController(newCtrl func(context.Context) (*controller.Controller, error), apps *runningApps, run func(context.Context) error) func(context.Context) error {
 	if newCtrl == nil {
 		return run
 	}
@@ -185,8 +189,55 @@ func withAppController(newCtrl func(context.Context) (*controller.Controller, er
 				}
 				return err
 			}
+			apps.set(ctrl)
+			defer apps.set(nil)
 			return ctrl.Run(ctx)
 		})
 		return g.Wait()
 	}
 }
+
+// runningApps is the App controller of the current leadership term, as
+// the push webhooks poll it (webhook.Poller): each term builds its own
+// controller, and the webhook listener outlives them. It lists no
+// GitSource while this replica runs no controller (a standby, or the
+// CRDs not installed yet), so a push it receives polls none, as the
+// daemon's sources on a standby.
+type runningApps struct {
+	mu   sync.Mutex
+	ctrl *controller.Controller
+}
+
+var _ webhook.Poller = (*runningApps)(nil)
+
+// set makes c the running controller (nil: none runs).
+func (r *runningApps) set(c *controller.Controller) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ctrl = c
+}
+
+func (r *runningApps) current() *controller.Controller {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctrl
+}
+
+// Sources lists the GitSources of the running controller's Apps.
+func (r *runningApps) Sources() []config.Source {
+	if c := r.current(); c != nil {
+		return c.Sources()
+	}
+	return nil
+}
+
+// Trigger polls a GitSource through the running controller.
+func (r *runningApps) Trigger(source string) error {
+	if c := r.current(); c != nil {
+		return c.Trigger(source)
+	}
+	return errAppsNotRunning
+}
+
+// errAppsNotRunning: no App controller runs on this replica.
+var errAppsNotRunning = errors.New("the App controller does not run on this replica")

@@ -25,6 +25,7 @@ import (
 	"syncd.dev/syncd/internal/reconcile"
 	"syncd.dev/syncd/internal/redact"
 	"syncd.dev/syncd/internal/renderproc"
+	"syncd.dev/syncd/internal/webhook"
 )
 
 type runFlags struct {
@@ -102,8 +103,9 @@ HTTP on --webhook-listen (off unless set): POST /webhook/{github,gitlab,gitea}
 (signature or token checked against --webhook-secret-file before more than
 the header is trusted, bodies over 1 MiB refused). A push polls the sources
 of its repository that follow the pushed branch or tag (any tag for a
-semver source); GitHub's ping and other events are answered 200 and poll
-nothing (docs/operations.md).
+semver source): the config file's, and the GitSources of the App objects
+this replica runs. GitHub's ping and other events are answered 200 and
+poll nothing (docs/operations.md).
 
 --once runs every app of --config once, in dependency order, as syncd
 apply --config does (progress on stderr; --quiet: none), and exits with
@@ -244,7 +246,8 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	run := withAppController(newCtrl, d.Run)
+	apps := &runningApps{}
+	run := withAppController(newCtrl, apps, d.Run)
 
 	var el *leader.Elector // nil: no leader election
 	if f.leaderElect {
@@ -257,7 +260,8 @@ func runDaemon(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	servers, err := serve(f, d, el, reg, cs, uiSrv, log)
+	// A push polls the file's sources and the GitSources of App objects.
+	servers, err := serve(f, d, el, reg, cs, uiSrv, []webhook.Poller{d, apps}, log)
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -43,8 +43,8 @@ import (
 // webhook addresses, keeping syncd's existing --listen for the first.
 
 // serve starts the listeners of f for d (and el, nil without leader
-// election).
-func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, uiSrv *ui.Server, log *slog.Logger) (*httpServers, error) {
+// election); a push webhook polls the sources of pushes.
+func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry, cs kubernetes.Interface, uiSrv *ui.Server, pushes []webhook.Poller, log *slog.Logger) (*httpServers, error) {
 	guard, err := statusGuard(f, cs, log)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func serve(f *runFlags, d *daemon.Daemon, el *leader.Elector, reg *prometheus.Re
 	}
 	req := serveRequest{statusAddr: f.listen, statusTLS: tlsConfig, webhookAddr: f.webhookListen, status: statusRoutes(d, el, reg, f, guard), log: log}
 	if f.webhookListen != "" {
-		req.webhook = webhookRoutes(d, reg, f)
+		req.webhook = webhookRoutes(pushes, reg, f)
 	}
 	if uiSrv != nil {
 		if req.ui, err = uiRoutes(uiSrv, f, cs, log); err != nil {
@@ -243,14 +243,19 @@ func statusRoutes(d *daemon.Daemon, el *leader.Elector, reg *prometheus.Registry
 	return mux
 }
 
-// webhookRoutes serves the push webhooks and nothing else.
-func webhookRoutes(d *daemon.Daemon, reg *prometheus.Registry, f *runFlags) http.Handler {
+// The daemon polls the config file's sources for a push; runningApps
+// the GitSources of App objects.
+var _ webhook.Poller = (*daemon.Daemon)(nil)
+
+// webhookRoutes serves the push webhooks and nothing else: a push polls
+// the sources of pollers.
+func webhookRoutes(pollers []webhook.Poller, reg *prometheus.Registry, f *runFlags) http.Handler {
 	secret := func() ([]byte, error) {
 		b, err := os.ReadFile(f.webhookSecret)
 		return []byte(strings.TrimSpace(string(b))), err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/webhook/", webhook.NewHandler(secret, []webhook.Poller{d}, reg))
+	mux.Handle("/webhook/", webhook.NewHandler(secret, pollers, reg))
 	return mux
 }
 
