@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"syncd.dev/syncd/internal/testenv/gitserver"
 )
@@ -85,29 +86,44 @@ const pushNS = "push-hooks"
 // pushSource is its source: it follows branch main.
 const pushSource = "push-hooks"
 
+// pushAppNS is the namespace of the journey's App object, whose
+// GitSource pushGitSource follows branch release of the same
+// repository.
+const (
+	pushAppNS     = "push-hooks-apps"
+	pushGitSource = "releases"
+)
+
 // pushJourney is the push webhook journey's state.
 type pushJourney struct {
 	t    *testing.T
 	w    *workspace
+	cl   *cluster
 	repo *gitserver.Repo
 	d    *daemon
 	step func(string)
 }
 
 // TestJourneyPushWebhook: `syncd run` with push webhooks, as GitHub
-// drives it. The ping GitHub sends when the hook is created answers
-// 200 and polls nothing (a badly signed one is 401); a push of a branch
-// the source does not follow answers 202, says so, and polls nothing; a
-// push of the followed branch polls the source, which applies the new
+// drives it, over a config file's source following main and a
+// GitSource (of an App object) following release, both polled hourly.
+// The ping GitHub sends when the hook is created answers 200 and polls
+// nothing (a badly signed one is 401); a push of a branch neither
+// follows answers 202, says so, and polls nothing; a push of main polls
+// the config file's source only, which applies the new commit; a push
+// of release polls the GitSource only, whose App applies the new
 // commit. The source's polls are counted on /metrics: one at start, one
 // for the push of main, none for the others.
 func TestJourneyPushWebhook(t *testing.T) {
-	j := &pushJourney{t: t, w: newWorkspace(t), step: stepper(t)}
+	j := &pushJourney{t: t, w: newWorkspace(t), cl: newCluster(t), step: stepper(t)}
 	ensureNamespace(t, pushNS)
 	j.repo = gitserver.StartTest(t).NewTestRepo(t, "push-hooks")
 	first := j.commit("blue")
+	release := j.commitOn("release", "amber")
 	j.start()
+	j.declareApp()
 	j.d.waitApplied(pushNS+"-web", func(rev string) bool { return rev == first })
+	j.waitAppApplied(release)
 	polls := j.polls()
 	j.step("first sync")
 
@@ -121,9 +137,9 @@ func TestJourneyPushWebhook(t *testing.T) {
 	j.step("push of another branch")
 
 	next := j.commit("green")
-	j.expect("push", githubPush(j.repo.URL, "refs/heads/main", next), pushSecret, http.StatusAccepted, "polling "+pushSource)
+	j.expect("push", githubPush(j.repo.URL, "refs/heads/main", next), pushSecret, http.StatusAccepted, "polling "+pushSource+"\n")
 	j.d.waitApplied(pushNS+"-web", func(rev string) bool { return rev == next })
-	j.checkColor("green")
+	j.checkColor(pushNS, "green")
 	j.step("push of main applied")
 
 	// Polls of one source never overlap and run in order: had the ping
@@ -132,8 +148,16 @@ func TestJourneyPushWebhook(t *testing.T) {
 	if got := j.polls(); got != polls+1 {
 		t.Errorf("the source was polled %d times after the first sync, want 1 (the push of main only)", got-polls)
 	}
+
+	released := j.commitOn("release", "violet")
+	j.expect("push", githubPush(j.repo.URL, "refs/heads/release", released), pushSecret, http.StatusAccepted,
+		"polling GitSource "+pushAppNS+"/"+pushGitSource+"\n")
+	j.waitAppApplied(released)
+	j.checkColor(pushAppNS, "violet")
+	j.step("push of release applied by the App")
+
 	families := scrape(t, j.d.addr)
-	for res, want := range map[string]float64{"ping": 1, "unauthorized": 1, "ignored": 1, "triggered": 1} {
+	for res, want := range map[string]float64{"ping": 1, "unauthorized": 1, "ignored": 1, "triggered": 2} {
 		if got := value(families, "syncd_webhook_requests_total", map[string]string{"provider": "github", "result": res}); got != want {
 			t.Errorf("syncd_webhook_requests_total{provider=github,result=%s} = %v, want %v", res, got, want)
 		}
@@ -154,12 +178,14 @@ func (j *pushJourney) commit(color string) string {
 	return sha
 }
 
-// commitOn commits color on branch (made from main) and goes back to
-// main; it returns the branch's new SHA.
+// commitOn commits color on branch (made from main the first time) and
+// goes back to main; it returns the branch's new SHA.
 func (j *pushJourney) commitOn(branch, color string) string {
 	j.t.Helper()
-	if out, err := j.repo.Git("checkout", "-q", "-b", branch); err != nil {
-		j.t.Fatalf("git checkout -b %s: %v\n%s", branch, err, out)
+	if _, err := j.repo.Git("checkout", "-q", branch); err != nil {
+		if out, err := j.repo.Git("checkout", "-q", "-b", branch); err != nil {
+			j.t.Fatalf("git checkout -b %s: %v\n%s", branch, err, out)
+		}
 	}
 	sha := j.commit(color)
 	if out, err := j.repo.Git("checkout", "-q", "main"); err != nil {
@@ -184,6 +210,47 @@ apps:
 	j.d = j.w.startDaemon("--webhook-listen", "127.0.0.1:0", "--webhook-secret-file", secretFile)
 }
 
+// declareApp creates the GitSource following release, polled hourly,
+// and its App, whose objects land in its own namespace. At cleanup the
+// daemon has stopped: the App loses its finalizer as it is deleted (its
+// objects stay), so that later journeys do not meet it.
+func (j *pushJourney) declareApp() {
+	ensureNamespace(j.t, pushAppNS)
+	manifest := j.w.file("push-app.yaml", fmt.Sprintf(`apiVersion: syncd.dev/v1alpha1
+kind: GitSource
+metadata: {name: %s}
+spec: {url: %s, branch: release, interval: 1h}
+---
+apiVersion: syncd.dev/v1alpha1
+kind: App
+metadata: {name: web}
+spec:
+  sourceRef: {kind: GitSource, name: %s}
+  path: app
+`, pushGitSource, j.repo.URL, pushGitSource))
+	mustKubectl(j.t, "-n", pushAppNS, "apply", "-f", manifest)
+	j.t.Cleanup(func() {
+		_, _ = kubectl("-n", pushAppNS, "delete", "app/web", "--ignore-not-found", "--wait=false")
+		_, _ = kubectl("-n", pushAppNS, "patch", "app/web", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		_, _ = kubectl("-n", pushAppNS, "delete", "gitsource/"+pushGitSource, "--ignore-not-found")
+	})
+}
+
+// waitAppApplied waits until the App is Ready with lastAppliedRevision
+// sha.
+func (j *pushJourney) waitAppApplied(sha string) {
+	j.t.Helper()
+	ref := objectRef{group: "syncd.dev", kind: "App", namespace: pushAppNS, name: "web"}
+	waitFor(j.t, "App "+pushAppNS+"/web Ready at "+sha, 2*time.Minute, func() (bool, string) {
+		app, err := j.cl.get(ref)
+		if err != nil {
+			return false, err.Error()
+		}
+		rev, _, _ := unstructured.NestedString(app.Object, "status", "lastAppliedRevision")
+		return rev == sha && readyStatus(app) == "True", fmt.Sprint(app.Object["status"])
+	})
+}
+
 // polls is how many polls of the source /metrics counts.
 func (j *pushJourney) polls() uint64 {
 	j.t.Helper()
@@ -201,15 +268,15 @@ func (j *pushJourney) expect(event string, body []byte, secret string, code int,
 	}
 }
 
-// checkColor checks the live ConfigMap's color.
-func (j *pushJourney) checkColor(want string) {
+// checkColor checks the color of the live ConfigMap in ns.
+func (j *pushJourney) checkColor(ns, want string) {
 	j.t.Helper()
-	cm, err := clientset(j.t).CoreV1().ConfigMaps(pushNS).Get(context.Background(), "settings", metav1.GetOptions{})
+	cm, err := clientset(j.t).CoreV1().ConfigMaps(ns).Get(context.Background(), "settings", metav1.GetOptions{})
 	if err != nil {
 		j.t.Fatal(err)
 	}
 	if got := cm.Data["color"]; got != want {
-		j.t.Errorf("ConfigMap %s/settings: color %q, want %q", pushNS, got, want)
+		j.t.Errorf("ConfigMap %s/settings: color %q, want %q", ns, got, want)
 	}
 }
 
