@@ -42,12 +42,14 @@ sources:
   - name: web
     git: {url: %s, branch: main, interval: 1s}
 apps:
-  - {name: base, source: base, path: app}
-  - {name: web, source: web, path: app, dependsOn: [base]}
+  - {name: outage-base, source: base, path: app}
+  - {name: outage-web, source: web, path: app, dependsOn: [outage-base]}
 `, baseRepo.URL, webRepo.URL))
+	// The app names are the journey's own: the journeys share the
+	// cluster and its inventory namespace.
 	d := w.startDaemon()
-	d.waitApplied("base", func(rev string) bool { return rev != "" })
-	d.waitApplied("web", func(rev string) bool { return rev != "" })
+	d.waitApplied("outage-base", func(rev string) bool { return rev != "" })
+	d.waitApplied("outage-web", func(rev string) bool { return rev != "" })
 
 	base.SetDown(true)
 	waitFor(t, "base's source outage on /status", time.Minute, func() (bool, string) {
@@ -56,7 +58,7 @@ apps:
 			return false, err.Error()
 		}
 		for _, a := range apps {
-			if a.App == "base" {
+			if a.App == "outage-base" {
 				return a.Result == "failed" && a.Error != "", fmt.Sprintf("%+v", a)
 			}
 		}
@@ -67,7 +69,7 @@ apps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.waitApplied("web", func(rev string) bool { return strings.Contains(rev, next[:12]) })
+	d.waitApplied("outage-web", func(rev string) bool { return strings.Contains(rev, next[:12]) })
 	cms := clientset(t).CoreV1().ConfigMaps(ns)
 	if cm, err := cms.Get(context.Background(), "web", metav1.GetOptions{}); err != nil || cm.Data["v"] != "2" {
 		t.Errorf("web's ConfigMap during base's outage: %v, %v; want v=2", cm.Data, err)
@@ -78,5 +80,5 @@ apps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.waitApplied("base", func(rev string) bool { return strings.Contains(rev, fixed[:12]) })
+	d.waitApplied("outage-base", func(rev string) bool { return strings.Contains(rev, fixed[:12]) })
 }
