@@ -76,6 +76,7 @@ const (
 // says adopted: delete. Objects are removed in reverse stage order, each
 // delete preconditioned on the UID and resourceVersion prune read.
 func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error) (*Report, error) {
+	r.forgetReads()
 	rep := &Report{App: r.app.Name, DryRun: r.dryRun}
 	inPlan := make(map[Key]bool, len(r.plan.Objects))
 	for i := range r.plan.Objects {
