@@ -350,7 +350,8 @@ func ownedHashes(obj *planner.Object, x *applyResult, prev *Member) []SliceHash 
 	out := hashesOf(obj)
 	for i := range out {
 		m := out[i].Manager
-		out[i].Owned, out[i].Yield = x.owned[m], x.yield[m]
+		got := x.of(m)
+		out[i].Owned, out[i].Yield = got.owned, got.yield
 		if p := prevSlice(prev, i, out[i]); p != nil && out[i].Owned == "" {
 			out[i].Owned = p.Owned
 		}

@@ -220,19 +220,28 @@ type applyResult struct {
 	// decided (fields yielded to another manager).
 	ok bool
 	rv string
-	// owned is each manager's fingerprint after the apply (or as read
-	// when unchanged); yield, for a slice that yielded fields (in this
-	// apply, or in an earlier one when found unchanged now), the record
-	// of what it yielded. yield is made only for such a slice: a no-op
-	// sync of thousands of objects allocates none.
-	owned map[string]string
-	yield map[string]*Yield
+	// slices holds what the changes reported per manager: a fingerprint
+	// after the apply (or as read when unchanged) or a yield (in this
+	// apply, or in an earlier one when found unchanged now). A slice
+	// that reports neither gets no entry: a no-op sync answered without
+	// reading the objects allocates nothing here, and a sync that writes
+	// them one small slice each (48 bytes), not a map (336 bytes with
+	// one string entry, 48 empty).
+	slices []sliceResult
+}
+
+// sliceResult is what one manager's change reported (applyResult).
+type sliceResult struct {
+	manager string
+	owned   string
+	yield   *Yield
 }
 
 // add takes in one slice's change; prev is the member's record before
 // the apply (nil: none) and policy the app's conflict policy digest.
 func (x *applyResult) add(c applier.Change, prev *Member, policy string) {
 	m := string(c.Manager)
+	var yield *Yield
 	switch c.Action {
 	case applier.Failed, applier.Conflicted, applier.Skipped, applier.HandoffPending, applier.Excluded:
 		// Handoff-pending objects are not as the plan says yet: apply
@@ -241,26 +250,44 @@ func (x *applyResult) add(c applier.Change, prev *Member, policy string) {
 		x.ok = false
 	case applier.Unchanged:
 		// Not written: the skip found what it yielded still held.
-		x.keepYield(m, prevYield(prev, m))
+		yield = prevYield(prev, m)
 	}
 	if c.ResourceVersion != "" {
 		x.rv = c.ResourceVersion
 	}
-	if c.Owned != "" {
-		x.owned[m] = c.Owned
+	if y := yieldOf(c.Resolution().YieldedTo, policy); y != nil {
+		yield = y
 	}
-	x.keepYield(m, yieldOf(c.Resolution().YieldedTo, policy))
+	x.note(m, c.Owned, yield)
 }
 
-// keepYield records y as manager m's yield; nil records nothing.
-func (x *applyResult) keepYield(m string, y *Yield) {
-	if y == nil {
+// note records manager m's fingerprint and yield; an empty owned or a
+// nil yield records nothing, and leaves an earlier one in place.
+func (x *applyResult) note(m, owned string, yield *Yield) {
+	if owned == "" && yield == nil {
 		return
 	}
-	if x.yield == nil {
-		x.yield = map[string]*Yield{}
+	i := slices.IndexFunc(x.slices, func(s sliceResult) bool { return s.manager == m })
+	if i < 0 {
+		x.slices = append(x.slices, sliceResult{manager: m})
+		i = len(x.slices) - 1
 	}
-	x.yield[m] = y
+	if owned != "" {
+		x.slices[i].owned = owned
+	}
+	if yield != nil {
+		x.slices[i].yield = yield
+	}
+}
+
+// of returns what manager m's change reported (zero: nothing).
+func (x *applyResult) of(m string) sliceResult {
+	for _, s := range x.slices {
+		if s.manager == m {
+			return s
+		}
+	}
+	return sliceResult{}
 }
 
 // prevYield is the yield prev records for manager m's slice, nil when
@@ -287,7 +314,7 @@ func (r *Run) applied(cs *applier.ChangeSet) []*Member {
 			k := KeyOf(c.Object)
 			x := res[k]
 			if x == nil {
-				x = &applyResult{ok: true, owned: map[string]string{}}
+				x = &applyResult{ok: true}
 				res[k] = x
 			}
 			x.add(c, r.prevIdx[k], r.app.ConflictPolicy)
