@@ -78,18 +78,11 @@ const (
 func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error) (*Report, error) {
 	r.forgetReads()
 	rep := &Report{App: r.app.Name, DryRun: r.dryRun}
-	inPlan := make(map[Key]bool, len(r.plan.Objects))
-	for i := range r.plan.Objects {
-		inPlan[KeyOf(r.plan.Objects[i].Ref)] = true
-	}
+	// left before applied: its index of the plan is garbage before the
+	// new member set and the apply's results are built.
+	left := r.leftGit()
 	next := &Inventory{App: r.app.Name, ID: r.id, Revision: r.prev.inv.Revision, Owner: r.owner()}
 	next.Members = r.applied(cs)
-	var left []*Member
-	for _, mem := range r.prev.inv.Members {
-		if !inPlan[KeyOf(mem.Ref())] {
-			left = append(left, mem)
-		}
-	}
 
 	refuse := func(reason Reason, msg string) {
 		rep.Refused = &Refusal{Reason: reason, Message: msg}
@@ -167,6 +160,22 @@ func (r *Run) Finish(ctx context.Context, cs *applier.ChangeSet, applyErr error)
 		}
 		next = mergeInto(r.prev.inv, next)
 	}
+}
+
+// leftGit returns the members of the inventory Begin read that are not
+// in the plan: the objects that left Git.
+func (r *Run) leftGit() []*Member {
+	inPlan := make(map[Key]bool, len(r.plan.Objects))
+	for i := range r.plan.Objects {
+		inPlan[KeyOf(r.plan.Objects[i].Ref)] = true
+	}
+	var left []*Member
+	for _, mem := range r.prev.inv.Members {
+		if !inPlan[KeyOf(mem.Ref())] {
+			left = append(left, mem)
+		}
+	}
+	return left
 }
 
 // removed returns the members the report removes from the inventory:
