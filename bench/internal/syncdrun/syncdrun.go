@@ -162,8 +162,17 @@ func ensureNamespace(ctx context.Context, dyn dynamic.Interface, name string) er
 }
 
 // plannerApp and inventoryApp map the bench's app to the stages' options
-// as reconcile.Compile does; the bench module does not import reconcile,
-// whose source stage pulls in go-git.
+// as reconcile.Compile does (its plannerApp and inventoryApp), which is
+// the one place config becomes them and is not exported. The bench does
+// not import reconcile: that adds 105 packages to syncdrun's (all of
+// go-git and go-containerregistry, the source and render stages, with
+// their init functions) and requirements bench/go.mod does not have, and
+// bench/cmd/rss, whose peak RSS BenchmarkMemory reports, links syncdrun.
+//
+// inventoryApp leaves ConflictPolicy (reconcile's digest of the app's
+// conflicts section) empty: it only labels the yields a sync records, and
+// the bench applies without a conflict policy (ApplyOptions.Policy nil),
+// which never yields.
 func plannerApp(app config.App) (planner.App, error) {
 	out := planner.App{Name: app.Name, Namespace: app.Namespace, Manager: planner.FieldManager(app.DefaultManager())}
 	for i, s := range app.Split {
