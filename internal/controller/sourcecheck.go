@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,9 +58,30 @@ func (c *Controller) reconcileSource(ctx context.Context, key sourceKey) error {
 	if len(sourceSecrets(src)) > 0 {
 		c.watchSecrets(src.Meta().Namespace)
 	}
-	conds := sourceConditions(src.conditions(), src.Meta().Generation, c.checkSource(ctx, src))
+	check := c.checkSource(ctx, src)
+	conds := sourceConditions(src.conditions(), src.Meta().Generation, check)
 	c.events.sourceChecked(src, conds)
-	return c.writeSourceStatus(ctx, src, map[string]any{"observedGeneration": src.Meta().Generation, "conditions": conds})
+	if err := c.writeSourceStatus(ctx, src, map[string]any{"observedGeneration": src.Meta().Generation, "conditions": conds}); err != nil {
+		return err
+	}
+	return retryUntilGranted(check.Err)
+}
+
+// errAwaitingGrant: a source's check was refused reading a Secret as a
+// service account.
+var errAwaitingGrant = errors.New("a Secret of the source cannot be read as a service account yet")
+
+// retryUntilGranted returns errAwaitingGrant, which retries the check
+// with backoff (as a refused App's reconcile is retried), when err is a
+// Secret a service account was refused: RBAC grants are not watched, so
+// without a retry the source would stay refused after the grant until
+// an App, a Secret or its spec changed.
+func retryUntilGranted(err error) error {
+	var missing *MissingSecretError
+	if errors.As(err, &missing) && missing.Reader != "" && apierrors.IsForbidden(missing.Err) {
+		return errAwaitingGrant
+	}
+	return nil
 }
 
 // sourceCheck is how a source's check ended.

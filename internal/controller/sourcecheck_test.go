@@ -37,7 +37,8 @@ func (r *rig) sourceReady(name, want string) metav1.Condition {
 // default service account, read as it and refused), and once Apps
 // running as the account use them (refused naming the account and what
 // to grant). Granted get on the Secret that exists, its GitSource is
-// Ready, read as the account, and its App applies.
+// Ready, read as the account, with nothing else changed (the refused
+// check is retried), and its App applies.
 func TestSourceCheckReadsAsItsApps(t *testing.T) {
 	tests := map[string]struct {
 		tenancy Tenancy
@@ -116,12 +117,16 @@ spec: {sourceRef: {kind: GitSource, name: %s}, path: %s%s}`, app, probe, app, sa
 			}
 			checkSame("Apps running as the account use them", "False "+string(v1alpha1.ReasonSecretNotFound), append(refusal, "the service account App")...)
 
+			// The grant alone (no App, Secret or source event): the
+			// refused check is retried with backoff and sees it.
 			r.grantSecret("deployer", "platform-api")
-			r.patchApp("web", `{"metadata":{"annotations":{"`+v1alpha1.RequestedAtAnnotation+`":"granted"}}}`)
 			c := r.sourceReady("present", "True "+string(v1alpha1.ReasonValid))
 			if want := "read as " + account; !strings.Contains(c.Message, want) {
 				t.Errorf("GitSource present after the grant: Ready = %q; want it to say %q", c.Message, want)
 			}
+			// The App, refused as often as events came, may be minutes
+			// from its next retry: a request runs it now.
+			r.patchApp("web", `{"metadata":{"annotations":{"`+v1alpha1.RequestedAtAnnotation+`":"granted"}}}`)
 			r.waitReady("web", r.sha)
 		})
 	}
