@@ -140,7 +140,7 @@ func TestDefaultServiceAccount(t *testing.T) {
 func TestSubstituteFromReadAsServiceAccount(t *testing.T) {
 	r := newRig(t, "1h")
 	ctx := context.Background()
-	saCfg, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
+	_, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,29 +171,8 @@ func TestSubstituteFromReadAsServiceAccount(t *testing.T) {
 	if v, err := r.configMapValue("web"); err == nil {
 		t.Errorf("ConfigMap web was applied with the Secret's value (%q) though the App's service account may not read it", v)
 	}
-	cs := env.Clientset(t)
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-token"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"platform-token"}, Verbs: []string{"get"}}}}
-	if _, err := cs.RbacV1().Roles(r.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-token"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-platform-token"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: r.ns, Name: "deployer"}}}
-	if _, err := cs.RbacV1().RoleBindings(r.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	asSA, err := kubernetes.NewForConfig(saCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the service account may read the Secret", func() (bool, string) {
-		_, err := asSA.CoreV1().Secrets(r.ns).Get(ctx, "platform-token", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
-	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"granted"}}}`)
-	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.grantSecret("deployer", "platform-token")
+	r.patchApp("web", `{"metadata":{"annotations":{"`+v1alpha1.RequestedAtAnnotation+`":"granted"}}}`)
 	r.waitReady("web", next)
 	if v, err := r.configMapValue("web"); err != nil || v != token {
 		t.Errorf("ConfigMap web after the grant: %v (value equal: %v), want the Secret's value", err, v == token)
@@ -210,7 +189,7 @@ func TestSubstituteFromReadAsServiceAccount(t *testing.T) {
 func TestSourceSecretsReadAsServiceAccount(t *testing.T) {
 	r := newRig(t, "1h")
 	ctx := context.Background()
-	saCfg, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
+	_, err := env.ServiceAccountConfig(ctx, r.ns, "deployer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,28 +232,8 @@ spec: {sourceRef: {kind: GitSource, name: repo}, path: api, serviceAccountName: 
 		t.Errorf("the Git server had %d requests while the Apps were refused, want none", got-requests)
 	}
 
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-api"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"platform-api"}, Verbs: []string{"get"}}}}
-	if _, err := cs.RbacV1().Roles(r.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "read-platform-api"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-platform-api"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: r.ns, Name: "deployer"}}}
-	if _, err := cs.RbacV1().RoleBindings(r.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	asSA, err := kubernetes.NewForConfig(saCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the service account may read the Secret", func() (bool, string) {
-		_, err := asSA.CoreV1().Secrets(r.ns).Get(ctx, "platform-api", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
-	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RequestedAtAnnotation + `":"granted"}}}`)
-	if _, err := r.dyn.Resource(v1alpha1.AppResource).Namespace(r.ns).Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.grantSecret("deployer", "platform-api")
+	r.patchApp("web", `{"metadata":{"annotations":{"`+v1alpha1.RequestedAtAnnotation+`":"granted"}}}`)
 	r.waitReady("web", r.sha)
 }
 
