@@ -49,6 +49,11 @@ type ApplyOptions struct {
 	// runs: an object whose dry run's outcome it knows is not dry-run
 	// again (accepted.go). Nil dry-runs every object that will be written.
 	Accepted *Accepted
+	// LocalValidation lets the validation judge a new ConfigMap without a
+	// dry run when the run creates many of them and nothing in the
+	// cluster but the API server's own validation could refuse one
+	// (judge.go). False dry-runs every object (apps[].dryRunAll).
+	LocalValidation bool
 	// Wait waits, after each stage's writes, until the stage's objects are
 	// kstatus Current (or Failed), up to Timeout (default 5 minutes) from
 	// the end of the stage's writes, before going on to the next stage.
@@ -134,6 +139,9 @@ type objectRun struct {
 	// not exist, so the API server cannot dry-run an object in them
 	// (unchecked).
 	dryRunNamespaces sync.Map // name → struct{}
+	// local holds the facts the local judgement of new ConfigMaps reads
+	// once per run (judge.go).
+	local localJudge
 }
 
 // objectClient is the clients of one kind in one namespace: the dynamic

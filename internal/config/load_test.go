@@ -268,7 +268,7 @@ func TestLoadInvalid(t *testing.T) {
 			{9, "sources[0].git.auth", "auth sets no credentials"},
 			{10, "sources[0].git.auth.tokenfile", `unknown field "tokenfile"; did you mean "tokenFile"?`},
 			{14, "apps[0].namespaces", `did you mean "namespace"?`},
-			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
+			{15, "apps[0].colour", "known fields here: adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, dryRunAll, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait"},
 		}},
 		"field set twice": {"duplicate-field.yaml", []wantErr{
 			{9, "sources[0].git.branch", "set twice (first at line 7)"},

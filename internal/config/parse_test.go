@@ -164,6 +164,12 @@ func TestParseRejects(t *testing.T) {
 				{14, "apps[0].serviceAccountName", "set namespace too"},
 			},
 		},
+		"dryRunAll without validation": {
+			yaml: header + "apps:\n  - name: web\n    source: repo\n    validate: false\n    dryRunAll: true\n",
+			want: []wantErr{
+				{13, "apps[0].dryRunAll", "dryRunAll only applies with validation on"},
+			},
+		},
 		"drift mode and sensitive fields": {
 			yaml: header + "apps:\n  - name: web\n    source: repo\n    drift:\n      mode: watch\n    sensitive:\n      - kinds: [v1/ConfigMap]\n        paths: [data.password]\n      - kinds: [Secret]\n",
 			want: []wantErr{
@@ -187,7 +193,7 @@ func TestParseRejects(t *testing.T) {
 		},
 		"a list where a mapping belongs": {
 			yaml: header + "apps:\n  - [web, repo]\n",
-			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait), got a list"}},
+			want: []wantErr{{10, "apps[0]", "expected a mapping of fields (adopted, allowEmpty, allowRewinds, cluster, conflicts, decryption, dependsOn, drift, dryRunAll, handoff, helm, ignore, installsSyncd, manager, migrate, name, namespace, path, prune, pruneBudget, recreate, sensitive, serviceAccountName, source, split, substitute, substituteFrom, substituteStrict, timeout, validate, wait), got a list"}},
 		},
 		"an interval that is a number": {
 			yaml: strings.Replace(header, "interval: 1m", "interval: 60", 1),

@@ -212,6 +212,13 @@ type AppSpec struct {
 	// writes nothing of the stage or of later ones. Default true; false
 	// applies each object on its own (for very large first syncs).
 	Validate *bool `json:"validate,omitempty"`
+	// DryRunAll dry-runs every object the validation judges, including
+	// the new ConfigMaps of a large first sync that syncd otherwise
+	// judges itself when no admission webhook, admission policy or quota
+	// of the cluster can see them; default false. Set it on a cluster
+	// whose API server has admission plugins built in that judge
+	// ConfigMaps. Only with validate.
+	DryRunAll bool `json:"dryRunAll,omitempty"`
 	// Wait waits after applying each stage until its objects are Current
 	// (kstatus), up to Timeout from the end of the stage.
 	Wait bool `json:"wait,omitempty"`

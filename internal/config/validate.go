@@ -397,6 +397,7 @@ func (v *validator) app(p string, a App, c *Config) {
 	v.handoff(p, a.Handoff)
 	v.migrate(p+".migrate", a.Migrate, c)
 	v.timeout(p, a)
+	v.dryRunAll(p, a)
 	v.serviceAccount(p, a)
 	v.splits(p, a)
 	v.pruning(p, a)
@@ -474,6 +475,14 @@ func (v *validator) timeout(p string, a App) {
 	}
 	if a.Timeout != nil && !a.Wait {
 		v.errorf(p+".timeout", "timeout only applies with wait: true; set wait: true or drop timeout")
+	}
+}
+
+// dryRunAll checks that dryRunAll comes with validation on, the only
+// time it means something.
+func (v *validator) dryRunAll(p string, a App) {
+	if a.DryRunAll && !a.Validates() {
+		v.errorf(p+".dryRunAll", "dryRunAll only applies with validation on; remove validate: false or drop dryRunAll")
 	}
 }
 

@@ -50,6 +50,11 @@ kind: App
 metadata: {name: timeout}
 spec: {sourceRef: {kind: GitSource, name: repo}, timeout: 5m}`,
 			want: `timeout only applies with wait: true; set wait: true or drop timeout`},
+		"dryRunAll without validation": {resource: "apps", manifest: `
+kind: App
+metadata: {name: dryrunall}
+spec: {sourceRef: {kind: GitSource, name: repo}, validate: false, dryRunAll: true}`,
+			want: `dryRunAll only applies with validation on; remove validate: false or drop dryRunAll`},
 		"source kind": {resource: "apps", manifest: `
 kind: App
 metadata: {name: kind}

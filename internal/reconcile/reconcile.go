@@ -497,14 +497,15 @@ func ApplyOptions(app config.App) (applier.ApplyOptions, error) {
 		return applier.ApplyOptions{}, fmt.Errorf("app %s: %w", app.Name, err)
 	}
 	ao := applier.ApplyOptions{
-		Policy:         policy,
-		Migrate:        migrate,
-		Ignore:         ign,
-		RecordManagers: true,
-		ReleaseHandoff: app.Handoff == config.HandoffRelease,
-		Recreate:       app.Recreate,
-		SkipValidation: !app.Validates(),
-		Wait:           app.Wait,
+		Policy:          policy,
+		Migrate:         migrate,
+		Ignore:          ign,
+		RecordManagers:  true,
+		ReleaseHandoff:  app.Handoff == config.HandoffRelease,
+		Recreate:        app.Recreate,
+		SkipValidation:  !app.Validates(),
+		LocalValidation: !app.DryRunAll,
+		Wait:            app.Wait,
 	}
 	if app.Timeout != nil {
 		ao.Timeout = app.Timeout.Duration

@@ -130,7 +130,7 @@ func (s *Syncd) SyncOwned(ctx context.Context, objs []*unstructured.Unstructured
 		s.drift.resume()
 		return nil, nil, err
 	}
-	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true, SkipValidation: !s.App.Validates()}))
+	cs, err := s.applier.Apply(ctx, plan, run.Hooks(applier.ApplyOptions{RecordManagers: true, SkipValidation: !s.App.Validates(), LocalValidation: !s.App.DryRunAll}))
 	rep, ferr := run.Finish(ctx, cs, err)
 	if err == nil {
 		err = ferr

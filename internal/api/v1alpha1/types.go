@@ -221,6 +221,7 @@ type SourceReference struct {
 // which the file config does not have.
 //
 // +kubebuilder:validation:XValidation:rule=`!has(self.timeout) || (has(self.wait) && self.wait)`,message=`timeout only applies with wait: true; set wait: true or drop timeout`
+// +kubebuilder:validation:XValidation:rule=`!has(self.dryRunAll) || !self.dryRunAll || !has(self.validate) || self.validate`,message=`dryRunAll only applies with validation on; remove validate: false or drop dryRunAll`
 // +kubebuilder:validation:XValidation:rule=`!has(self.substituteStrict) || has(self.substitute) || has(self.substituteFrom)`,message=`substituteStrict has no effect without substitute or substituteFrom; remove it, or set variables`
 // +kubebuilder:validation:XValidation:rule=`!has(self.helm) || !has(self.helm.namespace) || !has(self.targetNamespace) || self.helm.namespace == self.targetNamespace`,message=`helm.namespace differs from targetNamespace: objects that set no namespace go to the target namespace, so set the namespace once (targetNamespace)`
 // +kubebuilder:validation:XValidation:rule=`self.sourceRef.kind == 'HelmSource' || !has(self.helm) || (!has(self.helm.chart) && !has(self.helm.version))`,fieldPath=`.helm`,message=`chart and version pick a chart of a HelmSource, and this App's source is not one: set sourceRef.kind HelmSource, or put the chart directory in the source and set path to it`
