@@ -405,3 +405,31 @@ func refuseConfigMap(t *testing.T, ns, name string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestLocalJudgementIsRemembered: with the app's Accepted record, the
+// retry of a stage refused because of one object dry-runs only that
+// object, whether the others were dry-run or judged without one in the
+// first attempt.
+func TestLocalJudgementIsRemembered(t *testing.T) {
+	counter := &factsCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	c := newCluster(t, cfg)
+	ns := env.Namespace(t)
+	docs := append(manyConfigMaps(40)[1:], refusedInputs["a bad label value"].doc)
+	accepted := NewAccepted()
+	for i, want := range []int64{localAfter, 1} {
+		before := counter.dry.Load()
+		cs := c.apply(t, c.plan(t, appOf("app", ns), docs...), ApplyOptions{LocalValidation: true, Accepted: accepted})
+		if cs.OK() || !strings.Contains(errs(cs), "bad-label") {
+			t.Fatalf("attempt %d: the stage was not refused for bad-label:%s", i+1, errs(cs))
+		}
+		got := counter.dry.Load() - before
+		if i == 0 && got != want && got != want+1 {
+			t.Errorf("attempt 1: %d dry runs, want %d or %d (the first %d new ConfigMaps, and bad-label unless among them)", got, want, want+1, localAfter)
+		}
+		if i == 1 && got != want {
+			t.Errorf("attempt 2: %d dry runs, want %d (bad-label's)", got, want)
+		}
+	}
+}

@@ -89,7 +89,9 @@ func refuseStage(stage planner.Stage, targets []*target, refusals []error) bool 
 // the policy's to decide when the object is written, not a refusal), and
 // returns the API server's refusal. An object with nothing to write needs
 // no dry run, and neither does one whose outcome the app's Accepted
-// record knows. A change to an immutable field is no refusal when the app
+// record knows or the local judgement vouches for (judge.go; the record
+// then keeps it as accepted, so that a retry of a refused stage does not
+// dry-run it). A change to an immutable field is no refusal when the app
 // allows recreating the object.
 func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if t.done {
@@ -99,11 +101,12 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
-	if r.judgedLocally(ctx, t, s) {
-		return nil
-	}
 	key, body, known := r.knownOutcome(t, s)
 	if known {
+		return nil
+	}
+	if r.judgedLocally(ctx, t, s) {
+		r.remember(key)
 		return nil
 	}
 	err = r.dryRun(ctx, t, s, body)
