@@ -8,12 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -207,6 +205,15 @@ func (c *factsCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.dryRunCounter.RoundTrip(req)
 }
 
+// countingCluster returns a cluster of cfg's identity whose requests a
+// factsCounter counts.
+func countingCluster(t *testing.T, cfg *rest.Config) (*cluster, *factsCounter) {
+	counter := &factsCounter{}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	return newCluster(t, cfg), counter
+}
+
 // manyConfigMaps is n new ConfigMaps and a Deployment, one stage.
 func manyConfigMaps(n int) []string {
 	docs := []string{deployment("web", 0, "nginx:1.27")}
@@ -231,10 +238,7 @@ func TestLocalJudgementOfNewConfigMaps(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			counter := &factsCounter{}
-			cfg := rest.CopyConfig(env.Config)
-			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-			c := newCluster(t, cfg)
+			c, counter := countingCluster(t, env.Config)
 			ns := env.Namespace(t)
 			cs := c.apply(t, c.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: tc.local})
 			if !cs.OK() {
@@ -256,18 +260,17 @@ func TestLocalJudgementOfNewConfigMaps(t *testing.T) {
 
 // TestLocalJudgementDefersToTheCluster: whatever in the cluster could
 // refuse a new ConfigMap makes every one of them dry-run: a validating
-// admission policy that refuses one (the stage is refused, nothing of it
-// written, as without the judgement), a quota counting ConfigMaps, an
+// admission policy that refuses one, cm-33 (the stage is refused,
+// nothing of it written, as without the judgement), a quota counting ConfigMaps, an
 // identity that may not read the facts.
 func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 	t.Run("an admission policy", func(t *testing.T) {
 		ns := env.Namespace(t)
-		refuseConfigMap(t, ns, "cm-33")
-		counter := &factsCounter{}
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-		c := newCluster(t, cfg)
-		cs := c.apply(t, c.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: true})
+		env.DenyForbiddenKey(t, ns, "probe", nil)
+		c, counter := countingCluster(t, env.Config)
+		docs := manyConfigMaps(40)
+		docs[34] = configMap("cm-33", map[string]string{"forbidden": "x"})
+		cs := c.apply(t, c.plan(t, appOf("app", ns), docs...), ApplyOptions{LocalValidation: true})
 		if cs.OK() || !strings.Contains(errs(cs), "cm-33") {
 			t.Fatalf("the stage was not refused for cm-33:%s", errs(cs))
 		}
@@ -288,10 +291,7 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 		if _, err := env.Clientset(t).CoreV1().ResourceQuotas(ns).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		counter := &factsCounter{}
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-		c := newCluster(t, cfg)
+		c, counter := countingCluster(t, env.Config)
 		cs := c.apply(t, c.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: true})
 		if !cs.OK() {
 			t.Fatalf("apply failed:%s", errs(cs))
@@ -336,9 +336,7 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			counter := &factsCounter{}
-			sa.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-			c := newCluster(t, sa)
+			c, counter := countingCluster(t, sa)
 			admin := newCluster(t, env.Config)
 			cs := c.apply(t, admin.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: true})
 			if cs.OK() != tc.wantOK {
@@ -351,70 +349,12 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 	}
 }
 
-// refuseConfigMap makes a validating admission policy refuse the
-// ConfigMap name in namespace ns, and waits until it does.
-func refuseConfigMap(t *testing.T, ns, name string) {
-	t.Helper()
-	cs := env.Clientset(t)
-	ctx := context.Background()
-	policy := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
-				},
-			}}},
-			Validations: []admissionv1.Validation{{Expression: fmt.Sprintf("object.metadata.name != %q", name), Message: "refused by the test's policy"}},
-		},
-	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        ns,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
-			}},
-		},
-	}
-	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, ns, metav1.DeleteOptions{})
-	})
-	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, ns, metav1.DeleteOptions{})
-	})
-	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the policy does not refuse %s after 30s: %v", name, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestLocalJudgementIsRemembered: with the app's Accepted record, the
 // retry of a stage refused because of one object dry-runs only that
 // object, whether the others were dry-run or judged without one in the
 // first attempt.
 func TestLocalJudgementIsRemembered(t *testing.T) {
-	counter := &factsCounter{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-	c := newCluster(t, cfg)
+	c, counter := countingCluster(t, env.Config)
 	ns := env.Namespace(t)
 	docs := append(manyConfigMaps(40)[1:], refusedInputs["a bad label value"].doc)
 	accepted := NewAccepted()
