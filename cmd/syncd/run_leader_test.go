@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"syncd.dev/syncd/internal/daemon"
@@ -225,14 +226,22 @@ func TestRunLeaderLostLeaseExitsNonZero(t *testing.T) {
 		_, err := cs.CoreV1().ConfigMaps(fx.ns).Get(ctx, "cm-00", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
-	l := fx.lease(t, name)
-	if holder(l) == "" {
+	if holder(fx.lease(t, name)) == "" {
 		t.Fatalf("no holder on Lease %s/%s (the shard Lease is named with the shard count)", fx.sysNS, name)
 	}
-	// Someone else holds the Lease now.
-	now := metav1.NewMicroTime(time.Now())
-	l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.LeaseDurationSeconds = ptr.To("ghost"), &now, ptr.To[int32](60)
-	if _, err := cs.CoordinationV1().Leases(fx.sysNS).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+	// Someone else holds the Lease now. The replica renews it every
+	// retry period, so the takeover reads it again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l := fx.lease(t, name)
+		if l == nil {
+			return fmt.Errorf("Lease %s/%s not found", fx.sysNS, name)
+		}
+		now := metav1.NewMicroTime(time.Now())
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.LeaseDurationSeconds = ptr.To("ghost"), &now, ptr.To[int32](60)
+		_, err := cs.CoordinationV1().Leases(fx.sysNS).Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -117,10 +118,19 @@ func TestLostLeaseHandover(t *testing.T) {
 	wb := &worker{every: 50 * time.Millisecond}
 	b := startReplica(t, fastOptions(ns), wb.run)
 
-	l := lease(t, ns)
-	now := metav1.NewMicroTime(time.Now())
-	l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.LeaseDurationSeconds = ptr.To("ghost"), &now, ptr.To[int32](3)
-	if _, err := env.Clientset(t).CoordinationV1().Leases(ns).Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
+	// The leader renews between the read and the write: read again on a
+	// conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l := lease(t, ns)
+		if l == nil {
+			return fmt.Errorf("Lease %s/syncd not found", ns)
+		}
+		now := metav1.NewMicroTime(time.Now())
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.LeaseDurationSeconds = ptr.To("ghost"), &now, ptr.To[int32](3)
+		_, err := env.Clientset(t).CoordinationV1().Leases(ns).Update(context.Background(), l, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "the leader notices the loss", func() (bool, string) { return a.events.has(Lost), fmt.Sprint(a.events.list()) })
@@ -128,7 +138,7 @@ func TestLostLeaseHandover(t *testing.T) {
 		t.Fatal("Run returned before the in-flight item finished, well within lostWait")
 	}
 	close(wa.hold)
-	err := returnedWithin(t, a, 10*time.Second)
+	err = returnedWithin(t, a, 10*time.Second)
 	if !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("Run returned %v, want ErrLeaseLost", err)
 	}
