@@ -30,6 +30,16 @@ type Options struct {
 	// object that does not exist as a create (dryRunsAsCreate). Nil:
 	// every request goes through the dynamic client.
 	Metadata metadata.Interface
+	// Facts, when set, is a client for the same cluster as syncd's own
+	// identity, through which the local judgement of new ConfigMaps
+	// reads the facts that belong to no tenant: the cluster's admission
+	// webhooks and policies, the namespace and its quotas. A driver
+	// applying as a tenant's service account, which may not list
+	// cluster-wide admission objects, gives it so that the tenant's first
+	// syncs are judged as syncd's are. Whether the identity may create
+	// and patch ConfigMaps is asked as the identity, never through it.
+	// Nil: the dynamic client.
+	Facts dynamic.Interface
 }
 
 // Applier applies plans to one cluster as one identity.

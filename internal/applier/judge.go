@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/dynamic"
 
 	"syncd.dev/syncd/internal/planner"
 )
@@ -153,6 +154,15 @@ func (r *objectRun) clusterAdmits(ctx context.Context) bool {
 	return r.local.admits
 }
 
+// facts is the client the cluster's facts are read through
+// (Options.Facts).
+func (a *Applier) facts() dynamic.Interface {
+	if a.opts.Facts != nil {
+		return a.opts.Facts
+	}
+	return a.dyn
+}
+
 // admissionKinds are the kinds whose objects can make the API server's
 // admission refuse or change an object.
 var admissionKinds = []schema.GroupKind{
@@ -187,7 +197,7 @@ func (a *Applier) noAdmissionSeesConfigMaps(ctx context.Context) bool {
 // (a policy without them matches everything, so it gets a rule that
 // does).
 func (a *Applier) admissionRules(ctx context.Context, mapping *meta.RESTMapping) ([]admissionv1.RuleWithOperations, error) {
-	list, err := a.dyn.Resource(mapping.Resource).List(ctx, metav1.ListOptions{})
+	list, err := a.facts().Resource(mapping.Resource).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +289,7 @@ var (
 // namespaceActive reports whether the namespace exists and is not being
 // deleted.
 func (a *Applier) namespaceActive(ctx context.Context, namespace string) bool {
-	ns, err := a.dyn.Resource(namespacesResource).Get(ctx, namespace, metav1.GetOptions{})
+	ns, err := a.facts().Resource(namespacesResource).Get(ctx, namespace, metav1.GetOptions{})
 	if err != nil || ns.GetDeletionTimestamp() != nil {
 		return false
 	}
@@ -290,7 +300,7 @@ func (a *Applier) namespaceActive(ctx context.Context, namespace string) bool {
 // noConfigMapQuota reports whether no ResourceQuota of the namespace
 // counts ConfigMaps (configmaps or count/configmaps).
 func (a *Applier) noConfigMapQuota(ctx context.Context, namespace string) bool {
-	list, err := a.dyn.Resource(quotasResource).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	list, err := a.facts().Resource(quotasResource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return false
 	}

@@ -303,10 +303,20 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 	identities := map[string]struct {
 		cluster   []rbacv1.PolicyRule
 		configMap []string
-		wantOK    bool
+		// syncdFacts gives the applier syncd's (the admin's) client for
+		// the facts, as the drivers do (Options.Facts).
+		syncdFacts bool
+		wantOK     bool
+		wantDry    int64
 	}{
 		"an identity that may not read the facts": {
-			configMap: []string{"get", "list", "watch", "create", "patch"}, wantOK: true,
+			configMap: []string{"get", "list", "watch", "create", "patch"}, wantOK: true, wantDry: 41,
+		},
+		"an identity that may not read the facts, which syncd reads": {
+			configMap: []string{"get", "list", "watch", "create", "patch"}, syncdFacts: true, wantOK: true, wantDry: 17,
+		},
+		"an identity that may not create ConfigMaps, with syncd reading the facts": {
+			configMap: []string{"get", "list", "watch", "patch"}, syncdFacts: true, wantDry: 41,
 		},
 		"an identity that may not patch ConfigMaps": {
 			cluster: []rbacv1.PolicyRule{
@@ -314,7 +324,7 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 				{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}},
 				{APIGroups: []string{""}, Resources: []string{"resourcequotas"}, Verbs: []string{"list"}},
 			},
-			configMap: []string{"get", "list", "watch", "create"},
+			configMap: []string{"get", "list", "watch", "create"}, wantDry: 41,
 		},
 	}
 	for name, tc := range identities {
@@ -338,12 +348,19 @@ func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 			}
 			c, counter := countingCluster(t, sa)
 			admin := newCluster(t, env.Config)
-			cs := c.apply(t, admin.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: true})
+			opts := Options{}
+			if tc.syncdFacts {
+				opts.Facts = admin.dyn
+			}
+			cs, err := c.applier(t, opts).Apply(context.Background(), admin.plan(t, appOf("app", ns), manyConfigMaps(40)...), ApplyOptions{LocalValidation: true})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if cs.OK() != tc.wantOK {
 				t.Errorf("OK() = %v, want %v:%s", cs.OK(), tc.wantOK, errs(cs))
 			}
-			if got := counter.dry.Load(); got != 41 {
-				t.Errorf("%d dry runs, want 41", got)
+			if got := counter.dry.Load(); got != tc.wantDry {
+				t.Errorf("%d dry runs, want %d", got, tc.wantDry)
 			}
 		})
 	}

@@ -599,7 +599,7 @@ func (r *Runner) applyOn(ctx context.Context, a *App, target *Target, rendered *
 	if err != nil {
 		return nil, err
 	}
-	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun, Metadata: md})
+	ap, err := applier.New(dyn, target.Cluster.Mapper, applier.Options{Concurrency: r.opts.Concurrency, DryRun: dryRun, Metadata: md, Facts: target.Cluster.Dynamic})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"syncd.dev/syncd/internal/testenv"
@@ -21,7 +22,10 @@ import (
 // ConfigMap and refuses the stage before writing anything, naming the
 // refused one; once the policy is gone, the first sync creates all 40
 // with 16 dry runs (the rest are judged without one), and with dryRunAll
-// with 40.
+// with 40. An app running as a tenant's service account that may write
+// only its namespace's ConfigMaps (not list the cluster's admission
+// objects) is judged as syncd's apps are: syncd reads the cluster's facts,
+// the account's own rights are asked as the account.
 func TestJourneyLargeFirstSyncJudgesConfigMaps(t *testing.T) {
 	w := newWorkspace(t)
 	srv := gitserver.StartTest(t)
@@ -35,7 +39,7 @@ func TestJourneyLargeFirstSyncJudgesConfigMaps(t *testing.T) {
 	if _, err := repo.Commit("forty maps", files); err != nil {
 		t.Fatal(err)
 	}
-	config := func(ns string, dryRunAll bool) {
+	config := func(ns string, dryRunAll bool, extra string) {
 		w.writeConfig(fmt.Sprintf(`apiVersion: syncd/v1alpha1
 kind: Config
 sources:
@@ -47,14 +51,14 @@ apps:
     path: app
     namespace: %s
     dryRunAll: %t
-`, repo.URL, ns, ns, dryRunAll))
+%s`, repo.URL, ns, ns, dryRunAll, extra))
 	}
 
 	t.Run("while a policy sees ConfigMaps", func(t *testing.T) {
 		ns := "judged-refused"
 		ensureNamespace(t, ns)
 		env.DenyForbiddenKey(t, ns, "probe", nil)
-		config(ns, false)
+		config(ns, false, "")
 		before := configMapDryRuns(t)
 		r := w.must(1, "apply", "--config", w.config, "--cache-dir", w.cache)
 		for _, want := range []string{"ConfigMap " + ns + "/cm-37 failed", testenv.DenyMessage, "nothing of stage namespaced or of later stages was applied"} {
@@ -77,22 +81,43 @@ apps:
 	for _, tc := range []struct {
 		ns        string
 		dryRunAll bool
+		tenant    bool
 		want      float64
-	}{{"judged-local", false, 16}, {"judged-dry-run-all", true, 40}} {
+	}{{"judged-local", false, false, 16}, {"judged-dry-run-all", true, false, 40}, {"judged-tenant", false, true, 16}} {
 		ensureNamespace(t, tc.ns)
-		config(tc.ns, tc.dryRunAll)
+		extra := ""
+		if tc.tenant {
+			tenantMayWriteConfigMaps(t, tc.ns, "deployer")
+			extra = "    serviceAccountName: deployer\n"
+		}
+		config(tc.ns, tc.dryRunAll, extra)
 		before := configMapDryRuns(t)
 		w.must(0, "apply", "--config", w.config, "--cache-dir", w.cache)
 		if got := configMapDryRuns(t) - before; got != tc.want {
-			t.Errorf("dryRunAll %v: %v dry runs of ConfigMaps, want %v", tc.dryRunAll, got, tc.want)
+			t.Errorf("%s (dryRunAll %v, tenant %v): %v dry runs of ConfigMaps, want %v", tc.ns, tc.dryRunAll, tc.tenant, got, tc.want)
 		}
 		list, err := clientset(t).CoreV1().ConfigMaps(tc.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "tier=web"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list.Items) != 40 {
-			t.Errorf("dryRunAll %v: %d ConfigMaps created, want 40", tc.dryRunAll, len(list.Items))
+			t.Errorf("%s: %d ConfigMaps created, want 40", tc.ns, len(list.Items))
 		}
+	}
+}
+
+// tenantMayWriteConfigMaps creates the service account ns/name with the
+// rights a team's deployer has on ConfigMaps of its own namespace, and
+// nothing cluster-wide.
+func tenantMayWriteConfigMaps(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := env.ServiceAccountConfig(ctx, ns, name); err != nil {
+		t.Fatal(err)
+	}
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "patch"}}}
+	if err := env.Grant(ctx, ns, name, ns, rules); err != nil {
+		t.Fatal(err)
 	}
 }
 
