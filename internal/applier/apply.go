@@ -49,6 +49,7 @@ func (a *Applier) Apply(ctx context.Context, plan *planner.Plan, ao ApplyOptions
 	if ao.Accepted != nil {
 		defer ao.Accepted.rotate()
 	}
+	defer func() { cs.Validation = run.validation.snapshot() }()
 	var results [][]Change
 	cs.Changes, results = skippedChanges(plan)
 	for _, st := range stagesOf(plan) {

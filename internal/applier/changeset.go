@@ -199,6 +199,18 @@ type ChangeSet struct {
 	Revision string
 	DryRun   bool
 	Changes  []Change
+	// Validation is how the objects of the run were validated.
+	Validation Validation
+}
+
+// Validation counts how the objects a run validated before writing them
+// were judged: by the API server's dry run (DryRuns, refused ones
+// included), by syncd without a dry run (Judged: new ConfigMaps nothing
+// in the cluster but the API server's own validation can refuse,
+// judge.go), or from the app's record of an accepted dry run of the same
+// body against the same object (Known, ApplyOptions.Accepted).
+type Validation struct {
+	DryRuns, Judged, Known int
 }
 
 // Conflicts returns the changes that hit field conflicts.

@@ -236,6 +236,9 @@ func TestLocalJudgementOfNewConfigMaps(t *testing.T) {
 		"local":       {local: true, wantDry: localAfter + 1, wantFactsAtLeast: 4},
 		"dry-run all": {local: false, wantDry: 41},
 	}
+	// The ChangeSet counts what the server counted, and the rest as
+	// judged.
+	wantValidation := func(dry int64) Validation { return Validation{DryRuns: int(dry), Judged: 41 - int(dry)} }
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c, counter := countingCluster(t, env.Config)
@@ -246,6 +249,9 @@ func TestLocalJudgementOfNewConfigMaps(t *testing.T) {
 			}
 			if got := counter.dry.Load(); got != tc.wantDry {
 				t.Errorf("%d dry runs, want %d", got, tc.wantDry)
+			}
+			if got, want := cs.Validation, wantValidation(tc.wantDry); got != want {
+				t.Errorf("ChangeSet.Validation %+v, want %+v", got, want)
 			}
 			facts := counter.facts.Load()
 			if tc.local && (facts < tc.wantFactsAtLeast || facts > 8) {
@@ -387,6 +393,9 @@ func TestLocalJudgementIsRemembered(t *testing.T) {
 		}
 		if i == 1 && got != want {
 			t.Errorf("attempt 2: %d dry runs, want %d (bad-label's)", got, want)
+		}
+		if v := cs.Validation; int64(v.DryRuns) != got || v.DryRuns+v.Judged+v.Known != len(docs) || (i == 1 && v.Known != len(docs)-1) {
+			t.Errorf("attempt %d: ChangeSet.Validation %+v with %d dry runs sent, want them all counted (%d objects; on the retry all but bad-label known)", i+1, v, got, len(docs))
 		}
 	}
 }

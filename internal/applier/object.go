@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,6 +143,18 @@ type objectRun struct {
 	// local holds the facts the local judgement of new ConfigMaps reads
 	// once per run (judge.go).
 	local localJudge
+	// validation counts the run's validations (ChangeSet.Validation).
+	validation validationCounts
+}
+
+// validationCounts is a run's Validation, counted by the stage's workers.
+type validationCounts struct {
+	dryRuns, judged, known atomic.Int64
+}
+
+// snapshot is the counts as a Validation.
+func (v *validationCounts) snapshot() Validation {
+	return Validation{DryRuns: int(v.dryRuns.Load()), Judged: int(v.judged.Load()), Known: int(v.known.Load())}
 }
 
 // objectClient is the clients of one kind in one namespace: the dynamic

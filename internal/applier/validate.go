@@ -103,12 +103,15 @@ func (r *objectRun) validate(ctx context.Context, t *target) error {
 	}
 	key, body, known := r.knownOutcome(t, s)
 	if known {
+		r.validation.known.Add(1)
 		return nil
 	}
 	if r.judgedLocally(ctx, t, s) {
+		r.validation.judged.Add(1)
 		r.remember(key)
 		return nil
 	}
+	r.validation.dryRuns.Add(1)
 	err = r.dryRun(ctx, t, s, body)
 	switch {
 	case err == nil:

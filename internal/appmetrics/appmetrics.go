@@ -17,9 +17,12 @@ type Apps struct {
 	ReconcileDuration *prometheus.HistogramVec
 	Objects           *prometheus.GaugeVec
 	Conflicts         *prometheus.CounterVec
-	Errors            *prometheus.CounterVec
-	LastSuccess       *prometheus.GaugeVec
-	DriftFindings     *prometheus.GaugeVec
+	// Validations counts the objects validated before a write by how
+	// (applier.Validation).
+	Validations   *prometheus.CounterVec
+	Errors        *prometheus.CounterVec
+	LastSuccess   *prometheus.GaugeVec
+	DriftFindings *prometheus.GaugeVec
 	// AppResult is 1 for the result of each app's last reconcile (ok,
 	// conflicts, failed, unhealthy): the apps by state, at a glance.
 	AppResult *prometheus.GaugeVec
@@ -39,6 +42,9 @@ func New() *Apps {
 		Conflicts: prom.CounterVec("syncd_conflicts_total",
 			"Field conflicts met while applying, by app and policy outcome (fail, force, yield).",
 			"app", "cluster", "outcome"),
+		Validations: prom.CounterVec("syncd_validations_total",
+			"Objects validated before a write, by how: dry_run (the API server's dry run), judged (a new ConfigMap judged by syncd without one), known (an accepted dry run of the same body against the same object).",
+			"app", "cluster", "how"),
 		Errors: prom.CounterVec("syncd_reconcile_errors_total",
 			"Failed reconciles by app, cluster and stage (source, render, cluster, apply, prune).",
 			"app", "cluster", "stage"),
@@ -56,7 +62,7 @@ func New() *Apps {
 
 // Register adds the series to reg.
 func (m *Apps) Register(reg prometheus.Registerer) {
-	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Errors, m.LastSuccess, m.DriftFindings, m.AppResult)
+	reg.MustRegister(m.ReconcileDuration, m.Objects, m.Conflicts, m.Validations, m.Errors, m.LastSuccess, m.DriftFindings, m.AppResult)
 }
 
 // Reconcile is how one reconcile of an app ended, as the series record
@@ -86,7 +92,15 @@ func (m *Apps) Reconciled(r Reconcile) {
 	}
 	if r.ChangeSet != nil {
 		m.changes(r.App, r.Cluster, r.ChangeSet)
+		m.validations(r.App, r.Cluster, r.ChangeSet.Validation)
 	}
+}
+
+// validations counts an apply's validations by how they were judged.
+func (m *Apps) validations(app, cluster string, v applier.Validation) {
+	m.Validations.WithLabelValues(app, cluster, "dry_run").Add(float64(v.DryRuns))
+	m.Validations.WithLabelValues(app, cluster, "judged").Add(float64(v.Judged))
+	m.Validations.WithLabelValues(app, cluster, "known").Add(float64(v.Known))
 }
 
 // changes records an apply's objects by action and its conflicts by

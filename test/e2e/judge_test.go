@@ -25,7 +25,8 @@ import (
 // with 40. An app running as a tenant's service account that may write
 // only its namespace's ConfigMaps (not list the cluster's admission
 // objects) is judged as syncd's apps are: syncd reads the cluster's facts,
-// the account's own rights are asked as the account.
+// the account's own rights are asked as the account. `syncd run` says how
+// its apps were validated in syncd_validations_total.
 func TestJourneyLargeFirstSyncJudgesConfigMaps(t *testing.T) {
 	w := newWorkspace(t)
 	srv := gitserver.StartTest(t)
@@ -104,6 +105,24 @@ apps:
 			t.Errorf("%s: %d ConfigMaps created, want 40", tc.ns, len(list.Items))
 		}
 	}
+
+	t.Run("syncd run counts how it validated", func(t *testing.T) {
+		const ns = "judged-daemon"
+		ensureNamespace(t, ns)
+		config(ns, false, "")
+		before := configMapDryRuns(t)
+		d := w.startDaemon()
+		d.waitApplied("judged-"+ns, func(rev string) bool { return rev != "" })
+		families := scrape(t, d.addr)
+		for how, want := range map[string]float64{"dry_run": 16, "judged": 24, "known": 0} {
+			if got := value(families, "syncd_validations_total", map[string]string{"app": "judged-" + ns, "how": how}); got != want {
+				t.Errorf("syncd_validations_total{how=%q} %v, want %v", how, got, want)
+			}
+		}
+		if got := configMapDryRuns(t) - before; got != 16 {
+			t.Errorf("the API server counted %v dry runs of ConfigMaps, want 16 as syncd says", got)
+		}
+	})
 }
 
 // tenantMayWriteConfigMaps creates the service account ns/name with the
