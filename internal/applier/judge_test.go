@@ -267,8 +267,10 @@ func TestLocalJudgementOfNewConfigMaps(t *testing.T) {
 // TestLocalJudgementDefersToTheCluster: whatever in the cluster could
 // refuse a new ConfigMap makes every one of them dry-run: a validating
 // admission policy that refuses one, cm-33 (the stage is refused,
-// nothing of it written, as without the judgement), a quota counting ConfigMaps, an
-// identity that may not read the facts.
+// nothing of it written, as without the judgement), a quota counting
+// ConfigMaps, an identity that may not read the facts, one that may not
+// create or patch ConfigMaps. An identity that may not read the facts is
+// judged as syncd's own when syncd reads them for it (Options.Facts).
 func TestLocalJudgementDefersToTheCluster(t *testing.T) {
 	t.Run("an admission policy", func(t *testing.T) {
 		ns := env.Namespace(t)
